@@ -1,0 +1,143 @@
+/**
+ * The error base of the whole sandbox family. Every error this package and its
+ * providers throw extends {@link SandboxError}, carries a `reason` users can
+ * branch on and the underlying `cause`, and can be recognised across two loaded
+ * copies of the package with {@link SandboxError.isInstance}.
+ * Invariant: messages never contain a resolved secret value.
+ */
+
+const BRAND = Symbol.for('@tanstack/ai-sandbox/error')
+
+/** Options shared by every sandbox error constructor. */
+export interface SandboxErrorOptions {
+  /** The lower-level error that caused this one. */
+  cause?: unknown
+}
+
+/**
+ * Base class of every error in `@tanstack/ai-sandbox` and its providers.
+ *
+ * @example
+ * ```ts
+ * try { await handle.fs.read('../etc/passwd') }
+ * catch (error) { if (SandboxError.isInstance(error)) console.log(error.reason) }
+ * ```
+ */
+export class SandboxError<TReason extends string = string> extends Error {
+  /** A short machine-readable cause users can branch on. */
+  readonly reason: TReason
+
+  constructor(reason: TReason, message: string, options: SandboxErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = new.target.name
+    this.reason = reason
+    Object.defineProperty(this, BRAND, { value: true })
+  }
+
+  /**
+   * True for any sandbox error, even one thrown by a second copy of this
+   * package (dev servers and bundlers sometimes load two). Prefer it to
+   * `instanceof SandboxError` at package boundaries.
+   */
+  static isInstance(value: unknown): value is SandboxError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true
+  }
+}
+
+/** The capability flag names of {@link SandboxCapabilities}, for error reporting. */
+export type SandboxCapabilityName =
+  | 'fs'
+  | 'exec'
+  | 'env'
+  | 'ports'
+  | 'backgroundProcesses'
+  | 'writableStdin'
+  | 'killableProcesses'
+  | 'snapshots'
+  | 'networkPolicy'
+  | 'durableFilesystem'
+  | 'fork'
+  | 'watch'
+
+/**
+ * Thrown when code calls an optional sandbox method the provider does not
+ * support (its capability flag is `false`), e.g. `snapshot()` on the
+ * local-process provider. Branch on `capability` to pick a fallback.
+ */
+export class UnsupportedCapabilityError extends SandboxError<'unsupported-capability'> {
+  /** The capability flag that is off. */
+  readonly capability: SandboxCapabilityName
+  /** The provider that lacks it. */
+  readonly provider: string
+  /** The method that was called, e.g. `snapshot`. */
+  readonly method: string
+
+  constructor(input: { provider: string; capability: SandboxCapabilityName; method: string }) {
+    super(
+      'unsupported-capability',
+      `The "${input.provider}" sandbox provider does not support ${input.method}() (capability "${input.capability}" is false). ` +
+        `Check provider.capabilities().${input.capability} before calling it, or use a provider that supports it.`,
+    )
+    this.capability = input.capability
+    this.provider = input.provider
+    this.method = input.method
+  }
+}
+
+/** Why a sandbox path was refused. */
+export type SandboxPathErrorReason = 'escape' | 'symlink-escape' | 'not-found' | 'invalid'
+
+/**
+ * Thrown when a filesystem path is refused or missing: it leaves the
+ * workspace (`..`, an absolute path outside it, a symlink pointing out), is
+ * malformed (empty, NUL byte) or does not exist.
+ */
+export class SandboxPathError extends SandboxError<SandboxPathErrorReason> {
+  /** The path exactly as the caller gave it. */
+  readonly path: string
+
+  constructor(reason: SandboxPathErrorReason, path: string, message: string, options?: SandboxErrorOptions) {
+    super(reason, message, options)
+    this.path = path
+  }
+}
+
+/** Why a sandbox operation failed at the provider. */
+export type SandboxOperationErrorReason =
+  | 'not-found'
+  | 'destroyed'
+  | 'create-failed'
+  | 'exec-failed'
+  | 'spawn-failed'
+  | 'fs-failed'
+  | 'git-failed'
+  | 'timeout'
+
+/**
+ * Thrown when a provider operation fails for a reason other than bad input:
+ * the sandbox is gone, the engine refused, a git command exited non-zero.
+ */
+export class SandboxOperationError extends SandboxError<SandboxOperationErrorReason> {
+  /** The provider that failed. */
+  readonly provider: string
+
+  constructor(reason: SandboxOperationErrorReason, provider: string, message: string, options?: SandboxErrorOptions) {
+    super(reason, message, options)
+    this.provider = provider
+  }
+}
+
+/**
+ * Thrown when a public option object is invalid. `field` is the dotted path of
+ * the offending option (e.g. `workspace.source.url`); the message says how to
+ * fix it.
+ */
+export class SandboxConfigError extends SandboxError<'invalid-option'> {
+  /** Dotted path of the invalid option. */
+  readonly field: string
+
+  constructor(field: string, message: string, options?: SandboxErrorOptions) {
+    super('invalid-option', message, options)
+    this.field = field
+  }
+}

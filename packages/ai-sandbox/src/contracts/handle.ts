@@ -1,0 +1,65 @@
+/**
+ * `SandboxHandle`: one live sandbox as providers hand it to core and harness
+ * adapters. Identity fields are readonly; optional members name the capability
+ * flag that gates them. Source: spec 000, "Providers".
+ */
+import type { SandboxFs } from './fs.js'
+import type { SandboxGit } from './git.js'
+import type { SandboxProcess } from './process.js'
+
+/** A URL the host can use to reach a port inside the sandbox. */
+export interface SandboxPortConnection {
+  /** e.g. `http://127.0.0.1:3000`. */
+  readonly url: string
+  readonly hostname: string
+  readonly port: number
+}
+
+/** Reaches ports inside the sandbox (capability `ports`). */
+export interface SandboxPorts {
+  /** Return a host-reachable URL for `port` (1-65535). Does not check that anything listens. */
+  connect: (port: number) => Promise<SandboxPortConnection>
+}
+
+/** The sandbox-wide environment (capability `env`). */
+export interface SandboxEnv {
+  /** Merge variables into the environment of every later `exec`/`spawn`. */
+  set: (vars: Record<string, string>) => Promise<void>
+}
+
+/** A provider-native snapshot made by {@link SandboxHandle.snapshot}. */
+export interface SandboxSnapshotRef {
+  /** Pass to `provider.restoreSnapshot({ snapshotId })`. */
+  readonly snapshotId: string
+  /** Epoch ms. */
+  readonly createdAt: number
+  readonly label?: string
+}
+
+/** The virtual workspace root every provider accepts in paths and `cwd`. */
+export const VIRTUAL_WORKSPACE_ROOT = '/workspace'
+
+/** One live sandbox. */
+export interface SandboxHandle {
+  /** Provider-assigned id; `provider.resume({ id })` finds the sandbox again. */
+  readonly id: string
+  /** Name of the provider that made it. */
+  readonly provider: string
+  /**
+   * The workspace directory as processes inside the sandbox see it (for
+   * local-process a host directory, for Docker `/workspace`). The virtual
+   * `/workspace` maps here.
+   */
+  readonly workspaceRoot: string
+  readonly fs: SandboxFs
+  readonly git: SandboxGit
+  readonly process: SandboxProcess
+  readonly ports: SandboxPorts
+  readonly env: SandboxEnv
+  /** Take a provider-native snapshot (capability `snapshots`). */
+  snapshot?: (label?: string) => Promise<SandboxSnapshotRef>
+  /** Start an independent copy of this sandbox (capability `fork`). */
+  fork?: () => Promise<SandboxHandle>
+  /** Stop every process and delete the sandbox. Idempotent. */
+  destroy: () => Promise<void>
+}

@@ -1,0 +1,135 @@
+/**
+ * `SandboxGit` over `process.exec`: every provider with a shell and a `git`
+ * binary gets git for free. Tokens travel as an HTTP header through
+ * `GIT_CONFIG_*` environment variables of the one command that needs them, so
+ * they never land in `.git/config`, a remote URL, argv (`ps`) or an error.
+ */
+import { SandboxOperationError } from '../contracts/errors.js'
+import type { GitAuth, GitCloneOptions, GitRemoteOptions, GitStatus, SandboxGit } from '../contracts/git.js'
+import type { ExecResult, SandboxProcess } from '../contracts/process.js'
+import { toSandboxPath } from '../paths/workspace-path.js'
+import { shellJoin } from '../shell/quote.js'
+import { isSecretRef, resolveSecret } from '../workspace/secrets.js'
+
+/** Where {@link createExecBackedGit} runs git. */
+export interface ExecBackedGitOptions {
+  /** Provider name for errors. */
+  provider: string
+  /** The handle's `workspaceRoot` (as processes in the sandbox see it). */
+  workspaceRoot: string
+}
+
+/**
+ * Build a {@link SandboxGit} that runs the sandbox's own `git` through `exec`.
+ *
+ * @throws SandboxOperationError `git-failed` from every method when git exits
+ *   non-zero; the message carries git's stderr with any token removed.
+ */
+export function createExecBackedGit(process: SandboxProcess, options: ExecBackedGitOptions): SandboxGit {
+  const { provider, workspaceRoot } = options
+  const dirOf = (dir?: string) => toSandboxPath(dir ?? '.', workspaceRoot)
+
+  async function git(args: string[], dir: string, auth?: GitAuth, what = args[0]): Promise<ExecResult> {
+    const { env, secret } = authEnv(auth)
+    const result = await process.exec(shellJoin(['git', ...args]), {
+      cwd: dir,
+      env: { GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', ...env },
+    })
+    if (result.exitCode !== 0) {
+      const detail = scrub(`${result.stderr}\n${result.stdout}`.trim(), secret)
+      throw new SandboxOperationError('git-failed', provider, `git ${what} failed with exit code ${result.exitCode}: ${detail || '(no output)'}`)
+    }
+    return result
+  }
+
+  return {
+    async clone(input: GitCloneOptions) {
+      const target = dirOf(input.dir)
+      const args = ['clone', '--quiet']
+      const depth = input.depth ?? 1
+      if (depth !== 'full') args.push('--depth', String(depth), '--single-branch')
+      if (input.ref) args.push('--branch', input.ref)
+      args.push('--', input.url, target)
+      await git(args, workspaceRoot, input.auth, `clone ${redactUrl(input.url)}`)
+    },
+    async status(input) {
+      const result = await git(['status', '--porcelain=v1', '--branch'], dirOf(input?.dir))
+      return parseStatus(result.stdout)
+    },
+    async add(paths, input) {
+      await git(paths && paths.length > 0 ? ['add', '--', ...paths] : ['add', '-A'], dirOf(input?.dir))
+    },
+    async commit(message, input) {
+      const dir = dirOf(input?.dir)
+      const args = ['commit', '--quiet', '-m', message]
+      if (input?.allowEmpty) args.push('--allow-empty')
+      const author = input?.author ?? { name: 'TanStack AI Sandbox', email: 'sandbox@tanstack.invalid' }
+      await git(['-c', `user.name=${author.name}`, '-c', `user.email=${author.email}`, ...args], dir, undefined, 'commit')
+      const sha = await git(['rev-parse', 'HEAD'], dir)
+      return { sha: sha.stdout.trim() }
+    },
+    async push(input?: GitRemoteOptions) {
+      const args = ['push', '--quiet', input?.remote ?? 'origin']
+      if (input?.branch) args.push(input.branch)
+      await git(args, dirOf(input?.dir), input?.auth)
+    },
+    async pull(input?: GitRemoteOptions) {
+      const args = ['pull', '--quiet', '--ff-only', input?.remote ?? 'origin']
+      if (input?.branch) args.push(input.branch)
+      await git(args, dirOf(input?.dir), input?.auth)
+    },
+    async branch(name, input) {
+      const dir = dirOf(input?.dir)
+      if (name !== undefined) {
+        await git(input?.checkout === false ? ['branch', '--', name] : ['checkout', '--quiet', '-b', name], dir)
+        if (input?.checkout === false) return { name }
+      }
+      const current = await process.exec('git symbolic-ref --quiet --short HEAD', { cwd: dir })
+      return { name: current.exitCode === 0 ? current.stdout.trim() : null }
+    },
+  }
+}
+
+/** Environment that makes one git command send `Authorization: Basic ...` without storing it. */
+function authEnv(auth?: GitAuth): { env: Record<string, string>; secret?: string } {
+  if (!auth) return { env: {} }
+  const token = isSecretRef(auth.token) ? resolveSecret(auth.token) : auth.token
+  const basic = Buffer.from(`${auth.username ?? 'x-access-token'}:${token}`).toString('base64')
+  return {
+    env: {
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'http.extraHeader',
+      GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+    },
+    secret: token,
+  }
+}
+
+function scrub(text: string, secret?: string): string {
+  let out = redactUrl(text)
+  if (secret && secret.length > 0) {
+    out = out.split(secret).join('[redacted]')
+    out = out.split(Buffer.from(secret).toString('base64')).join('[redacted]')
+  }
+  return out.replace(/(Authorization: Basic )\S+/gi, '$1[redacted]')
+}
+
+/** Remove `user:password@` from any URL in the text. */
+export function redactUrl(text: string): string {
+  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1[redacted]@')
+}
+
+function parseStatus(stdout: string): GitStatus {
+  let branch: string | null = null
+  const entries: { path: string; code: string }[] = []
+  for (const line of stdout.split('\n')) {
+    if (line.startsWith('## ')) {
+      const head = line.slice(3)
+      if (head.startsWith('HEAD (no branch)')) branch = null
+      else branch = (head.startsWith('No commits yet on ') ? head.slice('No commits yet on '.length) : head).split('...')[0]!.trim()
+    } else if (line.length > 3) {
+      entries.push({ code: line.slice(0, 2), path: line.slice(3) })
+    }
+  }
+  return { branch, clean: entries.length === 0, entries }
+}

@@ -1,0 +1,2 @@
+// Shell: quoting for command strings run inside sandboxes.
+export { shellQuote, shellJoin } from './quote.js'

@@ -1,0 +1,127 @@
+/**
+ * Type-safe secrets. `createSecrets` turns values into opaque `SecretRef`
+ * tokens; the values live in a module-private registry keyed by the token
+ * object, so they never appear in JSON, `console.log`, errors or stores.
+ * Invariant: only `resolveSecret` (and code it calls) ever sees a value.
+ * Source: spec 000, "Type-safe secrets".
+ */
+import { UnknownSecretError } from './errors.js'
+
+const SECRET_BRAND = Symbol.for('@tanstack/ai-sandbox/secret-ref')
+const INSPECT = Symbol.for('nodejs.util.inspect.custom')
+
+/** How a reference renders its value when resolved. */
+export type SecretFormat = 'raw' | 'bearer'
+
+/**
+ * An opaque handle to a secret value. Serialises as `{ "$secret": name }`,
+ * prints as `[secret NAME]`; resolve with {@link resolveSecret}.
+ */
+export interface SecretRef<TName extends string = string> {
+  readonly name: TName
+  readonly format: SecretFormat
+  toJSON: () => { $secret: string }
+  toString: () => string
+}
+
+/** The object `createSecrets` returns: one {@link SecretRef} per key. */
+export type Secrets<TKeys extends string = string> = { readonly [K in TKeys]: SecretRef<K> }
+
+// Values by base token. WeakMap: not enumerable, not serialisable, not reachable from the token.
+const registry = new WeakMap<object, string>()
+// Derived tokens (bearer) point at their base token.
+const bases = new WeakMap<object, object>()
+
+function makeRef<TName extends string>(name: TName, format: SecretFormat): SecretRef<TName> {
+  const label = format === 'bearer' ? `[secret Bearer ${name}]` : `[secret ${name}]`
+  const ref: SecretRef<TName> = {
+    name,
+    format,
+    toJSON: () => ({ $secret: name }),
+    toString: () => label,
+  }
+  Object.defineProperty(ref, SECRET_BRAND, { value: true })
+  Object.defineProperty(ref, INSPECT, { value: () => label })
+  return Object.freeze(ref)
+}
+
+/**
+ * Wrap secret values in opaque references.
+ *
+ * @param values - Secret name to value. An empty string is allowed (an unset
+ *   optional secret) and resolves to `''`.
+ * @returns One {@link SecretRef} per key; values are held in a private registry.
+ * @example
+ * ```ts
+ * const secrets = createSecrets({ GH: process.env.GH_TOKEN ?? '' })
+ * JSON.stringify(secrets) // {"GH":{"$secret":"GH"}}
+ * ```
+ */
+export function createSecrets<const TValues extends Record<string, string>>(values: TValues): Secrets<Extract<keyof TValues, string>> {
+  const out: Record<string, SecretRef> = {}
+  for (const [name, value] of Object.entries(values)) {
+    if (typeof value !== 'string') {
+      throw new TypeError(`createSecrets: the value of "${name}" must be a string (got ${typeof value}). Use process.env.${name} ?? '' for optional secrets.`)
+    }
+    const ref = makeRef(name, 'raw')
+    registry.set(ref, value)
+    out[name] = ref
+  }
+  return Object.freeze(out) as Secrets<Extract<keyof TValues, string>>
+}
+
+/** True when `value` is a {@link SecretRef} (from any copy of this package). */
+export function isSecretRef(value: unknown): value is SecretRef {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[SECRET_BRAND] === true
+}
+
+/**
+ * A reference that resolves to `Bearer <value>`, for HTTP `Authorization`
+ * headers (MCP servers, APIs).
+ * @throws UnknownSecretError when `ref` was not made by {@link createSecrets}.
+ */
+export function bearer<TName extends string>(ref: SecretRef<TName>): SecretRef<TName> {
+  const base = baseOf(ref)
+  const derived = makeRef(ref.name, 'bearer')
+  bases.set(derived, base)
+  return derived
+}
+
+/**
+ * Resolve a reference to its value (`Bearer <value>` for {@link bearer}).
+ * Call only where the value must leave the process (sandbox env, git auth header).
+ * @throws UnknownSecretError when `ref` was not made by {@link createSecrets}.
+ */
+export function resolveSecret(ref: SecretRef): string {
+  const value = registry.get(baseOf(ref)) as string
+  return ref.format === 'bearer' ? `Bearer ${value}` : value
+}
+
+function baseOf(ref: SecretRef): object {
+  if (!isSecretRef(ref)) {
+    throw new UnknownSecretError(String((ref as { name?: unknown } | null)?.name ?? ref), 'Expected a secret reference made by createSecrets(); got a plain value. Wrap it: createSecrets({ NAME: value }).NAME.')
+  }
+  const base = bases.get(ref) ?? ref
+  if (!registry.has(base)) throw new UnknownSecretError(ref.name)
+  return base
+}
+
+/**
+ * Replace every occurrence of the given secret values in `text` with
+ * `[secret NAME]`. Used on command output and error messages before they leave
+ * the package.
+ */
+export function redactSecrets(text: string, refs: Iterable<SecretRef>): string {
+  let out = text
+  for (const ref of refs) {
+    let value: string
+    try {
+      value = resolveSecret(ref)
+    } catch {
+      continue // an unresolvable reference has no value that could leak
+    }
+    if (value.length < 4) continue // too short to redact without mangling ordinary text
+    out = out.split(value).join(`[secret ${ref.name}]`)
+  }
+  return out
+}
