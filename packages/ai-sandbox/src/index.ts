@@ -1,18 +1,30 @@
 /**
  * The public barrel of `@tanstack/ai-sandbox`, grouped by concern. Names follow
  * spec 003. Conformance suites live in the `@tanstack/ai-sandbox/testkit`
- * entry so test-only code (vitest) never loads with the runtime.
+ * entry so test-only code (vitest) never loads with the runtime. Locks
+ * (`withLocks`, `InMemoryLockStore`) are deliberately not re-exported: import
+ * them from `@tanstack/ai/locks`.
  */
 
 // Contracts: SandboxHandle, SandboxProvider, capability flags, base errors
 export * from './contracts/index.js'
 
-// Paths and shell quoting shared by providers
-export * from './paths/index.js'
-export * from './shell/index.js'
+// Middleware: withSandbox and capability tokens
+export * from './middleware/index.js'
 
-// Git over exec, shared by providers
-export * from './git/index.js'
+// Definition: defineSandbox, compound key, instance store
+export * from './definition/index.js'
+
+// Workspace: defineWorkspace, sources, secrets, bootstrap, policy, projection
+export * from './workspace/index.js'
+
+// Tool bridge contract
+export * from './bridge/index.js'
 
 // Harness runner: NDJSON from a spawned agent CLI
 export * from './harness/index.js'
+
+// Provider building blocks: path confinement, shell quoting, git over exec
+export * from './paths/index.js'
+export * from './shell/index.js'
+export * from './git/index.js'

@@ -57,7 +57,6 @@ export type SandboxCapabilityName =
   | 'networkPolicy'
   | 'durableFilesystem'
   | 'fork'
-  | 'watch'
 
 /**
  * Thrown when code calls an optional sandbox method the provider does not
@@ -112,6 +111,7 @@ export type SandboxOperationErrorReason =
   | 'fs-failed'
   | 'git-failed'
   | 'timeout'
+  | 'aborted'
 
 /**
  * Thrown when a provider operation fails for a reason other than bad input:

@@ -59,7 +59,8 @@ export interface SpawnedProcess {
   /**
    * Stop the process and everything it started (capability
    * `killableProcesses`): TERM, then KILL after a grace period. Resolves when
-   * nothing of the job is left. Safe to call more than once.
+   * nothing of the job is left running (a zombie waiting for an init process
+   * to reap it counts as gone). Safe to call more than once.
    */
   kill: (signal?: 'SIGTERM' | 'SIGKILL' | 'SIGINT') => Promise<void>
 }

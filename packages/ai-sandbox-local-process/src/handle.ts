@@ -1,0 +1,43 @@
+/**
+ * Assembles the `SandboxHandle` of one local-process sandbox from its parts
+ * (fs, process, env, ports, git over exec). It holds no state of its own: the
+ * shared {@link SandboxState} does. `snapshot` and `fork` are deliberately
+ * absent (capabilities `snapshots` and `fork` are false).
+ */
+import { SandboxConfigError, createExecBackedGit } from '@tanstack/ai-sandbox'
+import type { SandboxHandle, SandboxPortConnection } from '@tanstack/ai-sandbox'
+import { PROVIDER_NAME } from './errors.js'
+import { createLocalFs } from './fs.js'
+import { createLocalProcess } from './process.js'
+import { setEnv } from './sandbox-state.js'
+import type { SandboxState } from './sandbox-state.js'
+
+/**
+ * Build a handle over `state`.
+ * @param destroy - The provider's destroy for this id (kills groups, removes the directory).
+ */
+export function createLocalHandle(state: SandboxState, destroy: () => Promise<void>): SandboxHandle {
+  const process = createLocalProcess(state)
+  return {
+    id: state.id,
+    provider: PROVIDER_NAME,
+    workspaceRoot: state.workspaceRoot,
+    fs: createLocalFs(state),
+    process,
+    git: createExecBackedGit(process, { provider: PROVIDER_NAME, workspaceRoot: state.workspaceRoot }),
+    ports: { connect: async (port) => connectPort(port) },
+    env: { set: (vars) => setEnv(state, vars) },
+    destroy,
+  }
+}
+
+/**
+ * The URL of a port on the host loopback: local processes share the host network.
+ * @throws SandboxConfigError `ports.connect.port` unless `port` is an integer in 1-65535.
+ */
+export function connectPort(port: number): SandboxPortConnection {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new SandboxConfigError('ports.connect.port', `Invalid option ports.connect.port: expected an integer from 1 to 65535, got ${String(port)}.`)
+  }
+  return { url: `http://127.0.0.1:${port}`, hostname: '127.0.0.1', port }
+}

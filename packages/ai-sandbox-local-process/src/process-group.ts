@@ -1,0 +1,192 @@
+/**
+ * One job on the host: `/bin/sh -c command` started detached, so the shell is
+ * the leader of a new process group and everything it starts shares its pgid.
+ * Owns signalling the group, the TERM-then-KILL escalation and the check that
+ * nothing of the group is left. It must never signal a group it has seen gone.
+ * Invariant: `kill()` resolves only when no live (non-zombie) process of the
+ * group remains.
+ */
+import { spawn } from 'node:child_process'
+import type { ChildProcessWithoutNullStreams } from 'node:child_process'
+import { readFile, readdir } from 'node:fs/promises'
+import { constants } from 'node:os'
+import type { ProcessExit } from '@tanstack/ai-sandbox'
+import { errnoCode, operationError } from './errors.js'
+import { TextStream } from './text-stream.js'
+
+/** Signals `kill()` accepts (the contract's set). */
+export type KillSignal = 'SIGTERM' | 'SIGKILL' | 'SIGINT'
+
+/** How long a group may survive SIGKILL before `kill()` gives up, in ms. */
+const SIGKILL_DEADLINE_MS = 30_000
+
+/** Options of {@link startProcessGroup}. */
+export interface ProcessGroupOptions {
+  /** Host working directory (already confined). */
+  cwd: string
+  /** Complete environment of the child. */
+  env: Record<string, string | undefined>
+  /** ms between the first signal and SIGKILL. */
+  graceMs: number
+  /** Called once when the group is known to be gone. */
+  onGone: () => void
+}
+
+/** A started job: its pipes, its exit and a group-wide kill. */
+export class ProcessGroup {
+  /** The process-group id (the leader's pid). */
+  readonly pgid: number
+  readonly stdout = new TextStream()
+  readonly stderr = new TextStream()
+  /** Resolves when the leader exited and both output pipes closed. */
+  readonly exit: Promise<ProcessExit>
+  private gone = false
+  private killing: Promise<void> | undefined
+
+  constructor(
+    readonly child: ChildProcessWithoutNullStreams,
+    private readonly options: ProcessGroupOptions,
+  ) {
+    this.pgid = child.pid!
+    child.stdout.on('data', (chunk: Buffer) => this.stdout.push(chunk))
+    child.stderr.on('data', (chunk: Buffer) => this.stderr.push(chunk))
+    // EPIPE after the child closed its stdin is reported by stdin.write/end callers.
+    child.stdin.on('error', () => undefined)
+    this.exit = new Promise((resolve) => {
+      child.once('close', (code, signal) => {
+        this.stdout.end()
+        this.stderr.end()
+        resolve(toExit(code, signal))
+        void this.settleAfterLeader()
+      })
+    })
+  }
+
+  /**
+   * Send `signal` to the whole group, then SIGKILL after the grace period, and
+   * resolve when nothing of the group is left. Safe to call repeatedly: later
+   * calls send their signal too and share the first call's wait.
+   * @throws SandboxOperationError `timeout` when the group survives SIGKILL for 30 s.
+   */
+  kill(signal: KillSignal = 'SIGTERM'): Promise<void> {
+    if (this.gone) return Promise.resolve()
+    try {
+      this.signal(signal)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    this.killing ??= this.escalate(signal)
+    return this.killing
+  }
+
+  private async escalate(first: KillSignal): Promise<void> {
+    if (first !== 'SIGKILL' && (await this.waitGone(this.options.graceMs))) return
+    this.signal('SIGKILL')
+    if (await this.waitGone(SIGKILL_DEADLINE_MS)) return
+    throw operationError('timeout', `Process group ${this.pgid} still has live processes ${SIGKILL_DEADLINE_MS} ms after SIGKILL (stuck in uninterruptible I/O?).`)
+  }
+
+  private signal(signal: NodeJS.Signals): void {
+    if (this.gone) return
+    try {
+      process.kill(-this.pgid, signal)
+    } catch (error) {
+      if (errnoCode(error) !== 'ESRCH') throw operationError('exec-failed', `Could not send ${signal} to process group ${this.pgid}: ${String(error)}`, error)
+      this.markGone() // already gone: no member left to signal
+    }
+  }
+
+  /** Poll until the group is gone or `deadlineMs` passed; true when gone. */
+  private async waitGone(deadlineMs: number): Promise<boolean> {
+    const deadline = Date.now() + deadlineMs
+    let interval = 10
+    for (;;) {
+      if (this.gone || !(await groupIsAlive(this.pgid))) {
+        this.markGone()
+        return true
+      }
+      if (Date.now() >= deadline) return false
+      await new Promise((resolve) => setTimeout(resolve, Math.min(interval, Math.max(1, deadline - Date.now()))))
+      interval = Math.min(interval * 2, 100)
+    }
+  }
+
+  /** After the leader exits, background members may live on; check slowly until they are gone. */
+  private async settleAfterLeader(): Promise<void> {
+    while (!this.gone && !this.killing) {
+      if (!(await groupIsAlive(this.pgid))) {
+        this.markGone()
+        return
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000).unref())
+    }
+  }
+
+  private markGone(): void {
+    if (this.gone) return
+    this.gone = true
+    this.options.onGone()
+  }
+}
+
+/**
+ * Start `/bin/sh -c command` as a new process-group leader.
+ * @throws SandboxOperationError `spawn-failed` when the shell cannot start.
+ */
+export async function startProcessGroup(command: string, options: ProcessGroupOptions): Promise<ProcessGroup> {
+  const child = spawn('/bin/sh', ['-c', command], {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve)
+      child.once('error', reject)
+    })
+  } catch (error) {
+    throw operationError('spawn-failed', `Could not start /bin/sh for ${JSON.stringify(command)}: ${String(error)}`, error)
+  }
+  // Later child errors (a failed kill) surface through ProcessGroup.kill instead.
+  child.on('error', () => undefined)
+  return new ProcessGroup(child, options)
+}
+
+/**
+ * True while any process of group `pgid` is alive. Zombies do not count: an
+ * orphan reparented to an init that never reaps (containers, microVMs) stays a
+ * zombie in the group forever, yet holds no resources and runs no code.
+ */
+export async function groupIsAlive(pgid: number): Promise<boolean> {
+  try {
+    process.kill(-pgid, 0)
+  } catch (error) {
+    const code = errnoCode(error)
+    if (code === 'ESRCH') return false
+    if (code === 'EPERM') return true
+    throw error
+  }
+  return process.platform === 'linux' ? hasLiveLinuxMember(pgid) : true
+}
+
+async function hasLiveLinuxMember(pgid: number): Promise<boolean> {
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    let stat: string
+    try {
+      stat = await readFile(`/proc/${name}/stat`, 'utf8')
+    } catch {
+      continue // the process exited between readdir and readFile: already gone
+    }
+    // "pid (comm) state ppid pgrp ..."; comm may contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true
+  }
+  return false
+}
+
+function toExit(code: number | null, signal: NodeJS.Signals | null): ProcessExit {
+  if (signal) return { exitCode: 128 + (constants.signals[signal] ?? 0), signal }
+  return { exitCode: code ?? 0 }
+}

@@ -1,0 +1,149 @@
+/**
+ * `localProcessSandbox()`: the public factory, its zod-validated config and the
+ * private provider class behind it. Owns the root directory, ids, and the live
+ * state of every sandbox this instance touched (so destroy can kill what it
+ * started). It never knows harness names and offers no isolation: processes
+ * run as the current user on the host.
+ */
+import { realpath, rm, mkdir } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { z } from 'zod'
+import type { SandboxCapabilities, SandboxCreateInput, SandboxDestroyInput, SandboxHandle, SandboxProvider, SandboxResumeInput } from '@tanstack/ai-sandbox'
+import { LOCAL_PROCESS_CAPABILITIES } from './capabilities.js'
+import { PROVIDER_NAME, fsError, operationError, parseConfig } from './errors.js'
+import { createLocalHandle } from './handle.js'
+import { assertValidId, createSandboxDir, envSchema, makeState, newSandboxId, readMetadata, workspaceExists } from './sandbox-state.js'
+import type { SandboxState } from './sandbox-state.js'
+
+/** Default grace period between SIGTERM and SIGKILL, in ms. */
+export const DEFAULT_KILL_GRACE_MS = 2000
+
+/** Options of {@link localProcessSandbox}. */
+export interface LocalProcessSandboxConfig {
+  /**
+   * Directory holding one sub-directory per sandbox (`<root>/<id>/workspace`).
+   * Relative paths resolve against `process.cwd()`. Default:
+   * `<os.tmpdir()>/tanstack-ai-sandbox`.
+   */
+  root?: string
+  /** ms between the first signal of `kill()`/`destroy()` and SIGKILL. Default 2000. */
+  killGraceMs?: number
+}
+
+const configSchema = z
+  .object({
+    root: z.string().min(1, 'expected a non-empty directory path').refine((value) => !value.includes('\0'), 'must not contain NUL bytes').optional(),
+    killGraceMs: z.number().int('expected an integer number of milliseconds').min(0).max(600_000).optional(),
+  })
+  .strict()
+
+const createInputSchema = z.object({
+  key: z.string().optional(),
+  labels: z.record(z.string(), z.string()).optional(),
+  env: envSchema.optional(),
+})
+
+/**
+ * Create the local-process sandbox provider: every sandbox is a directory on
+ * this machine and every command runs as the current user. No isolation: use
+ * it for the development loop and trusted agents only.
+ *
+ * @param config - `root` (default `<os.tmpdir()>/tanstack-ai-sandbox`) and
+ *   `killGraceMs` (default 2000).
+ * @returns A {@link SandboxProvider} named `local-process`, without `restoreSnapshot`.
+ * @throws SandboxConfigError naming the field (e.g. `localProcessSandbox.killGraceMs`).
+ * @example
+ * ```ts
+ * const handle = await localProcessSandbox().create()
+ * const { stdout } = await handle.process.exec('echo hi')
+ * await handle.destroy()
+ * ```
+ */
+export function localProcessSandbox(config: LocalProcessSandboxConfig = {}): SandboxProvider {
+  const parsed = parseConfig(configSchema, config, 'localProcessSandbox')
+  return new LocalProcessProvider(resolve(parsed.root ?? join(tmpdir(), 'tanstack-ai-sandbox')), parsed.killGraceMs ?? DEFAULT_KILL_GRACE_MS)
+}
+
+class LocalProcessProvider implements SandboxProvider {
+  readonly name = PROVIDER_NAME
+  /** Sandboxes this instance created or resumed, by id. */
+  private readonly live = new Map<string, SandboxState>()
+  private realRoot: Promise<string> | undefined
+
+  constructor(
+    private readonly root: string,
+    private readonly killGraceMs: number,
+  ) {}
+
+  capabilities = (): SandboxCapabilities => LOCAL_PROCESS_CAPABILITIES
+
+  create = async (input: SandboxCreateInput = {}): Promise<SandboxHandle> => {
+    if (input.signal?.aborted) throw operationError('aborted', 'provider.create() was not started: the AbortSignal is already aborted.', input.signal.reason)
+    const { key, labels, env = {} } = parseConfig(createInputSchema, input, 'create')
+    const id = newSandboxId()
+    const dir = join(await this.ensureRoot(), id)
+    const metadata = { id, createdAt: Date.now(), key, labels, env }
+    try {
+      await createSandboxDir(dir, metadata)
+    } catch (error) {
+      throw operationError('create-failed', `Could not create sandbox directory ${dir}: ${String(error)}`, error)
+    }
+    return this.handleFor(makeState({ id, dir, workspaceRoot: join(dir, 'workspace'), killGraceMs: this.killGraceMs, metadata }))
+  }
+
+  // `input.signal` is not consulted: resume is two stat calls and a small read.
+  resume = async (input: SandboxResumeInput): Promise<SandboxHandle | null> => {
+    assertValidId(input.id, 'resume.id')
+    const dir = join(await this.ensureRoot(), input.id)
+    const known = this.live.get(input.id)
+    if (!(await workspaceExists(dir))) {
+      // Removed behind our back (another provider instance, a user): forget it.
+      if (known) known.destroyed = true
+      this.live.delete(input.id)
+      return null
+    }
+    if (known) return this.handleFor(known)
+    const metadata = await readMetadata(dir, input.id)
+    return this.handleFor(makeState({ id: input.id, dir, workspaceRoot: join(dir, 'workspace'), killGraceMs: this.killGraceMs, metadata }))
+  }
+
+  destroy = async (input: SandboxDestroyInput): Promise<void> => {
+    assertValidId(input.id, 'destroy.id')
+    const state = this.live.get(input.id)
+    let killed: PromiseSettledResult<void>[] = []
+    if (state) {
+      state.destroyed = true
+      this.live.delete(input.id)
+      killed = await Promise.allSettled([...state.groups].map((group) => group.kill('SIGTERM')))
+    }
+    const dir = join(await this.ensureRoot(), input.id)
+    try {
+      await rm(dir, { recursive: true, force: true })
+    } catch (error) {
+      throw fsError('destroy', dir, error)
+    }
+    // The directory is gone either way; a group that survived SIGKILL is still reported.
+    const failed = killed.find((result): result is PromiseRejectedResult => result.status === 'rejected')
+    if (failed) throw failed.reason
+  }
+
+  private handleFor(state: SandboxState): SandboxHandle {
+    this.live.set(state.id, state)
+    return createLocalHandle(state, () => this.destroy({ id: state.id }))
+  }
+
+  /** Create the root once and resolve its symlinks (macOS `/var` -> `/private/var`). */
+  private ensureRoot(): Promise<string> {
+    this.realRoot ??= (async () => {
+      try {
+        await mkdir(this.root, { recursive: true })
+        return await realpath(this.root)
+      } catch (error) {
+        this.realRoot = undefined
+        throw operationError('create-failed', `Could not create the local-process sandbox root ${this.root}: ${String(error)}. Pass a writable directory as localProcessSandbox({ root }).`, error)
+      }
+    })()
+    return this.realRoot
+  }
+}

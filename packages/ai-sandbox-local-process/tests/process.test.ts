@@ -1,0 +1,177 @@
+// process of the local-process provider: exec results, spawn streaming and
+// stdin, and group kills (TERM, escalation to KILL, abort, timeout) checked
+// against `ps` so nothing of a job survives.
+import { readFile, realpath } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { SandboxConfigError, SandboxOperationError, SandboxPathError } from '@tanstack/ai-sandbox'
+import { TextStream } from '../src/text-stream.js'
+import { collect, liveGroupMembers, rejectionOf, useTempRoot, waitFor } from './helpers/temp-root.js'
+
+const temp = useTempRoot()
+
+/** Read a pid the command wrote to `file` in the workspace, waiting until it is there. */
+async function pidFrom(workspaceRoot: string, file: string): Promise<number> {
+  let pid = 0
+  await waitFor(async () => {
+    pid = Number((await readFile(join(workspaceRoot, file), 'utf8').catch(() => '')).trim())
+    return pid > 0
+  }, `${file} to hold a pid`)
+  return pid
+}
+
+describe('exec', () => {
+  it('returns exit codes, stdout and stderr, and 128+N for a signal death', async () => {
+    const handle = await temp.create()
+    expect(await handle.process.exec('echo out; echo err >&2')).toEqual({ exitCode: 0, stdout: 'out\n', stderr: 'err\n' })
+    expect((await handle.process.exec('exit 3')).exitCode).toBe(3)
+    expect((await handle.process.exec('kill -9 $$')).exitCode).toBe(137)
+    expect((await handle.process.exec('printf "%s" "é€𝄞"')).stdout).toBe('é€𝄞')
+  })
+
+  it('maps cwd onto the workspace and refuses a missing or outside one', async () => {
+    const handle = await temp.create()
+    await handle.fs.mkdir('sub/dir')
+    expect((await handle.process.exec('pwd')).stdout.trim()).toBe(await realpath(handle.workspaceRoot))
+    expect((await handle.process.exec('pwd', { cwd: 'sub/dir' })).stdout.trim()).toBe(join(handle.workspaceRoot, 'sub/dir'))
+    expect((await handle.process.exec('pwd', { cwd: '/workspace/sub' })).stdout.trim()).toBe(join(handle.workspaceRoot, 'sub'))
+    const missing = await rejectionOf(handle.process.exec('pwd', { cwd: 'nope' }))
+    expect(missing).toBeInstanceOf(SandboxPathError)
+    expect(missing.reason).toBe('not-found')
+    expect((await rejectionOf(handle.process.exec('pwd', { cwd: '/tmp' }))).reason).toBe('escape')
+  })
+
+  it('merges host env, sandbox env and per-call env, in that order', async () => {
+    const handle = await temp.create()
+    await handle.env.set({ SANDBOX_ONLY: 'sandbox', OVERRIDDEN: 'sandbox' })
+    const result = await handle.process.exec('printf "%s|%s|%s|%s" "$SANDBOX_ONLY" "$OVERRIDDEN" "$CALL_ONLY" "${PATH:+has-path}"', {
+      env: { OVERRIDDEN: 'call', CALL_ONLY: 'call' },
+    })
+    expect(result.stdout).toBe('sandbox|call|call|has-path')
+  })
+
+  it('feeds stdin and closes it; without stdin the command sees EOF', async () => {
+    const handle = await temp.create()
+    expect((await handle.process.exec('cat', { stdin: 'hello\nworld' })).stdout).toBe('hello\nworld')
+    expect(await handle.process.exec('cat; echo done')).toMatchObject({ exitCode: 0, stdout: 'done\n' })
+  })
+
+  it('kills the group and rejects with reason timeout', async () => {
+    const handle = await temp.create()
+    const run = handle.process.exec('echo $$ > pid; sleep 300 & sleep 300', { timeoutMs: 300 })
+    const pgid = await pidFrom(handle.workspaceRoot, 'pid')
+    const error = await rejectionOf(run)
+    expect(error).toBeInstanceOf(SandboxOperationError)
+    expect(error.reason).toBe('timeout')
+    expect(error.message).toContain('timed out')
+    expect(liveGroupMembers(pgid)).toBe(0)
+  })
+
+  it('kills the group when the AbortSignal fires', async () => {
+    const handle = await temp.create()
+    const controller = new AbortController()
+    const run = handle.process.exec('echo $$ > pid; sleep 300', { signal: controller.signal })
+    const pgid = await pidFrom(handle.workspaceRoot, 'pid')
+    controller.abort()
+    const error = await rejectionOf(run)
+    expect(error).toBeInstanceOf(SandboxOperationError)
+    expect(error.message).toContain('aborted')
+    expect(liveGroupMembers(pgid)).toBe(0)
+    expect((await rejectionOf(handle.process.exec('true', { signal: controller.signal }))).reason).toBe('aborted')
+  })
+
+  it('validates its options', async () => {
+    const handle = await temp.create()
+    expect(await rejectionOf(handle.process.exec('true', { timeoutMs: -5 }))).toBeInstanceOf(SandboxConfigError)
+    expect(await rejectionOf(handle.process.exec('  '))).toBeInstanceOf(SandboxConfigError)
+    const badEnv = await rejectionOf(handle.process.exec('true', { env: { N: 1 as unknown as string } }))
+    expect(badEnv).toBeInstanceOf(SandboxConfigError)
+    expect(badEnv.field).toBe('exec.env.N')
+  })
+})
+
+describe('spawn', () => {
+  it('buffers output for a consumer that starts late', async () => {
+    const handle = await temp.create()
+    const child = await handle.process.spawn('echo hello; echo oops >&2; exit 4')
+    expect(await child.wait()).toEqual({ exitCode: 4 })
+    expect((await collect(child.stdout)).join('')).toBe('hello\n')
+    expect((await collect(child.stderr)).join('')).toBe('oops\n')
+  })
+
+  it('never splits a UTF-8 character across chunks', async () => {
+    const handle = await temp.create()
+    // 3-byte characters over several 64 KiB pipe reads: read boundaries fall inside characters.
+    const child = await handle.process.spawn(`node -e "process.stdout.write('€'.repeat(200000))"`)
+    const chunks = await collect(child.stdout)
+    expect((await child.wait()).exitCode).toBe(0)
+    expect(chunks.length).toBeGreaterThan(1)
+    expect(chunks.some((chunk) => chunk.includes('\uFFFD'))).toBe(false)
+    expect(chunks.join('')).toBe('€'.repeat(200000))
+  })
+
+  it('decodes a character split between two pushes (TextStream)', async () => {
+    const stream = new TextStream()
+    const euro = new TextEncoder().encode('a€b')
+    stream.push(euro.subarray(0, 2))
+    stream.push(euro.subarray(2, 3))
+    stream.push(euro.subarray(3))
+    stream.end()
+    expect(await collect(stream)).toEqual(['a', '€b'])
+  })
+
+  it('writes to stdin and ends it', async () => {
+    const handle = await temp.create()
+    const child = await handle.process.spawn('cat')
+    await child.stdin.write('line one\n')
+    await child.stdin.write(new TextEncoder().encode('line two\n'))
+    await child.stdin.end()
+    await child.stdin.end()
+    expect((await collect(child.stdout)).join('')).toBe('line one\nline two\n')
+    expect(await child.wait()).toEqual({ exitCode: 0 })
+    expect(await rejectionOf(child.stdin.write('late'))).toBeInstanceOf(SandboxOperationError)
+  })
+
+  it('kill() stops the whole process tree', async () => {
+    const handle = await temp.create()
+    const child = await handle.process.spawn(`sh -c 'sleep 300 & sleep 300 & wait'`)
+    const pgid = child.pid!
+    await waitFor(() => liveGroupMembers(pgid) >= 3, 'the shell and both sleeps to start')
+    await child.kill()
+    expect(liveGroupMembers(pgid)).toBe(0)
+    expect(await child.wait()).toMatchObject({ signal: 'SIGTERM', exitCode: 143 })
+    await child.kill() // idempotent
+  })
+
+  it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
+    const handle = await temp.create({ killGraceMs: 200 })
+    // An ignored signal stays ignored across fork and exec, so every sleep ignores TERM too.
+    const child = await handle.process.spawn(`trap '' TERM; sleep 300 & sleep 300 & wait`)
+    const pgid = child.pid!
+    await waitFor(() => liveGroupMembers(pgid) >= 3, 'the shell and both sleeps to start')
+    await child.kill('SIGTERM')
+    expect(liveGroupMembers(pgid)).toBe(0)
+    expect(await child.wait()).toMatchObject({ signal: 'SIGKILL', exitCode: 137 })
+  })
+
+  it('kills the group when the AbortSignal fires', async () => {
+    const handle = await temp.create()
+    const controller = new AbortController()
+    const child = await handle.process.spawn('sleep 300 & sleep 300', { signal: controller.signal })
+    const pgid = child.pid!
+    await waitFor(() => liveGroupMembers(pgid) >= 2, 'both sleeps to start')
+    controller.abort()
+    expect((await child.wait()).signal).toBe('SIGTERM')
+    await waitFor(() => liveGroupMembers(pgid) === 0, 'the group to be gone')
+  })
+
+  it('refuses to start with an aborted signal and validates kill signals', async () => {
+    const handle = await temp.create()
+    const error = await rejectionOf(handle.process.spawn('true', { signal: AbortSignal.abort() }))
+    expect(error).toBeInstanceOf(SandboxOperationError)
+    expect(error.reason).toBe('aborted')
+    const child = await handle.process.spawn('true')
+    expect(await rejectionOf(child.kill('SIGHUP' as 'SIGTERM'))).toBeInstanceOf(SandboxConfigError)
+    await child.wait()
+  })
+})

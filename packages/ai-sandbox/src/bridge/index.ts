@@ -1,0 +1,2 @@
+// Bridge: the tool-bridge provisioning contract.
+export type { ToolBridgeProvisioner, ProvisionedToolBridge } from './provisioner.js'

@@ -1,0 +1,259 @@
+/**
+ * `defineSandbox`: a lazy sandbox definition. Nothing is created at definition
+ * time; `ensure` finds or makes the sandbox for one run under a lock keyed by
+ * the compound sandbox key: resume the recorded sandbox, else create and
+ * bootstrap a new one and record it. `destroy` tears one down.
+ * Invariant: a sandbox whose bootstrap failed is destroyed before the error
+ * leaves `ensure`, and never recorded.
+ */
+import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
+import type { InternalLogger } from '@tanstack/ai/adapter-internals'
+import { z } from 'zod'
+import type { SandboxHandle } from '../contracts/handle.js'
+import type { SandboxProvider } from '../contracts/provider.js'
+import { bootstrapWorkspace, applySecretEnv } from '../workspace/bootstrap.js'
+import { defineWorkspace, type ResolvedWorkspace } from '../workspace/define-workspace.js'
+import { defineSandboxPolicy, type SandboxPolicy } from '../workspace/policy.js'
+import { parseDuration, DURATION_PATTERN } from './duration.js'
+import { InMemorySandboxInstanceStore, type SandboxInstanceStore } from './instance-store.js'
+import { computeSandboxKey } from './sandbox-key.js'
+import { parseOptions } from './validate.js'
+
+/** When a sandbox is reused and when it goes away. */
+export interface SandboxLifecycle {
+  /** `'thread'` (default): one sandbox per thread across runs. `'none'`: a fresh sandbox per run, destroyed after it. */
+  reuse?: 'thread' | 'none'
+  /**
+   * With `reuse: 'thread'`, destroy the sandbox after it has been idle this
+   * long after a run (ms or `'30m'`, `'2h'`). The timer lives in this process;
+   * a later run for the thread cancels it. Default: keep until destroyed.
+   */
+  keepAlive?: number | string
+  /** Destroy after every successful run. Default `false` (`true` when `reuse` is `'none'`). */
+  destroyOnComplete?: boolean
+}
+
+/** Sandbox-scoped lifecycle hooks. A hook that throws is logged, never fatal. */
+export interface SandboxHooks {
+  /** The sandbox is ready for a run (created and bootstrapped, or resumed). */
+  onReady?: (handle: SandboxHandle) => void | Promise<void>
+  /** Creating, resuming or bootstrapping failed. */
+  onError?: (error: unknown) => void | Promise<void>
+  /** The sandbox was destroyed. */
+  onDestroy?: () => void | Promise<void>
+}
+
+/** Input of {@link defineSandbox}. */
+export interface SandboxDefinitionInput {
+  /** Stable name of this definition (letters, digits, `.`, `_`, `-`); part of the sandbox key. */
+  id: string
+  provider: SandboxProvider
+  /** Default: an empty workspace. */
+  workspace?: ResolvedWorkspace
+  lifecycle?: SandboxLifecycle
+  /** Default: `defineSandboxPolicy({ default: 'allow' })`. */
+  policy?: SandboxPolicy
+  hooks?: SandboxHooks
+}
+
+/** Per-run inputs of {@link SandboxDefinition.ensure}. */
+export interface SandboxEnsureContext {
+  threadId: string
+  runId: string
+  /** Runs of different tenants never share a sandbox. */
+  tenant?: string
+  /** Default: this definition's in-memory store. */
+  instances?: SandboxInstanceStore
+  /** Default: this definition's process-wide in-memory lock. */
+  locks?: LockStore
+  /** The `sandbox` debug category logger. */
+  logger?: InternalLogger
+}
+
+/** The resolved lifecycle. */
+export interface ResolvedSandboxLifecycle {
+  readonly reuse: 'thread' | 'none'
+  /** Idle ms before destroy, or `undefined` for no timer. */
+  readonly keepAliveMs?: number
+  readonly destroyOnComplete: boolean
+}
+
+/** A lazy sandbox definition. */
+export interface SandboxDefinition {
+  readonly id: string
+  readonly provider: SandboxProvider
+  readonly workspace: ResolvedWorkspace
+  readonly lifecycle: ResolvedSandboxLifecycle
+  readonly policy: SandboxPolicy
+  readonly hooks: SandboxHooks
+  /** The in-memory store used when neither `withSandbox` nor the capability supplies one. */
+  readonly fallbackInstances: SandboxInstanceStore
+  /** The compound key for a run (see `computeSandboxKey`). */
+  key: (ctx: Pick<SandboxEnsureContext, 'threadId' | 'runId' | 'tenant'>) => string
+  /** Resume or create the sandbox for a run. Serialised per key. */
+  ensure: (ctx: SandboxEnsureContext) => Promise<SandboxHandle>
+  /** Destroy the sandbox recorded for a key (idempotent). */
+  destroy: (input: { key: string; instances?: SandboxInstanceStore; logger?: InternalLogger }) => Promise<void>
+  /** Destroy the key's sandbox after `lifecycle.keepAlive` of idleness (no-op without keepAlive). */
+  scheduleIdleDestroy: (input: { key: string; instances?: SandboxInstanceStore; logger?: InternalLogger }) => void
+}
+
+const providerSchema = z.custom<SandboxProvider>(
+  (value) => {
+    const p = value as Partial<SandboxProvider> | null
+    return typeof p === 'object' && p !== null && typeof p.name === 'string' && ['capabilities', 'create', 'resume', 'destroy'].every((m) => typeof (p as Record<string, unknown>)[m] === 'function')
+  },
+  { message: 'expected a sandbox provider such as localProcessSandbox() or dockerSandbox({ image }) (an object with name, capabilities, create, resume and destroy)' },
+)
+
+const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: 'expected a function' })
+
+const schema = z
+  .object({
+    id: z.string({ error: 'expected a string id, e.g. "repo-agent"' }).regex(/^[A-Za-z0-9._-]+$/, 'use letters, digits, ".", "_" and "-" only, e.g. "repo-agent"'),
+    provider: providerSchema,
+    workspace: z.custom<ResolvedWorkspace>((v) => typeof v === 'object' && v !== null && typeof (v as ResolvedWorkspace).hash === 'string', { message: 'expected the result of defineWorkspace({ ... })' }).optional(),
+    lifecycle: z
+      .object({
+        reuse: z.enum(['thread', 'none']).optional(),
+        keepAlive: z.union([z.number().nonnegative(), z.string().regex(DURATION_PATTERN, "expected a duration such as '30m', '2h' or a number of ms")]).optional(),
+        destroyOnComplete: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
+    policy: z.custom<SandboxPolicy>((v) => typeof v === 'object' && v !== null && 'default' in v && 'commands' in v, { message: 'expected the result of defineSandboxPolicy({ ... })' }).optional(),
+    hooks: z.object({ onReady: fn.optional(), onError: fn.optional(), onDestroy: fn.optional() }).strict().optional(),
+  })
+  .strict()
+
+/**
+ * Define a sandbox. Lazy: creates nothing until a run calls `ensure`.
+ *
+ * @returns A {@link SandboxDefinition} to pass to `withSandbox`.
+ * @throws SandboxConfigError naming the field, e.g. `defineSandbox.provider` when it is missing.
+ * @example
+ * ```ts
+ * const sandbox = defineSandbox({
+ *   id: 'repo-agent',
+ *   provider: localProcessSandbox(),
+ *   workspace: defineWorkspace({ setup: ['git init -q'] }),
+ *   lifecycle: { reuse: 'thread', keepAlive: '30m' },
+ * })
+ * ```
+ */
+export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition {
+  const parsed = parseOptions(schema, input, 'defineSandbox')
+  const provider = parsed.provider
+  const workspace = parsed.workspace ?? defineWorkspace()
+  const policy = parsed.policy ?? defineSandboxPolicy()
+  const hooks = (parsed.hooks ?? {}) as SandboxHooks
+  const reuse = parsed.lifecycle?.reuse ?? 'thread'
+  const keepAliveMs = parsed.lifecycle?.keepAlive === undefined ? undefined : parseDuration(parsed.lifecycle.keepAlive)
+  const lifecycle: ResolvedSandboxLifecycle = Object.freeze({
+    reuse,
+    ...(keepAliveMs === undefined ? {} : { keepAliveMs }),
+    destroyOnComplete: parsed.lifecycle?.destroyOnComplete ?? reuse === 'none',
+  })
+  const fallbackInstances = new InMemorySandboxInstanceStore()
+  const fallbackLocks = new InMemoryLockStore()
+  const idleTimers = new Map<string, ReturnType<typeof setTimeout>>()
+
+  const key: SandboxDefinition['key'] = (ctx) =>
+    computeSandboxKey({
+      definitionId: parsed.id,
+      provider: provider.name,
+      ...(provider.fingerprint ? { providerFingerprint: provider.fingerprint } : {}),
+      workspaceHash: workspace.hash,
+      threadId: ctx.threadId,
+      runId: ctx.runId,
+      reuse,
+      ...(ctx.tenant ? { tenant: ctx.tenant } : {}),
+    })
+
+  async function callHook<K extends keyof SandboxHooks>(name: K, logger: InternalLogger | undefined, ...args: Parameters<NonNullable<SandboxHooks[K]>>): Promise<void> {
+    const hook = hooks[name] as ((...a: unknown[]) => unknown) | undefined
+    if (!hook) return
+    try {
+      await hook(...args)
+    } catch (error) {
+      logger?.errors(`sandbox hook ${name} threw`, { error })
+    }
+  }
+
+  const destroy: SandboxDefinition['destroy'] = async ({ key: sandboxKey, instances = fallbackInstances, logger }) => {
+    clearTimeout(idleTimers.get(sandboxKey))
+    idleTimers.delete(sandboxKey)
+    const record = await instances.get(sandboxKey)
+    if (!record) return
+    logger?.sandbox(`destroy ${sandboxKey} (${record.provider} ${record.providerSandboxId})`)
+    await provider.destroy({ id: record.providerSandboxId })
+    await instances.delete(sandboxKey)
+    await callHook('onDestroy', logger)
+  }
+
+  const ensure: SandboxDefinition['ensure'] = async (ctx) => {
+    const sandboxKey = key(ctx)
+    const instances = ctx.instances ?? fallbackInstances
+    const locks = ctx.locks ?? fallbackLocks
+    const { logger } = ctx
+    clearTimeout(idleTimers.get(sandboxKey))
+    idleTimers.delete(sandboxKey)
+    return locks.withLock(`sandbox:${sandboxKey}`, async () => {
+      try {
+        const resumed = await resumeRecorded(sandboxKey, instances, ctx)
+        const handle = resumed ?? (await createAndBootstrap(sandboxKey, instances, ctx))
+        await callHook('onReady', logger, handle)
+        return handle
+      } catch (error) {
+        await callHook('onError', logger, error)
+        throw error
+      }
+    })
+  }
+
+  async function resumeRecorded(sandboxKey: string, instances: SandboxInstanceStore, ctx: SandboxEnsureContext): Promise<SandboxHandle | null> {
+    const record = await instances.get(sandboxKey)
+    if (!record) return null
+    const handle = record.provider === provider.name ? await provider.resume({ id: record.providerSandboxId }) : null
+    if (!handle) {
+      ctx.logger?.sandbox(`recorded sandbox for ${sandboxKey} is gone; creating a new one`)
+      await instances.delete(sandboxKey)
+      return null
+    }
+    await applySecretEnv(handle, workspace)
+    await instances.upsert({ ...record, latestRunId: ctx.runId, updatedAt: Date.now() })
+    ctx.logger?.sandbox(`resumed ${sandboxKey} (${handle.id})`)
+    return handle
+  }
+
+  async function createAndBootstrap(sandboxKey: string, instances: SandboxInstanceStore, ctx: SandboxEnsureContext): Promise<SandboxHandle> {
+    ctx.logger?.sandbox(`creating sandbox for ${sandboxKey} with ${provider.name}`)
+    const handle = await provider.create({
+      key: sandboxKey,
+      labels: { 'tanstack.sandbox.key': sandboxKey, 'tanstack.sandbox.definition': parsed.id },
+    })
+    try {
+      await bootstrapWorkspace(handle, workspace)
+    } catch (error) {
+      ctx.logger?.sandbox(`bootstrap failed for ${sandboxKey}; destroying ${handle.id}`)
+      await handle.destroy().catch((destroyError: unknown) => ctx.logger?.errors('destroying a half-made sandbox failed', { error: destroyError }))
+      throw error
+    }
+    await instances.upsert({ key: sandboxKey, provider: provider.name, providerSandboxId: handle.id, threadId: ctx.threadId, latestRunId: ctx.runId, updatedAt: Date.now() })
+    ctx.logger?.sandbox(`created ${sandboxKey} (${handle.id})`)
+    return handle
+  }
+
+  const scheduleIdleDestroy: SandboxDefinition['scheduleIdleDestroy'] = (input) => {
+    if (lifecycle.keepAliveMs === undefined) return
+    clearTimeout(idleTimers.get(input.key))
+    const timer = setTimeout(() => {
+      idleTimers.delete(input.key)
+      destroy(input).catch((error: unknown) => input.logger?.errors('idle sandbox destroy failed', { error }))
+    }, lifecycle.keepAliveMs)
+    timer.unref?.()
+    idleTimers.set(input.key, timer)
+  }
+
+  return Object.freeze({ id: parsed.id, provider, workspace, lifecycle, policy, hooks, fallbackInstances, key, ensure, destroy, scheduleIdleDestroy })
+}

@@ -1,0 +1,15 @@
+// Definition: defineSandbox, the compound key, lifecycle, instance store.
+export { defineSandbox } from './define-sandbox.js'
+export type { SandboxDefinition, SandboxDefinitionInput, SandboxEnsureContext, SandboxLifecycle, SandboxHooks, ResolvedSandboxLifecycle } from './define-sandbox.js'
+export { computeSandboxKey } from './sandbox-key.js'
+export type { SandboxKeyInput } from './sandbox-key.js'
+export { parseDuration } from './duration.js'
+export { parseOptions } from './validate.js'
+export {
+  SandboxInstanceStoreCapability,
+  getSandboxInstanceStore,
+  provideSandboxInstanceStore,
+  InMemorySandboxInstanceStore,
+  defineSandboxInstanceStore,
+} from './instance-store.js'
+export type { SandboxInstanceStore, SandboxInstanceRecord } from './instance-store.js'

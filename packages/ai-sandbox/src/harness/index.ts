@@ -1,0 +1,5 @@
+// Harness: what every harness adapter shares to run an agent CLI and read its NDJSON stdout.
+export { toLines, LineTooLongError } from './to-lines.js'
+export type { ToLinesOptions } from './to-lines.js'
+export { spawnNdjson } from './spawn-ndjson.js'
+export type { SpawnNdjsonOptions, SpawnNdjsonExit } from './spawn-ndjson.js'

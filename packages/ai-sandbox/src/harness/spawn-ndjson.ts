@@ -1,0 +1,197 @@
+/**
+ * `spawnNdjson`: run an agent CLI through `handle.process.spawn` and stream its
+ * stdout as parsed NDJSON values. Owns the process lifecycle of one run (stdin
+ * feed, concurrent stderr drain, kill on early stop or abort); it never
+ * interprets events or judges an exit code, which harness adapters do.
+ * Invariant: once spawned, the process is either observed to exit or killed
+ * before the iterator settles, whatever way the consumer leaves.
+ */
+import { SandboxError } from '../contracts/errors.js'
+import type { SandboxHandle } from '../contracts/handle.js'
+import type { ProcessOptions, SpawnedProcess } from '../contracts/process.js'
+import { toLines } from './to-lines.js'
+
+/** How the process of a {@link spawnNdjson} run ended. */
+export interface SpawnNdjsonExit {
+  /** Exit code; 128+N when the process died of signal N. */
+  readonly exitCode: number
+  /** The signal name when the process was killed by one, e.g. `SIGTERM`. */
+  readonly signal?: string
+  /** The last `stderrTailLength` characters of stderr (all of it when shorter). */
+  readonly stderrTail: string
+}
+
+/** Options of {@link spawnNdjson}. */
+export interface SpawnNdjsonOptions {
+  /** Working directory inside the sandbox. Default: the workspace root. */
+  cwd?: string
+  /** Extra environment variables, merged over the sandbox environment. */
+  env?: Record<string, string>
+  /** Aborting kills the process and ends the iteration without an error. */
+  signal?: AbortSignal
+  /**
+   * Text written to stdin before it is closed. Default: none; stdin is closed
+   * at once either way, so a CLI that reads stdin sees EOF. Needs capability
+   * `writableStdin`; without it, feed input through a file and a redirect.
+   */
+  stdin?: string
+  /** Called with each non-empty stdout line that is not JSON. Such lines are skipped, never fatal. */
+  onNonJsonLine?: (line: string) => void
+  /** Called with each stderr chunk as it arrives. stderr is drained whether or not this is set. */
+  onStderr?: (chunk: string) => void
+  /** Called once after stdout ended and the process exited. Not called when the consumer stops early. */
+  onExit?: (exit: SpawnNdjsonExit) => void | Promise<void>
+  /** Characters of stderr kept for {@link SpawnNdjsonExit.stderrTail}. Default: 65536. */
+  stderrTailLength?: number
+  /** Refuse a stdout line longer than this many UTF-8 bytes (see `toLines`). Default: unlimited. */
+  maxLineBytes?: number
+}
+
+const DEFAULT_STDERR_TAIL = 64 * 1024
+
+/**
+ * Spawn `command` in the sandbox and yield each stdout line parsed as JSON.
+ * Empty lines are skipped, non-JSON lines go to `onNonJsonLine`. stderr is
+ * drained concurrently (so a chatty stderr never blocks the child) into a
+ * bounded tail. When stdout ends, the process is awaited and `onExit` gets
+ * its exit code, signal and stderr tail. A non-zero exit does NOT throw: the
+ * harness adapter decides what an exit means. If the consumer stops early
+ * (`break`, `return`, a throw) the process is killed; if `signal` aborts, the
+ * process is killed and the iteration ends normally after `onExit`. Nothing is
+ * spawned until iteration starts, nor at all if `signal` is already aborted.
+ *
+ * @param handle - The sandbox to run in (capability `backgroundProcesses`).
+ * @param command - POSIX shell command, run with `sh -c` by the provider.
+ * @param options - {@link SpawnNdjsonOptions}.
+ * @returns Parsed JSON values, one per stdout line, in order.
+ * @throws whatever `handle.process.spawn` throws (providers use
+ *   `SandboxOperationError` reason `spawn-failed`); `LineTooLongError`
+ *   `line-too-long` when `maxLineBytes` is passed; `UnsupportedCapabilityError`
+ *   after the run when `stdin` was given but the provider cannot write stdin;
+ *   any error thrown by a callback. A process still running is killed before
+ *   the error reaches the consumer.
+ * @example
+ * ```ts
+ * for await (const event of spawnNdjson(handle, 'codex exec --json "hi" </dev/null', {
+ *   cwd: '/workspace',
+ *   onExit: ({ exitCode, stderrTail }) => { if (exitCode !== 0) console.error(stderrTail) },
+ * })) console.log(event)
+ * ```
+ */
+export async function* spawnNdjson(
+  handle: SandboxHandle,
+  command: string,
+  options: SpawnNdjsonOptions = {},
+): AsyncIterable<unknown> {
+  const { cwd, env, signal, stdin, onNonJsonLine, onStderr, onExit, maxLineBytes } = options
+  const stderrTailLength = Math.max(0, options.stderrTailLength ?? DEFAULT_STDERR_TAIL)
+  if (signal?.aborted) return
+
+  const child = await handle.process.spawn(command, processOptions({ cwd, env, signal }))
+  const killOnAbort = () => void child.kill().catch(() => undefined) // the stop below reports kill errors
+  signal?.addEventListener('abort', killOnAbort, { once: true })
+  const stderr = drainStderr(child, stderrTailLength, onStderr)
+  const stdinDone = feedStdin(child, stdin)
+  let exited = false
+  try {
+    for await (const line of toLines(child.stdout, { maxLineBytes })) {
+      if (signal?.aborted) break
+      if (line.trim() === '') continue
+      const value = parseJson(line)
+      if (value === NOT_JSON) onNonJsonLine?.(line)
+      else yield value
+    }
+    if (signal?.aborted) await child.kill()
+    const exit = await child.wait()
+    exited = true
+    const [tail, stdinError] = await Promise.all([stderr.done, stdinDone])
+    if (stdinError) throw stdinError
+    if (stderr.callbackError !== undefined) throw stderr.callbackError
+    await onExit?.({ exitCode: exit.exitCode, ...(exit.signal ? { signal: exit.signal } : {}), stderrTail: tail })
+  } finally {
+    signal?.removeEventListener('abort', killOnAbort)
+    if (!exited) {
+      await child.kill()
+      await Promise.all([stderr.done, stdinDone])
+    }
+  }
+}
+
+const NOT_JSON = Symbol('not-json')
+
+function parseJson(line: string): unknown {
+  try {
+    return JSON.parse(line)
+  } catch {
+    return NOT_JSON
+  }
+}
+
+/** Only the keys that are set, so a provider testing `'signal' in options` sees the truth. */
+function processOptions(input: ProcessOptions): ProcessOptions {
+  const out: ProcessOptions = {}
+  if (input.cwd !== undefined) out.cwd = input.cwd
+  if (input.env !== undefined) out.env = input.env
+  if (input.signal !== undefined) out.signal = input.signal
+  return out
+}
+
+/**
+ * Write `text` (if any) and close stdin, concurrently with reading stdout so
+ * a child that writes before it reads cannot deadlock against us. Failures
+ * are not fatal: a child that exits or closes stdin before reading it makes
+ * the write fail (EPIPE), which is the child's choice; its exit status,
+ * reported through `onExit`, tells the outcome. The one failure returned is a
+ * provider refusing stdin (`unsupported-capability`) when `text` was given.
+ */
+async function feedStdin(child: SpawnedProcess, text: string | undefined): Promise<SandboxError | undefined> {
+  try {
+    if (text !== undefined && text.length > 0) await child.stdin.write(text)
+    await child.stdin.end()
+  } catch (error) {
+    if (text !== undefined && SandboxError.isInstance(error) && error.reason === 'unsupported-capability') return error
+    // Otherwise already gone: the child no longer reads stdin (see above).
+  }
+  return undefined
+}
+
+interface StderrDrain {
+  /** Resolves with the tail once stderr has ended; never rejects. */
+  readonly done: Promise<string>
+  /** The first error thrown by `onStderr`, if any. */
+  callbackError?: unknown
+}
+
+/** Read stderr to its end, keeping a bounded tail and forwarding chunks to `onStderr`. */
+function drainStderr(child: SpawnedProcess, limit: number, onStderr?: (chunk: string) => void): StderrDrain {
+  const drain: { done: Promise<string>; callbackError?: unknown } = { done: Promise.resolve('') }
+  drain.done = (async () => {
+    let tail = ''
+    try {
+      for await (const chunk of child.stderr) {
+        tail += chunk
+        // Trim only once the tail is twice the limit: amortised linear cost.
+        if (tail.length > 2 * limit) tail = tail.slice(tail.length - limit)
+        if (onStderr && drain.callbackError === undefined) {
+          try {
+            onStderr(chunk)
+          } catch (error) {
+            drain.callbackError = error // reported after exit; keep draining so the child never blocks
+          }
+        }
+      }
+    } catch {
+      // A stderr stream that errors ends the tail there; stdout and wait() report the real failure.
+    }
+    return trimTail(tail, limit)
+  })()
+  return drain
+}
+
+/** The last `limit` characters, never starting with half of a surrogate pair. */
+function trimTail(tail: string, limit: number): string {
+  if (tail.length <= limit) return tail
+  const out = tail.slice(tail.length - limit)
+  const first = out.charCodeAt(0)
+  return first >= 0xdc00 && first <= 0xdfff ? out.slice(1) : out
+}

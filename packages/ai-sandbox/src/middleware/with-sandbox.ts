@@ -1,0 +1,139 @@
+/**
+ * `withSandbox`: the chat middleware that gives a run its sandbox. Setup reads
+ * top to bottom: resolve the stores, ensure the sandbox, register the run,
+ * provide the capabilities. The terminal hooks apply the lifecycle: keep the
+ * sandbox for the thread, destroy it after the run, or destroy it on abort
+ * (closing an agent's pipe does not stop the agent; destroying its sandbox does).
+ * Source: spec 000, "Lifecycle & resume" and "Instance durability".
+ */
+import { defineChatMiddleware, type ChatMiddlewareContext } from '@tanstack/ai'
+import { getSandboxRuntime, SandboxRuntimeCapability, type InternalLogger } from '@tanstack/ai/adapter-internals'
+import { getLocks, LocksCapability, type LockStore } from '@tanstack/ai/locks'
+import { z } from 'zod'
+import type { SandboxHandle } from '../contracts/handle.js'
+import type { SandboxDefinition } from '../definition/define-sandbox.js'
+import { getSandboxInstanceStore, SandboxInstanceStoreCapability, type SandboxInstanceStore } from '../definition/instance-store.js'
+import { parseOptions } from '../definition/validate.js'
+import { resolveSecretEnv } from '../workspace/define-workspace.js'
+import { provideSandboxPolicy, SandboxPolicyCapability } from '../workspace/policy.js'
+import { ProjectionCapability, provideProjection } from '../workspace/projection.js'
+import { provideSandbox, SandboxCapability } from './capabilities.js'
+
+/** Options of {@link withSandbox}. */
+export interface SandboxMiddlewareOptions {
+  /** Instance store. Wins over `SandboxInstanceStoreCapability`, which wins over the definition's in-memory store. */
+  instances?: SandboxInstanceStore
+  /** Lock store for `ensure`. Wins over `LocksCapability` (`withLocks`), which wins over a process-wide in-memory lock. */
+  locks?: LockStore
+}
+
+/** What one run holds between setup and its terminal hook. */
+interface RunState {
+  readonly key: string
+  readonly handle: SandboxHandle
+  readonly instances: SandboxInstanceStore
+  readonly logger: InternalLogger | undefined
+  destroying?: Promise<void>
+}
+
+const storeSchema = z.custom<SandboxInstanceStore>(
+  (v) => typeof v === 'object' && v !== null && ['get', 'upsert', 'delete'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+  { message: 'expected a SandboxInstanceStore (get, upsert, delete)' },
+)
+const optionsSchema = z
+  .object({
+    instances: storeSchema.optional(),
+    locks: z.custom<LockStore>((v) => typeof v === 'object' && v !== null && typeof (v as LockStore).withLock === 'function', { message: 'expected a LockStore (withLock)' }).optional(),
+  })
+  .strict()
+
+/**
+ * Provide a sandbox to a `chat()` run. Harness adapters that declare
+ * `requires: [SandboxCapability]` read it with `getSandbox(options.capabilities)`.
+ *
+ * Lifecycle: `reuse: 'thread'` keeps one sandbox per thread across runs (and
+ * `keepAlive` destroys it after idling); `reuse: 'none'` or
+ * `destroyOnComplete` destroys it after the run; an abort always destroys it.
+ * The tenant comes from `chat({ context: { tenantId } })` when present.
+ * Transitions log under the `sandbox` debug category (`chat({ debug: { sandbox: true } })`).
+ *
+ * @param sandbox - A definition from `defineSandbox`.
+ * @param options - Optional `instances` and `locks` stores.
+ * @throws SandboxConfigError for invalid options (at call time).
+ * @example
+ * ```ts
+ * chat({ adapter, messages, threadId, middleware: [withSandbox(sandbox)] })
+ * ```
+ */
+export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewareOptions = {}) {
+  if (typeof sandbox !== 'object' || sandbox === null || typeof sandbox.ensure !== 'function') {
+    parseOptions(z.custom(() => false, { message: 'expected the result of defineSandbox({ ... })' }), sandbox, 'withSandbox.sandbox')
+  }
+  const parsed = parseOptions(optionsSchema, options, 'withSandbox.options')
+  const runs = new WeakMap<object, RunState>()
+
+  function destroyRun(state: RunState, why: string): Promise<void> {
+    state.destroying ??= (async () => {
+      state.logger?.sandbox(`destroying sandbox ${state.handle.id} (${why})`)
+      try {
+        await sandbox.destroy({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
+      } finally {
+        // The record may already be gone (another run destroyed it); make sure the handle is too.
+        await state.handle.destroy()
+      }
+    })()
+    return state.destroying
+  }
+
+  return defineChatMiddleware({
+    name: 'sandbox',
+    provides: [SandboxCapability, SandboxPolicyCapability, ProjectionCapability],
+    optionalRequires: [LocksCapability, SandboxInstanceStoreCapability, SandboxRuntimeCapability],
+    async setup(ctx) {
+      const logger = getSandboxRuntime(ctx, { optional: true })?.logger
+      const instances = parsed.instances ?? getSandboxInstanceStore(ctx, { optional: true }) ?? sandbox.fallbackInstances
+      const locks = parsed.locks ?? getLocks(ctx, { optional: true })
+      const tenant = tenantOf(ctx)
+      const ensureCtx = { threadId: ctx.threadId, runId: ctx.runId, ...(tenant ? { tenant } : {}) }
+      const key = sandbox.key(ensureCtx)
+      logger?.sandbox(`ensure ${key} for thread ${ctx.threadId} run ${ctx.runId}`)
+      const handle = await sandbox.ensure({ ...ensureCtx, instances, ...(locks ? { locks } : {}), ...(logger ? { logger } : {}) })
+
+      const state: RunState = { key, handle, instances, logger }
+      runs.set(ctx, state)
+      // An abort must stop the agent even while the adapter is blocked inside a command.
+      ctx.signal?.addEventListener('abort', () => void destroyRun(state, 'run aborted').catch((error: unknown) => logger?.errors('sandbox destroy on abort failed', { error })), { once: true })
+
+      provideSandbox(ctx, handle)
+      provideSandboxPolicy(ctx, sandbox.policy)
+      provideProjection(ctx, {
+        workspace: sandbox.workspace,
+        workspaceHash: sandbox.workspace.hash,
+        workspaceRoot: handle.workspaceRoot,
+        resolveSecretEnv: () => resolveSecretEnv(sandbox.workspace),
+      })
+    },
+    async onFinish(ctx) {
+      const state = runs.get(ctx)
+      if (!state) return
+      if (sandbox.lifecycle.destroyOnComplete) return destroyRun(state, `run finished, ${sandbox.lifecycle.reuse === 'none' ? "reuse 'none'" : 'destroyOnComplete'}`)
+      state.logger?.sandbox(`keeping sandbox ${state.handle.id} for thread ${ctx.threadId}`)
+      sandbox.scheduleIdleDestroy({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
+    },
+    async onAbort(ctx) {
+      const state = runs.get(ctx)
+      if (state) await destroyRun(state, 'run aborted')
+    },
+    async onError(ctx) {
+      const state = runs.get(ctx)
+      if (!state) return
+      if (sandbox.lifecycle.reuse === 'none') return destroyRun(state, "run failed, reuse 'none'")
+      sandbox.scheduleIdleDestroy({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
+    },
+  })
+}
+
+function tenantOf(ctx: ChatMiddlewareContext): string | undefined {
+  const context = ctx.context as { tenantId?: unknown } | null | undefined
+  return typeof context?.tenantId === 'string' && context.tenantId !== '' ? context.tenantId : undefined
+}

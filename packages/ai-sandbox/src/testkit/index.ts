@@ -1,0 +1,71 @@
+/**
+ * `@tanstack/ai-sandbox/testkit`: the conformance kits providers and stores
+ * run in their own vitest suites. Loads `vitest` (an optional peer
+ * dependency), so nothing in the runtime entry may import from here. The
+ * individual checks are exported too, for authors who want to run one rule
+ * directly (or prove a deliberately broken fake fails it).
+ */
+
+// Instance store kit
+export { runSandboxInstanceStoreConformance, INSTANCE_STORE_CHECKS } from './instance-store-conformance.js'
+export {
+  checkStoreGetMissing,
+  checkStoreRoundTrip,
+  checkStoreUpsertReplaces,
+  checkStoreDelete,
+  checkStoreKeysIndependent,
+  checkStoreOddKeys,
+  checkStoreConcurrentUpserts,
+  checkStoreReturnsCopies,
+} from './instance-store-conformance.js'
+
+// Provider kit: the runner and its context
+export { runSandboxProviderConformance } from './provider-conformance.js'
+export type { SandboxProviderConformanceOptions } from './provider-conformance.js'
+export { createProviderConformanceContext } from './provider/context.js'
+export type {
+  ProviderConformanceContext,
+  ProviderConformanceContextOptions,
+  ProviderConformanceGroup,
+  ProviderConformanceSkip,
+  SandboxTools,
+} from './provider/context.js'
+
+// Provider kit: individual checks, one concern per line
+export { checkCapabilityFlags, checkUnsupportedCapability, checkStdinUnsupported, checkKillUnsupported } from './provider/capabilities.js'
+export {
+  checkCreateIdentity,
+  checkWorkspaceStartsEmpty,
+  checkSandboxesAreIsolated,
+  checkResumeLiveSandbox,
+  checkDestroyIsIdempotent,
+  checkProviderDestroy,
+  checkResumeUnknownId,
+  checkDestroyStopsProcesses,
+} from './provider/lifecycle.js'
+export {
+  checkFsTextRoundTrip,
+  checkFsBytesRoundTrip,
+  checkFsWriteCreatesParents,
+  checkFsList,
+  checkFsMkdir,
+  checkFsRemove,
+  checkFsRename,
+  checkFsExists,
+  checkFsLstat,
+  checkFsSymlinkMetadata,
+} from './provider/fs.js'
+export { checkFsVirtualRoot, checkFsPathConfinement, checkFsReadMissing, checkFsSymlinkEscape, checkFsSymlinkInside } from './provider/fs-paths.js'
+export { checkExecOutput, checkExecExitCodes, checkExecCwd, checkExecEnv, checkExecStdin, checkExecLargeOutput, checkExecTimeout, checkCreateEnv } from './provider/exec.js'
+export { checkEnvSetMerges, checkEnvReachesSpawn } from './provider/env.js'
+export {
+  checkSpawnStreams,
+  checkSpawnLargeOutput,
+  checkSpawnReturnsBeforeExit,
+  checkSpawnStdin,
+  checkSpawnKillJob,
+  checkSpawnKillAfterExit,
+} from './provider/spawn.js'
+export { checkPortsConnect, checkPortsRejectInvalid, checkPortsReachServer } from './provider/ports.js'
+export { checkGitLocalRepo, checkGitCloneRemote } from './provider/git.js'
+export { checkSnapshotRestore, checkForkIsIndependent } from './provider/snapshots.js'

@@ -1,0 +1,89 @@
+/**
+ * `runSandboxProviderConformance`: the provider contract as a vitest suite.
+ * It reads the provider's capability flags once, probes the image for
+ * optional tools, then registers one describe group per concern (the checks
+ * live in `provider/`). A `true` flag is driven through its methods, a `false`
+ * flag must throw `UnsupportedCapabilityError`, and anything that cannot run
+ * here is an `it.skip` whose title names the reason. Every sandbox the suite
+ * creates is destroyed after its test or group, even when a check fails.
+ */
+import { afterAll, afterEach, describe } from 'vitest'
+import type { SandboxProvider } from '../contracts/provider.js'
+import { registerCapabilityConformance } from './provider/capabilities.js'
+import { createProviderConformanceContext, skippedCase } from './provider/context.js'
+import type { ProviderConformanceContext, ProviderConformanceGroup, ProviderConformanceSkip } from './provider/context.js'
+import { registerEnvConformance } from './provider/env.js'
+import { registerExecConformance } from './provider/exec.js'
+import { registerFsConformance } from './provider/fs.js'
+import { registerGitConformance } from './provider/git.js'
+import { registerLifecycleConformance } from './provider/lifecycle.js'
+import { registerPortsConformance } from './provider/ports.js'
+import { registerForkConformance, registerSnapshotConformance } from './provider/snapshots.js'
+import { registerSpawnConformance } from './provider/spawn.js'
+
+/** Options of {@link runSandboxProviderConformance}. */
+export interface SandboxProviderConformanceOptions {
+  /** Build the provider under test. Called once, while vitest collects the suite. */
+  makeProvider: () => SandboxProvider | Promise<SandboxProvider>
+  /**
+   * Groups to skip, each with the reason printed in the skipped test's title,
+   * e.g. `{ ports: 'CI runners have no bridge network' }`. Default: none.
+   */
+  skip?: ProviderConformanceSkip
+  /** Timeout of each test and hook, in ms. Default 60 000 (container providers need it). */
+  timeoutMs?: number
+}
+
+/**
+ * Register the provider conformance suite in the current vitest file. Call it
+ * at the top level of a test file; it adds one `describe` named after the provider.
+ *
+ * Groups: `capabilities` (flags are booleans; false flags throw
+ * `UnsupportedCapabilityError`), `lifecycle` (create, resume, destroy), `fs`
+ * (files, folders, path confinement, symlink escapes), `exec`, `env`, `spawn`
+ * (streams, stdin, killing a whole job), `ports` (a host fetch into the
+ * sandbox, needs `node` in the image), `git` (needs `git` in the image),
+ * `snapshots` and `fork` when advertised.
+ *
+ * @param name - Shown in the suite title, e.g. `docker`.
+ * @param options - `makeProvider`, optional `skip` reasons per group, `timeoutMs` (default 60 000).
+ * @throws Whatever `makeProvider` throws, as a collection error of the file.
+ * @example
+ * ```ts
+ * import { runSandboxProviderConformance } from '@tanstack/ai-sandbox/testkit'
+ * import { dockerSandbox } from '@acme/ai-sandbox-docker'
+ *
+ * runSandboxProviderConformance('docker', {
+ *   makeProvider: () => dockerSandbox({ image: 'sandbox-base:latest' }),
+ *   skip: { ports: 'the CI daemon runs with --bridge=none' },
+ * })
+ * ```
+ */
+export function runSandboxProviderConformance(name: string, options: SandboxProviderConformanceOptions): void {
+  const { makeProvider, skip = {}, timeoutMs = 60_000 } = options
+  describe(`sandbox provider conformance: ${name}`, async () => {
+    const provider = await makeProvider()
+    const context = await createProviderConformanceContext(provider, { skip, timeoutMs })
+    const getContext = () => context
+    afterEach(() => context.destroyTracked(), timeoutMs)
+    afterAll(() => context.destroyTracked(), timeoutMs)
+
+    const caps = context.capabilities
+    const group = (id: ProviderConformanceGroup, enabled: boolean, register: (get: () => ProviderConformanceContext) => void) => {
+      if (!enabled) return
+      const reason = skip[id]
+      if (reason) skippedCase(id, reason)
+      else register(getContext)
+    }
+    group('capabilities', true, registerCapabilityConformance)
+    group('lifecycle', true, registerLifecycleConformance)
+    group('fs', caps.fs, registerFsConformance)
+    group('exec', caps.exec, registerExecConformance)
+    group('env', caps.env, registerEnvConformance)
+    group('spawn', caps.backgroundProcesses, registerSpawnConformance)
+    group('ports', caps.ports, registerPortsConformance)
+    group('git', true, registerGitConformance)
+    group('snapshots', caps.snapshots, registerSnapshotConformance)
+    group('fork', caps.fork, registerForkConformance)
+  })
+}

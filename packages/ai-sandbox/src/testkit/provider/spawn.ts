@@ -1,0 +1,141 @@
+/**
+ * `process.spawn` conformance: streaming stdout/stderr, `wait()`, returning
+ * before exit, stdin (capability `writableStdin`) and killing a whole job
+ * (capability `killableProcesses`). The kill check proves "nothing of the job
+ * is left" without `ps`: the job writes its own pids to a file and `kill -0`
+ * probes each one (a zombie counts as gone: it has exited).
+ */
+import { describe, expect } from 'vitest'
+import type { SandboxHandle } from '../../contracts/handle.js'
+import type { SpawnedProcess } from '../../contracts/process.js'
+import { describeError, violation, within } from './assert.js'
+import { conformanceCase, skippedCase, useSharedSandbox } from './context.js'
+import type { ProviderConformanceContext } from './context.js'
+import { q, readStream, scratch, sh } from './io.js'
+
+/** Drain both streams of a spawned process and wait for it. */
+async function finish(child: SpawnedProcess): Promise<{ exitCode: number; signal?: string; stdout: string; stderr: string }> {
+  const stdout = readStream(child.stdout, 'stdout')
+  const stderr = readStream(child.stderr, 'stderr')
+  const exit = await within(child.wait(), 'SpawnedProcess.wait() resolves once the process exits')
+  return { ...exit, stdout: await stdout.done, stderr: await stderr.done }
+}
+
+/** stdout and stderr stream separately, `wait()` gives the exit code (repeatably), and `pid` is sane when present. */
+export async function checkSpawnStreams(handle: SandboxHandle): Promise<void> {
+  const child = await handle.process.spawn(`printf 'out ✓'; printf 'err' >&2; exit 7`)
+  if (child.pid !== undefined) expect(Number.isInteger(child.pid) && child.pid > 0, `SpawnedProcess.pid is a positive integer when present (got ${child.pid})`).toBe(true)
+  const result = await finish(child)
+  expect(result.stdout, 'SpawnedProcess.stdout yields the process stdout as UTF-8 text').toBe('out ✓')
+  expect(result.stderr, 'SpawnedProcess.stderr yields the process stderr').toBe('err')
+  expect(result.exitCode, 'SpawnedProcess.wait() resolves with the exit code (exit 7 -> 7)').toBe(7)
+  expect((await child.wait()).exitCode, 'calling wait() again resolves with the same exit').toBe(7)
+}
+
+/** 1 MB of spawned output arrives complete. */
+export async function checkSpawnLargeOutput(handle: SandboxHandle): Promise<void> {
+  const result = await finish(await handle.process.spawn('yes 0123456789abcde | head -c 1048576'))
+  expect(result.stdout.length, 'SpawnedProcess.stdout delivers all 1 MB (no truncation)').toBe(1024 * 1024)
+  expect(result.exitCode, 'the large-output process exits 0').toBe(0)
+}
+
+/**
+ * With exec: spawn returns while the process still runs (it waits for a gate
+ * file that only exec creates afterwards), and honours `cwd` and `env`.
+ */
+export async function checkSpawnReturnsBeforeExit(handle: SandboxHandle): Promise<void> {
+  const dir = scratch('spawn-gate')
+  await sh(handle, `mkdir -p ${q(dir)}`)
+  const child = await handle.process.spawn('echo waiting; while [ ! -f gate ]; do sleep 0.1; done; printf "%s" "$CONF_SPAWN_ENV"', {
+    cwd: `/workspace/${dir}`,
+    env: { CONF_SPAWN_ENV: 'gate opened' },
+  })
+  const stdout = readStream(child.stdout, 'stdout')
+  readStream(child.stderr, 'stderr')
+  await stdout.until('waiting', 'SpawnedProcess.stdout streams output while the process is still running')
+  await sh(handle, `touch ${q(`${dir}/gate`)}`)
+  const exit = await within(child.wait(), 'SpawnedProcess.wait() resolves once the process exits')
+  expect(exit.exitCode, 'spawn returned before the process exited, and it exits 0 once released').toBe(0)
+  expect(await stdout.done, 'spawn({ cwd: "/workspace/<dir>", env }) runs in that directory with that env').toBe('waiting\ngate opened')
+}
+
+/** With writableStdin: `stdin.write` (text and bytes) reaches the process and `end()` closes it. */
+export async function checkSpawnStdin(handle: SandboxHandle): Promise<void> {
+  const child = await handle.process.spawn('cat')
+  const stdout = readStream(child.stdout, 'stdout')
+  readStream(child.stderr, 'stderr')
+  await child.stdin.write('hello\n')
+  await stdout.until('hello\n', 'stdin.write reaches a running process (cat echoes it before stdin ends)')
+  await child.stdin.write(new TextEncoder().encode('wörld\n'))
+  await child.stdin.end()
+  const exit = await within(child.wait(), 'stdin.end() closes stdin, so cat exits and wait() resolves')
+  expect(await stdout.done, 'stdin.write of text and bytes reaches the process unchanged').toBe('hello\nwörld\n')
+  expect(exit.exitCode, 'stdin.end() closes stdin, so cat exits 0').toBe(0)
+}
+
+/**
+ * With killableProcesses and exec: `kill()` stops a job and every process it
+ * started (two background sleeps under a nested shell), `wait()` resolves,
+ * and no pid of the job is still running afterwards.
+ */
+export async function checkSpawnKillJob(handle: SandboxHandle): Promise<void> {
+  const dir = scratch('spawn-kill')
+  await sh(handle, `mkdir -p ${q(dir)}`)
+  const job = await handle.process.spawn(
+    `echo $$ >> pids; sh -c 'sleep 300 & echo $! >> pids; sleep 300 & echo $! >> pids; echo $$ >> pids; echo started; wait'`,
+    { cwd: dir },
+  )
+  const stdout = readStream(job.stdout, 'stdout')
+  readStream(job.stderr, 'stderr')
+  await stdout.until('started', 'a spawned job prints "started" while it runs')
+  await within(
+    job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() resolves', `it threw ${describeError(error)}`)),
+    'SpawnedProcess.kill() resolves once the job is gone',
+  )
+  const pids = (await sh(handle, `cat pids`, { cwd: dir })).stdout.split('\n').filter(Boolean)
+  expect(pids.length, 'the job recorded its pids (outer shell, inner shell, two sleeps)').toBeGreaterThanOrEqual(4)
+  const alive = await sh(handle, aliveScript(pids))
+  expect(alive.stdout.trim(), 'after kill() resolves nothing of the job is left: these pids still run').toBe('')
+  const exit = await within(job.wait(), 'wait() resolves after kill() (the job and its output pipes are gone)')
+  expect(exit.exitCode, 'a killed process reports a non-zero exit (128+N for signal N)').not.toBe(0)
+  await job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() is safe to call more than once', `second kill threw ${describeError(error)}`))
+}
+
+/** With killableProcesses: `kill()` after the process exited resolves. */
+export async function checkSpawnKillAfterExit(handle: SandboxHandle): Promise<void> {
+  const child = await handle.process.spawn('true')
+  await finish(child)
+  await child.kill().catch((error: unknown) => violation('SpawnedProcess.kill() after exit resolves (safe to call any time)', `it threw ${describeError(error)}`))
+}
+
+/** Register the spawn group. */
+export function registerSpawnConformance(getContext: () => ProviderConformanceContext): void {
+  const ctx = getContext()
+  const { capabilities: caps } = ctx
+  describe('spawn', () => {
+    const sandbox = useSharedSandbox(getContext)
+    const run = (title: string, check: (h: SandboxHandle) => Promise<void>) => conformanceCase(ctx, title, () => check(sandbox()))
+    run('streams stdout and stderr; wait() gives the exit code', checkSpawnStreams)
+    run('1 MB of output is not truncated', checkSpawnLargeOutput)
+    if (caps.exec) run('returns before the process exits; honours cwd and env', checkSpawnReturnsBeforeExit)
+    else skippedCase('spawn: returns before exit', 'the gate file is created with exec, and capabilities().exec is false')
+    if (caps.writableStdin) run('stdin.write and end reach the process (cat echoes)', checkSpawnStdin)
+    if (caps.killableProcesses) {
+      run('kill() after exit resolves', checkSpawnKillAfterExit)
+      if (caps.exec) run('kill() stops the job and every process it started', checkSpawnKillJob)
+      else skippedCase('spawn: kill leaves nothing behind', 'the leftover-pid probe uses exec, and capabilities().exec is false')
+    }
+  })
+}
+
+/** A shell script printing each pid that still runs; zombies have exited and do not count. */
+function aliveScript(pids: readonly string[]): string {
+  return [
+    `for p in ${pids.map(q).join(' ')}; do`,
+    '  if kill -0 "$p" 2>/dev/null; then',
+    '    state=$(sed -n "s/^[0-9]* (.*) \\([A-Za-z]\\).*/\\1/p" "/proc/$p/stat" 2>/dev/null)',
+    '    [ "$state" = Z ] || [ "$state" = X ] || echo "$p"',
+    '  fi',
+    'done',
+  ].join('\n')
+}

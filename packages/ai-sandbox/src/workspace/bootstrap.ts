@@ -1,0 +1,105 @@
+/**
+ * Bootstrap: turn a freshly created, empty sandbox into the workspace its
+ * definition describes. One step per concern, in order: secrets into the
+ * environment, the source into the root, then the setup steps.
+ * Invariant: every error leaving here is typed and has secret values redacted;
+ * destroying the half-made sandbox is the caller's job (`ensure`).
+ */
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { join, relative, resolve } from 'node:path'
+import { SandboxError } from '../contracts/errors.js'
+import type { SandboxHandle } from '../contracts/handle.js'
+import { shellJoin } from '../shell/quote.js'
+import { resolveSecretEnv, type ResolvedWorkspace } from './define-workspace.js'
+import { SetupStepFailedError, WorkspaceBootstrapError } from './errors.js'
+import { redactSecrets } from './secrets.js'
+import type { GitWorkspaceSource, LocalWorkspaceSource } from './sources.js'
+
+/** Number of output lines kept in {@link SetupStepFailedError.outputTail}. */
+export const SETUP_OUTPUT_TAIL_LINES = 40
+
+/**
+ * Bootstrap `handle` according to `workspace`.
+ *
+ * @throws WorkspaceBootstrapError `source` when the clone or copy fails.
+ * @throws SetupStepFailedError when a setup step exits non-zero (step number, command, exit code, output tail).
+ */
+export async function bootstrapWorkspace(handle: SandboxHandle, workspace: ResolvedWorkspace): Promise<void> {
+  await applySecretEnv(handle, workspace)
+  await placeSource(handle, workspace)
+  await runSetup(handle, workspace)
+}
+
+/**
+ * Inject the workspace's non-empty secrets into the sandbox environment. Run
+ * after every create, resume and restore: values are never persisted by us.
+ */
+export async function applySecretEnv(handle: SandboxHandle, workspace: ResolvedWorkspace): Promise<void> {
+  const env = Object.fromEntries(Object.entries(resolveSecretEnv(workspace)).filter(([, value]) => value !== ''))
+  if (Object.keys(env).length > 0) await handle.env.set(env)
+}
+
+async function placeSource(handle: SandboxHandle, workspace: ResolvedWorkspace): Promise<void> {
+  const { source } = workspace
+  try {
+    if (source.type === 'git') await cloneSource(handle, source)
+    else if (source.type === 'local') await copyLocalSource(handle, source)
+  } catch (error) {
+    const detail = redactSecrets(error instanceof Error ? error.message : String(error), Object.values(workspace.secrets))
+    const where = source.type === 'git' ? `clone ${source.url}` : `copy ${source.type === 'local' ? source.path : ''}`
+    throw new WorkspaceBootstrapError('source', `Workspace source failed (${where}): ${detail}\nCheck defineWorkspace({ source }): the URL, ref and secret, or the local path.`, {
+      cause: SandboxError.isInstance(error) ? error : undefined,
+    })
+  }
+}
+
+async function cloneSource(handle: SandboxHandle, source: GitWorkspaceSource): Promise<void> {
+  await handle.git.clone({
+    url: source.url,
+    dir: '.',
+    ...(source.ref ? { ref: source.ref } : {}),
+    depth: source.depth ?? 1,
+    ...(source.secret ? { auth: { token: source.secret } } : {}),
+  })
+}
+
+async function copyLocalSource(handle: SandboxHandle, source: LocalWorkspaceSource): Promise<void> {
+  const root = resolve(source.path)
+  const info = await stat(root).catch(() => null)
+  if (!info?.isDirectory()) throw new WorkspaceBootstrapError('source', `localSource path ${root} is not a directory.`)
+  const ignore = new Set(source.ignore ?? ['node_modules'])
+  const executables: string[] = []
+  for await (const file of walk(root, ignore)) {
+    const rel = relative(root, file.path).split('\\').join('/')
+    await handle.fs.write(rel, await readFile(file.path))
+    if (file.mode & 0o111) executables.push(rel)
+  }
+  if (executables.length > 0) {
+    const result = await handle.process.exec(shellJoin(['chmod', '+x', '--', ...executables]))
+    if (result.exitCode !== 0) throw new WorkspaceBootstrapError('source', `chmod +x failed while copying ${root}: ${result.stderr.trim()}`)
+  }
+}
+
+async function* walk(dir: string, ignore: Set<string>): AsyncGenerator<{ path: string; mode: number }> {
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (ignore.has(entry.name)) continue
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) yield* walk(path, ignore)
+    else if (entry.isFile()) yield { path, mode: (await stat(path)).mode }
+  }
+}
+
+async function runSetup(handle: SandboxHandle, workspace: ResolvedWorkspace): Promise<void> {
+  const refs = Object.values(workspace.secrets)
+  for (const [index, command] of workspace.setup.entries()) {
+    const result = await handle.process.exec(command)
+    if (result.exitCode === 0) continue
+    const output = redactSecrets(`${result.stdout}${result.stderr}`, refs)
+    throw new SetupStepFailedError({
+      step: index + 1,
+      command: redactSecrets(command, refs),
+      exitCode: result.exitCode,
+      outputTail: output.trimEnd().split('\n').slice(-SETUP_OUTPUT_TAIL_LINES).join('\n'),
+    })
+  }
+}

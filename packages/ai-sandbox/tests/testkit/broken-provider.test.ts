@@ -1,0 +1,82 @@
+// Proves the conformance checks catch broken implementations: each case runs
+// one exported check against the correct fake (it passes) and against a fake
+// with exactly one deliberate bug (it fails, naming the broken rule).
+import { describe, expect, it } from 'vitest'
+import type { SandboxHandle, SandboxProvider } from '../../src/contracts/index.js'
+import { InMemorySandboxInstanceStore } from '../../src/definition/instance-store.js'
+import type { SandboxInstanceRecord, SandboxInstanceStore } from '../../src/definition/instance-store.js'
+import {
+  checkDestroyIsIdempotent,
+  checkFsList,
+  checkFsPathConfinement,
+  checkFsReadMissing,
+  checkStoreReturnsCopies,
+  checkStoreUpsertReplaces,
+  checkUnsupportedCapability,
+  createProviderConformanceContext,
+} from '../../src/testkit/index.js'
+import { memoryProvider, type MemoryProviderBugs } from './memory-provider.js'
+
+async function sandbox(bugs: MemoryProviderBugs = {}): Promise<{ provider: SandboxProvider; handle: SandboxHandle }> {
+  const provider = memoryProvider(bugs)
+  return { provider, handle: await provider.create() }
+}
+
+describe('provider checks catch a broken provider', () => {
+  it('fs.read of a missing file must be not-found', async () => {
+    await expect(checkFsReadMissing((await sandbox()).handle)).resolves.toBeUndefined()
+    await expect(checkFsReadMissing((await sandbox({ readMissingAsEmpty: true })).handle)).rejects.toThrow(
+      /Contract violated: fs\.read of a missing file throws SandboxPathError reason "not-found"\n\s+expected a rejection, but it resolved with ""/,
+    )
+  })
+
+  it('paths that leave the workspace must be refused with escape', async () => {
+    await expect(checkFsPathConfinement((await sandbox()).handle)).resolves.toBeUndefined()
+    await expect(checkFsPathConfinement((await sandbox({ noConfinement: true })).handle)).rejects.toThrow(
+      /fs\.read\("\.\.\/x"\) is refused with SandboxPathError reason "escape"/,
+    )
+  })
+
+  it('fs.list must sort entries by name', async () => {
+    await expect(checkFsList((await sandbox()).handle)).resolves.toBeUndefined()
+    await expect(checkFsList((await sandbox({ unsortedList: true })).handle)).rejects.toThrow(/fs\.list returns direct entries only, sorted by name/)
+  })
+
+  it('a false flag must throw UnsupportedCapabilityError, not a bare Error', async () => {
+    const good = await sandbox()
+    await expect(checkUnsupportedCapability('snapshots', good.handle, good.provider)).resolves.toBeUndefined()
+    const broken = await sandbox({ bareErrorSnapshot: true })
+    await expect(checkUnsupportedCapability('snapshots', broken.handle, broken.provider)).rejects.toThrow(
+      /capabilities\(\)\.snapshots is false, so handle\.snapshot \(via snapshotSandbox\) throws UnsupportedCapabilityError\("snapshots"\)\n\s+expected .*got Error: not implemented/,
+    )
+  })
+
+  it('a destroyed sandbox must not resume', async () => {
+    const good = await createProviderConformanceContext(memoryProvider())
+    await expect(checkDestroyIsIdempotent(good).finally(good.destroyTracked)).resolves.toBeUndefined()
+    const broken = await createProviderConformanceContext(memoryProvider({ resumeDestroyed: true }))
+    await expect(checkDestroyIsIdempotent(broken).finally(broken.destroyTracked)).rejects.toThrow(/provider\.resume\(\{ id \}\) of a destroyed sandbox returns null/)
+  })
+})
+
+/** A store that merges on upsert and hands out its own objects: two violations at once. */
+function brokenStore(): SandboxInstanceStore {
+  const rows = new Map<string, SandboxInstanceRecord>()
+  return {
+    get: async (key) => rows.get(key) ?? null,
+    upsert: async (record) => void rows.set(record.key, { ...rows.get(record.key), ...record }),
+    delete: async (key) => void rows.delete(key),
+  }
+}
+
+describe('store checks catch a broken store', () => {
+  it('upsert must fully replace, not merge', async () => {
+    await expect(checkStoreUpsertReplaces(new InMemorySandboxInstanceStore())).resolves.toBeUndefined()
+    await expect(checkStoreUpsertReplaces(brokenStore())).rejects.toThrow(/upsert is a FULL replace: latestSnapshotId left out must be cleared/)
+  })
+
+  it('get must return a copy, not the stored object', async () => {
+    await expect(checkStoreReturnsCopies(new InMemorySandboxInstanceStore())).resolves.toBeUndefined()
+    await expect(checkStoreReturnsCopies(brokenStore())).rejects.toThrow(/mutating a record returned by get does not change the store/)
+  })
+})

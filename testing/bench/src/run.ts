@@ -1,0 +1,54 @@
+/**
+ * Entry point of `pnpm --filter @testing/bench bench`: runs every benchmark
+ * against the built packages, prints one table per benchmark and writes
+ * `bench-results/results.json`. Sandboxes live in a temp root removed at the
+ * end. Sizes: BENCH_EXEC_ITERATIONS (200), BENCH_NDJSON_MB (50), BENCH_NDJSON_RUNS (3).
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
+import { benchExecRoundTrip } from './exec-round-trip.js'
+import { benchNdjsonThroughput } from './ndjson-throughput.js'
+import { envInt, round } from './stats.js'
+
+const resultsDir = fileURLToPath(new URL('../bench-results/', import.meta.url))
+
+async function main(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'tanstack-bench-'))
+  try {
+    const provider = localProcessSandbox({ root })
+
+    const exec = await benchExecRoundTrip(provider, envInt('BENCH_EXEC_ITERATIONS', 200))
+    console.log('\n(a) exec round trip of `true`')
+    console.table(exec.map((row) => ({ ...row, medianMs: round(row.medianMs, 3), p95Ms: round(row.p95Ms, 3) })))
+
+    const ndjson = await benchNdjsonThroughput(provider, envInt('BENCH_NDJSON_MB', 50), envInt('BENCH_NDJSON_RUNS', 3))
+    console.log('\n(b) spawnNdjson throughput')
+    console.table([
+      {
+        ...ndjson,
+        medianMs: round(ndjson.medianMs, 1),
+        mbPerSecond: round(ndjson.mbPerSecond, 1),
+        linesPerSecond: Math.round(ndjson.linesPerSecond),
+      },
+    ])
+
+    const results = {
+      date: new Date().toISOString(),
+      node: process.version,
+      platform: `${process.platform}-${process.arch}`,
+      cpus: cpus().length,
+      execRoundTrip: exec,
+      ndjsonThroughput: ndjson,
+    }
+    await mkdir(resultsDir, { recursive: true })
+    await writeFile(join(resultsDir, 'results.json'), JSON.stringify(results, null, 2) + '\n')
+    console.log(`\nwrote ${join(resultsDir, 'results.json')}`)
+  } finally {
+    await rm(root, { recursive: true, force: true })
+  }
+}
+
+await main()
