@@ -9,9 +9,11 @@ import type { SandboxProcess } from './process.js'
 
 /** A URL the host can use to reach a port inside the sandbox. */
 export interface SandboxPortConnection {
-  /** e.g. `http://127.0.0.1:3000`. */
+  /** Host-reachable URL, e.g. `http://127.0.0.1:3000`. Its port may differ from {@link port} when the provider maps ports. */
   readonly url: string
+  /** The hostname of `url`. */
   readonly hostname: string
+  /** The port inside the sandbox that was asked for. */
   readonly port: number
 }
 

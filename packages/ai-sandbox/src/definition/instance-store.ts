@@ -25,7 +25,9 @@ export interface SandboxInstanceRecord {
 /**
  * Maps a compound key to the sandbox to resume. Implement it over your own
  * database and prove it with `runSandboxInstanceStoreConformance` from
- * `@tanstack/ai-sandbox/testkit`.
+ * `@tanstack/ai-sandbox/testkit`. Records go in and come out as copies:
+ * mutating an object passed to `upsert` or returned by `get` never changes
+ * what is stored.
  */
 export interface SandboxInstanceStore {
   /** The record for `key`, or `null` when there is none (never throws for a missing key). */

@@ -54,6 +54,7 @@ export {
   checkFsExists,
   checkFsLstat,
   checkFsSymlinkMetadata,
+  checkFsWatch,
 } from './provider/fs.js'
 export { checkFsVirtualRoot, checkFsPathConfinement, checkFsReadMissing, checkFsSymlinkEscape, checkFsSymlinkInside } from './provider/fs-paths.js'
 export { checkExecOutput, checkExecExitCodes, checkExecCwd, checkExecEnv, checkExecStdin, checkExecLargeOutput, checkExecTimeout, checkCreateEnv } from './provider/exec.js'

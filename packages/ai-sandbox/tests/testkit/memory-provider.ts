@@ -1,6 +1,7 @@
 /**
- * A tiny in-memory sandbox provider with only the `fs` capability, for
- * testing the provider conformance kit itself. `bugs` switches on one
+ * A tiny in-memory sandbox provider with the `fs` capability (and, on
+ * request, `snapshots` and `fork`), for testing the provider conformance kit
+ * itself. `bugs` switches on one
  * deliberate contract violation at a time, so a test can show that the
  * matching check fails and names the broken rule. Not a real provider: no
  * processes, no symlinks.
@@ -8,6 +9,7 @@
 import { posix } from 'node:path'
 import {
   NO_CAPABILITIES,
+  SandboxOperationError,
   SandboxPathError,
   UnsupportedCapabilityError,
   type SandboxCapabilityName,
@@ -32,32 +34,63 @@ export interface MemoryProviderBugs {
   bareErrorSnapshot?: boolean
 }
 
+/** Optional capabilities the fake can switch on. */
+export interface MemoryProviderFeatures {
+  snapshots?: boolean
+  fork?: boolean
+}
+
 const ROOT = '/memory/workspace'
 
-/** Build the fake provider, optionally with `bugs`. */
-export function memoryProvider(bugs: MemoryProviderBugs = {}): SandboxProvider {
+/** The files of one sandbox; copied for snapshots and forks. */
+interface Tree {
+  files: Map<string, Uint8Array>
+  dirs: Set<string>
+}
+
+const copyTree = (tree: Tree): Tree => ({ files: new Map([...tree.files].map(([k, v]) => [k, v.slice()])), dirs: new Set(tree.dirs) })
+
+/** Build the fake provider, optionally with `bugs` and extra `features`. */
+export function memoryProvider(bugs: MemoryProviderBugs = {}, features: MemoryProviderFeatures = {}): SandboxProvider {
   const live = new Map<string, SandboxHandle>()
   const destroyed = new Map<string, SandboxHandle>()
+  const snapshots = new Map<string, Tree>()
   let next = 0
+  const start = (tree: Tree): SandboxHandle => {
+    const id = `mem-${++next}`
+    const handle = makeHandle(id, tree, bugs, async () => {
+      const h = live.get(id)
+      live.delete(id)
+      if (h) destroyed.set(id, h)
+    })
+    if (features.snapshots) {
+      handle.snapshot = async (label) => {
+        const snapshotId = `snap-${++next}`
+        snapshots.set(snapshotId, copyTree(tree))
+        return { snapshotId, createdAt: Date.now(), label }
+      }
+    }
+    if (features.fork) handle.fork = async () => start(copyTree(tree))
+    live.set(id, handle)
+    return handle
+  }
   const provider: SandboxProvider = {
     name: 'memory',
-    capabilities: () => ({ ...NO_CAPABILITIES, fs: true }),
-    async create() {
-      const id = `mem-${++next}`
-      const handle = makeHandle(id, bugs, async () => {
-        const h = live.get(id)
-        live.delete(id)
-        if (h) destroyed.set(id, h)
-      })
-      live.set(id, handle)
-      return handle
-    },
+    capabilities: () => ({ ...NO_CAPABILITIES, fs: true, snapshots: !!features.snapshots, fork: !!features.fork }),
+    create: async () => start({ files: new Map(), dirs: new Set(['']) }),
     async resume({ id }) {
       return live.get(id) ?? (bugs.resumeDestroyed ? (destroyed.get(id) ?? null) : null)
     },
     async destroy({ id }) {
       await live.get(id)?.destroy()
     },
+  }
+  if (features.snapshots) {
+    provider.restoreSnapshot = async ({ snapshotId }) => {
+      const tree = snapshots.get(snapshotId)
+      if (!tree) throw new SandboxOperationError('not-found', 'memory', `No snapshot ${snapshotId}`)
+      return start(copyTree(tree))
+    }
   }
   return provider
 }
@@ -68,12 +101,12 @@ function unsupported(capability: SandboxCapabilityName, method: string): () => P
   }
 }
 
-function makeHandle(id: string, bugs: MemoryProviderBugs, destroy: () => Promise<void>): SandboxHandle {
+function makeHandle(id: string, tree: Tree, bugs: MemoryProviderBugs, destroy: () => Promise<void>): SandboxHandle {
   const handle: SandboxHandle = {
     id,
     provider: 'memory',
     workspaceRoot: ROOT,
-    fs: memoryFs(bugs),
+    fs: memoryFs(tree, bugs),
     git: {
       clone: unsupported('exec', 'git.clone'),
       status: unsupported('exec', 'git.status'),
@@ -96,9 +129,7 @@ function makeHandle(id: string, bugs: MemoryProviderBugs, destroy: () => Promise
   return handle
 }
 
-function memoryFs(bugs: MemoryProviderBugs): SandboxFs {
-  const files = new Map<string, Uint8Array>()
-  const dirs = new Set<string>([''])
+function memoryFs({ files, dirs }: Tree, bugs: MemoryProviderBugs): SandboxFs {
   const rel = (path: string) => {
     if (bugs.noConfinement) return posix.normalize(`/${path.replace(/^\/workspace\/?/, '')}`).replace(/^\/+/, '')
     return toWorkspaceRelative(path, ROOT)

@@ -35,7 +35,7 @@ export async function runShell(input: {
     ...(input.abortController ? { abortController: input.abortController } : {}),
     ...(input.context !== undefined ? { context: input.context } : {}),
     ...(input.debug !== undefined ? { debug: input.debug } : {}),
-  } as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+  } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
   for await (const chunk of stream) {
     outcome.chunks.push(chunk)
     input.onChunk?.(chunk)

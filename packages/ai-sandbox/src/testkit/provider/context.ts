@@ -82,13 +82,14 @@ export async function createProviderConformanceContext(
 ): Promise<ProviderConformanceContext> {
   const { skip = {}, timeoutMs = 60_000, probeTools = true } = options
   const capabilities = provider.capabilities()
+  const tools = probeTools && capabilities.exec ? await probe(provider) : NOT_PROBED
   const tracked = new Set<SandboxHandle>()
   const context: ProviderConformanceContext = {
     provider,
     capabilities,
     skip,
     timeoutMs,
-    tools: { node: false, git: false, missing: { node: 'node was not probed', git: 'git was not probed' } },
+    tools,
     track: (handle) => {
       tracked.add(handle)
       return handle
@@ -100,7 +101,6 @@ export async function createProviderConformanceContext(
       await destroyAll(handles)
     },
   }
-  if (probeTools && capabilities.exec) (context as { tools: SandboxTools }).tools = await probe(context)
   return context
 }
 
@@ -153,12 +153,15 @@ async function destroyAll(handles: readonly SandboxHandle[]): Promise<void> {
   expect(failures, 'handle.destroy() must resolve (it is idempotent); these sandboxes may be leaked').toEqual([])
 }
 
-async function probe(context: ProviderConformanceContext): Promise<SandboxTools> {
+const NOT_PROBED: SandboxTools = { node: false, git: false, missing: { node: 'node was not probed (needs exec)', git: 'git was not probed (needs exec)' } }
+
+/** Look for the optional tools in a throwaway sandbox, which is always destroyed. */
+async function probe(provider: SandboxProvider): Promise<SandboxTools> {
   const missing: Record<string, string> = {}
   const found = { node: false, git: false }
   let handle: SandboxHandle | undefined
   try {
-    handle = await context.provider.create({ labels: { purpose: 'conformance-tool-probe' } })
+    handle = await provider.create({ labels: { purpose: 'conformance-tool-probe' } })
     for (const tool of ['node', 'git'] as const) {
       const result = await handle.process.exec(`command -v ${tool}`)
       found[tool] = result.exitCode === 0

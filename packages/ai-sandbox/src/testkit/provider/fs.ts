@@ -6,8 +6,9 @@
  * can share one sandbox.
  */
 import { describe, expect, it } from 'vitest'
+import type { SandboxWatchEvent } from '../../contracts/fs.js'
 import type { SandboxHandle } from '../../contracts/handle.js'
-import { describeError, violation } from './assert.js'
+import { describeError, violation, within } from './assert.js'
 import { conformanceCase, skippedCase, useSharedSandbox } from './context.js'
 import type { ProviderConformanceContext } from './context.js'
 import { registerFsPathConformance } from './fs-paths.js'
@@ -147,6 +148,43 @@ export async function checkFsSymlinkMetadata(handle: SandboxHandle): Promise<voi
   }
 }
 
+/**
+ * When `fs.watch` is present: a file written after `watch()` resolved is
+ * reported (create or change) with its workspace-relative path and a
+ * timestamp, its removal is reported as delete, and `close()` resolves.
+ */
+export async function checkFsWatch(handle: SandboxHandle): Promise<void> {
+  const watch = handle.fs.watch
+  if (!watch) return violation('fs.watch exists when this check runs', 'handle.fs.watch is undefined')
+  const root = scratch('fs-watch')
+  await handle.fs.mkdir(root)
+  const path = `${root}/new.txt`
+  const events: SandboxWatchEvent[] = []
+  const waiters: (() => void)[] = []
+  const seen = (test: (e: SandboxWatchEvent) => boolean, rule: string) =>
+    within(new Promise<SandboxWatchEvent>((resolve) => {
+      const check = () => {
+        const found = events.find(test)
+        if (found) resolve(found)
+        else waiters.push(check)
+      }
+      check()
+    }), rule)
+  const watcher = await watch((event) => {
+    events.push(event)
+    for (const waiter of waiters.splice(0)) waiter()
+  })
+  try {
+    await handle.fs.write(path, 'watched')
+    const written = await seen((e) => e.path === path && e.type !== 'delete', `fs.watch reports a written file as create/change with path "${path}" (workspace-relative, / separators)`)
+    expect(Number.isFinite(written.timestamp), 'fs.watch events carry an epoch-ms timestamp').toBe(true)
+    await handle.fs.remove(path)
+    await seen((e) => e.path === path && e.type === 'delete', 'fs.watch reports a removed file as delete')
+  } finally {
+    await within(watcher.close(), 'SandboxWatcher.close() resolves')
+  }
+}
+
 /** Register the fs group (and the path sub-group). */
 export function registerFsConformance(getContext: () => ProviderConformanceContext): void {
   const ctx = getContext()
@@ -166,6 +204,11 @@ export function registerFsConformance(getContext: () => ProviderConformanceConte
       const handle = sandbox()
       if (!handle.fs.lstat) test.skip('fs.lstat is not implemented (optional member)')
       return checkFsLstat(handle)
+    }, ctx.timeoutMs)
+    it('watch reports create/change and delete', (test) => {
+      const handle = sandbox()
+      if (!handle.fs.watch) test.skip('fs.watch is not implemented (optional member)')
+      return checkFsWatch(handle)
     }, ctx.timeoutMs)
     if (ctx.capabilities.exec) run('symlinks: list/lstat describe them, dangling links exist', checkFsSymlinkMetadata)
     else skippedCase('fs: symlink metadata', 'needs exec to create symlinks (capabilities().exec is false)')

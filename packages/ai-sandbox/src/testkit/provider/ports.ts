@@ -12,7 +12,7 @@ import { conformanceCase, skippedCase, useSharedSandbox } from './context.js'
 import type { ProviderConformanceContext } from './context.js'
 import { q, readStream } from './io.js'
 
-/** `connect(port)` returns `{ url, hostname, port }` that agree with each other and name the requested port. */
+/** `connect(port)` returns `{ url, hostname, port }`: an absolute URL whose hostname matches, and `port` naming the requested sandbox port (the URL may use a mapped host port). */
 export async function checkPortsConnect(handle: SandboxHandle): Promise<void> {
   const connection = await handle.ports.connect(3000)
   let url: URL
@@ -23,7 +23,6 @@ export async function checkPortsConnect(handle: SandboxHandle): Promise<void> {
   }
   const bare = (host: string) => host.replace(/^\[(.*)\]$/, '$1')
   expect(bare(url.hostname), 'ports.connect: hostname equals the hostname of url').toBe(bare(connection.hostname))
-  expect(Number(url.port || (url.protocol === 'https:' ? 443 : 80)), 'ports.connect: port equals the port of url').toBe(connection.port)
   expect(connection.port, 'ports.connect(3000) returns a connection for port 3000').toBe(3000)
 }
 
