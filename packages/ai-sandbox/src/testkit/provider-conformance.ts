@@ -63,7 +63,7 @@ export function runSandboxProviderConformance(name: string, options: SandboxProv
   const { makeProvider, skip = {}, timeoutMs = 60_000 } = options
   describe(`sandbox provider conformance: ${name}`, async () => {
     const provider = await makeProvider()
-    const context = await createProviderConformanceContext(provider, { skip, timeoutMs })
+    const context = await createProviderConformanceContext(provider, { skip, timeoutMs, reopen: makeProvider })
     const getContext = () => context
     afterEach(() => context.destroyTracked(), timeoutMs)
     afterAll(() => context.destroyTracked(), timeoutMs)

@@ -12,7 +12,7 @@ import type { SandboxCapabilityName } from '../../contracts/errors.js'
 import type { SandboxHandle } from '../../contracts/handle.js'
 import type { SandboxProvider } from '../../contracts/provider.js'
 import { forkSandbox, restoreSandboxSnapshot, snapshotSandbox } from '../../contracts/require-capability.js'
-import { expectUnsupportedCapability } from './assert.js'
+import { expectUnsupportedCapability, violation } from './assert.js'
 import { conformanceCase, skippedCase, useSharedSandbox } from './context.js'
 import type { ProviderConformanceContext } from './context.js'
 
@@ -78,6 +78,17 @@ export async function checkKillUnsupported(handle: SandboxHandle): Promise<void>
   await expectUnsupportedCapability(() => child.kill(), 'killableProcesses', 'capabilities().killableProcesses is false, so kill() throws UnsupportedCapabilityError("killableProcesses")')
 }
 
+/** With durableFilesystem: files written through one provider instance are there after `resume` through a fresh instance. */
+export async function checkDurableFilesystem(ctx: ProviderConformanceContext): Promise<void> {
+  const handle = await ctx.create()
+  await handle.fs.write('durable.txt', 'still here')
+  const second = await ctx.reopen!()
+  const resumed = await second.resume({ id: handle.id })
+  if (!resumed) return violation('durableFilesystem: a fresh provider instance resumes the sandbox by id', 'resume returned null')
+  ctx.track(resumed)
+  expect(await resumed.fs.read('durable.txt'), 'durableFilesystem: files survive into a fresh provider instance').toBe('still here')
+}
+
 /** Register the capabilities group. */
 export function registerCapabilityConformance(getContext: () => ProviderConformanceContext): void {
   const ctx = getContext()
@@ -93,6 +104,7 @@ export function registerCapabilityConformance(getContext: () => ProviderConforma
     if (caps.backgroundProcesses && !caps.writableStdin) conformanceCase(ctx, 'writableStdin is false: stdin.write throws UnsupportedCapabilityError', () => checkStdinUnsupported(sandbox()))
     if (caps.backgroundProcesses && !caps.killableProcesses) conformanceCase(ctx, 'killableProcesses is false: kill() throws UnsupportedCapabilityError', () => checkKillUnsupported(sandbox()))
     if (caps.networkPolicy) skippedCase('networkPolicy', 'advertised, but the contract has no create option the suite can drive to check it')
-    if (caps.durableFilesystem) skippedCase('durableFilesystem', 'advertised, but the contract has no stop operation; only resume of a live sandbox is checked (lifecycle)')
+    if (caps.durableFilesystem && caps.fs && ctx.reopen) conformanceCase(ctx, 'durableFilesystem: a second provider instance resumes the sandbox with its files', () => checkDurableFilesystem(getContext()))
+    else if (caps.durableFilesystem) skippedCase('durableFilesystem', 'advertised, but fs is off or no provider factory was given to check it across instances')
   })
 }

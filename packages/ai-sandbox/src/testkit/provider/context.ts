@@ -52,10 +52,14 @@ export interface ProviderConformanceContext {
   track: (handle: SandboxHandle) => SandboxHandle
   /** Destroy every tracked sandbox; resolves after all were tried and fails naming each one whose destroy threw. */
   destroyTracked: () => Promise<void>
+  /** Make a second, independent provider instance (as a new process would), when the runner was given a factory. */
+  reopen?: () => Promise<SandboxProvider>
 }
 
 /** Options of {@link createProviderConformanceContext}. */
 export interface ProviderConformanceContextOptions {
+  /** Factory of fresh provider instances, used to check `durableFilesystem` across instances. */
+  reopen?: () => SandboxProvider | Promise<SandboxProvider>
   skip?: ProviderConformanceSkip
   /** Per-test timeout in ms. Default 60 000. */
   timeoutMs?: number
@@ -80,11 +84,12 @@ export async function createProviderConformanceContext(
   provider: SandboxProvider,
   options: ProviderConformanceContextOptions = {},
 ): Promise<ProviderConformanceContext> {
-  const { skip = {}, timeoutMs = 60_000, probeTools = true } = options
+  const { skip = {}, timeoutMs = 60_000, probeTools = true, reopen } = options
   const capabilities = provider.capabilities()
   const tools = probeTools && capabilities.exec ? await probe(provider) : NOT_PROBED
   const tracked = new Set<SandboxHandle>()
   const context: ProviderConformanceContext = {
+    ...(reopen ? { reopen: async () => reopen() } : {}),
     provider,
     capabilities,
     skip,
