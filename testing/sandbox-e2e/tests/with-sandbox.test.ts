@@ -95,6 +95,16 @@ describe('chat() with a sandbox-requiring adapter', () => {
     expect(await waitFor(() => !existsSync(dir)), 'the sandbox directory is removed').toBe(true)
   })
 
+  it('destroys the sandbox when the abort lands while it is still being set up', async () => {
+    const sandbox = defineSandbox({ id: 'e2e-abort-setup', provider, workspace: defineWorkspace({ setup: ['sleep 1'] }) })
+    const before = tmp.entries().length
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(), 200)
+    await runShell({ command: 'echo never', threadId: 't-abort-setup', middleware: [withSandbox(sandbox)], abortController: controller }).catch(() => undefined)
+    expect(await waitFor(() => tmp.entries().length === before), 'no sandbox directory is left').toBe(true)
+    expect(await sandbox.fallbackInstances.get(sandbox.key({ threadId: 't-abort-setup', runId: '' }))).toBeNull()
+  })
+
   it('serialises concurrent first runs of one thread onto one sandbox', async () => {
     const sandbox = defineSandbox({ id: 'e2e-lock', provider })
     const locks = new InMemoryLockStore()

@@ -101,8 +101,11 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
 
       const state: RunState = { key, handle, instances, logger }
       runs.set(ctx, state)
-      // An abort must stop the agent even while the adapter is blocked inside a command.
-      ctx.signal?.addEventListener('abort', () => void destroyRun(state, 'run aborted').catch((error: unknown) => logger?.errors('sandbox destroy on abort failed', { error })), { once: true })
+      // An abort must stop the agent even while the adapter is blocked inside a
+      // command, and an abort that landed while ensure() ran must not leak the sandbox.
+      const onAbort = () => void destroyRun(state, 'run aborted').catch((error: unknown) => logger?.errors('sandbox destroy on abort failed', { error }))
+      if (ctx.signal?.aborted) onAbort()
+      else ctx.signal?.addEventListener('abort', onAbort, { once: true })
 
       provideSandbox(ctx, handle)
       provideSandboxPolicy(ctx, sandbox.policy)
