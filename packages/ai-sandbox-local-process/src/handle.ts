@@ -6,6 +6,7 @@
  */
 import { SandboxConfigError, createExecBackedGit } from '@tanstack/ai-sandbox'
 import type { SandboxHandle, SandboxPortConnection } from '@tanstack/ai-sandbox'
+import { LOCAL_PROCESS_CAPABILITIES } from './capabilities.js'
 import { PROVIDER_NAME } from './errors.js'
 import { createLocalFs } from './fs.js'
 import { createLocalProcess } from './process.js'
@@ -21,6 +22,7 @@ export function createLocalHandle(state: SandboxState, destroy: () => Promise<vo
   return {
     id: state.id,
     provider: PROVIDER_NAME,
+    capabilities: LOCAL_PROCESS_CAPABILITIES,
     workspaceRoot: state.workspaceRoot,
     fs: createLocalFs(state),
     process,

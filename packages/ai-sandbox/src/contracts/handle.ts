@@ -3,6 +3,7 @@
  * adapters. Identity fields are readonly; optional members name the capability
  * flag that gates them. Source: spec 000, "Providers".
  */
+import type { SandboxCapabilities } from './capabilities.js'
 import type { SandboxFs } from './fs.js'
 import type { SandboxGit } from './git.js'
 import type { SandboxProcess } from './process.js'
@@ -47,6 +48,8 @@ export interface SandboxHandle {
   readonly id: string
   /** Name of the provider that made it. */
   readonly provider: string
+  /** The provider's capability flags, so code holding only a handle can pick a strategy. */
+  readonly capabilities: SandboxCapabilities
   /**
    * The workspace directory as processes inside the sandbox see it (for
    * local-process a host directory, for Docker `/workspace`). The virtual

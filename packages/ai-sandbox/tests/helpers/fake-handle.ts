@@ -9,6 +9,7 @@ import { spawn as spawnChild, type ChildProcess } from 'node:child_process'
 import { constants } from 'node:os'
 import { UnsupportedCapabilityError, type SandboxCapabilityName } from '../../src/contracts/errors.js'
 import type { SandboxHandle } from '../../src/contracts/handle.js'
+import { NO_CAPABILITIES } from '../../src/contracts/capabilities.js'
 import { createExecBackedGit } from '../../src/git/exec-git.js'
 import type { ExecResult, ProcessExit, ProcessOptions, SpawnedProcess } from '../../src/contracts/process.js'
 
@@ -99,6 +100,7 @@ export function createFakeHandle(workspaceRoot = process.cwd()): FakeHandle {
   return {
     id: 'fake',
     provider: 'fake',
+    capabilities: { ...NO_CAPABILITIES, exec: true, backgroundProcesses: true, writableStdin: true, killableProcesses: true },
     workspaceRoot,
     process: { spawn, exec },
     fs: unsupported('fs'),

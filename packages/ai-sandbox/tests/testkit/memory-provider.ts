@@ -12,6 +12,7 @@ import {
   SandboxOperationError,
   SandboxPathError,
   UnsupportedCapabilityError,
+  type SandboxCapabilities,
   type SandboxCapabilityName,
   type SandboxDirEntry,
   type SandboxFs,
@@ -55,6 +56,7 @@ export function memoryProvider(bugs: MemoryProviderBugs = {}, features: MemoryPr
   const live = new Map<string, SandboxHandle>()
   const destroyed = new Map<string, SandboxHandle>()
   const snapshots = new Map<string, Tree>()
+  const capabilities: SandboxCapabilities = { ...NO_CAPABILITIES, fs: true, snapshots: !!features.snapshots, fork: !!features.fork }
   let next = 0
   const start = (tree: Tree): SandboxHandle => {
     const id = `mem-${++next}`
@@ -62,7 +64,7 @@ export function memoryProvider(bugs: MemoryProviderBugs = {}, features: MemoryPr
       const h = live.get(id)
       live.delete(id)
       if (h) destroyed.set(id, h)
-    })
+    }, capabilities)
     if (features.snapshots) {
       handle.snapshot = async (label) => {
         const snapshotId = `snap-${++next}`
@@ -76,7 +78,7 @@ export function memoryProvider(bugs: MemoryProviderBugs = {}, features: MemoryPr
   }
   const provider: SandboxProvider = {
     name: 'memory',
-    capabilities: () => ({ ...NO_CAPABILITIES, fs: true, snapshots: !!features.snapshots, fork: !!features.fork }),
+    capabilities: () => capabilities,
     create: async () => start({ files: new Map(), dirs: new Set(['']) }),
     async resume({ id }) {
       return live.get(id) ?? (bugs.resumeDestroyed ? (destroyed.get(id) ?? null) : null)
@@ -101,10 +103,11 @@ function unsupported(capability: SandboxCapabilityName, method: string): () => P
   }
 }
 
-function makeHandle(id: string, tree: Tree, bugs: MemoryProviderBugs, destroy: () => Promise<void>): SandboxHandle {
+function makeHandle(id: string, tree: Tree, bugs: MemoryProviderBugs, destroy: () => Promise<void>, capabilities: SandboxCapabilities): SandboxHandle {
   const handle: SandboxHandle = {
     id,
     provider: 'memory',
+    capabilities,
     workspaceRoot: ROOT,
     fs: memoryFs(tree, bugs),
     git: {

@@ -20,6 +20,7 @@ export async function checkCreateIdentity(ctx: ProviderConformanceContext): Prom
   const handle = await ctx.create({ key: 'conformance:identity', labels: { suite: 'conformance' } })
   expect(typeof handle.id === 'string' && handle.id.length > 0, `handle.id is a non-empty string (got ${JSON.stringify(handle.id)})`).toBe(true)
   expect(handle.provider, 'handle.provider equals provider.name').toBe(provider.name)
+  expect(handle.capabilities, 'handle.capabilities equals provider.capabilities()').toEqual(provider.capabilities())
   expect(handle.workspaceRoot, 'handle.workspaceRoot is an absolute POSIX path').toMatch(/^\//)
   const other = await ctx.create()
   expect(other.id, 'two create() calls return different ids').not.toBe(handle.id)
