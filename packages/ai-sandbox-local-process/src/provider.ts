@@ -6,6 +6,7 @@
  * run as the current user on the host.
  */
 import { realpath, rm, mkdir } from 'node:fs/promises'
+import { killProcessesUnder } from './stragglers.js'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
@@ -118,6 +119,8 @@ class LocalProcessProvider implements SandboxProvider {
       killed = await Promise.allSettled([...state.groups].map((group) => group.kill('SIGTERM')))
     }
     const dir = join(await this.ensureRoot(), input.id)
+    // Processes that escaped their group (setsid, daemons) but still work in the sandbox.
+    await killProcessesUnder(dir)
     try {
       await rm(dir, { recursive: true, force: true })
     } catch (error) {

@@ -87,6 +87,8 @@ export function makeState(input: { id: string; dir: string; workspaceRoot: strin
 /** Create `<dir>/workspace` and write the first `sandbox.json`. */
 export async function createSandboxDir(dir: string, metadata: SandboxMetadata): Promise<void> {
   try {
+    // Owner-only: the default root lives in the shared temp directory.
+    await mkdir(dir, { recursive: true, mode: 0o700 })
     await mkdir(join(dir, 'workspace'), { recursive: true })
   } catch (error) {
     throw fsError('mkdir', dir, error)

@@ -1,7 +1,7 @@
 // The local-process provider's lifecycle: config validation, capabilities,
 // on-disk layout, resume from a new provider instance, env persistence,
 // destroy (processes and directory), ports, git over exec and watch.
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { readFile, readdir, realpath, rm, stat } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -133,6 +133,25 @@ describe('provider', () => {
     expect((await rejectionOf(handle.process.exec('true'))).reason).toBe('destroyed')
   })
 
+  it('destroy also kills processes that left their group but work inside the sandbox (setsid)', async () => {
+    const handle = await temp.create()
+    const marker = `straggler-${process.pid}-${Date.now()}`
+    await handle.process.exec(`setsid sh -c 'echo $$ > escaped.pid; exec sleep 300 # ${marker}' >/dev/null 2>&1 < /dev/null &`)
+    await waitFor(() => existsSync(join(handle.workspaceRoot, 'escaped.pid')), 'the escaped process to start')
+    const pid = Number((await readFile(join(handle.workspaceRoot, 'escaped.pid'), 'utf8')).trim())
+    const alive = () => {
+      try {
+        process.kill(pid, 0)
+        return !(existsSync(`/proc/${pid}/stat`) && procStat(pid).includes(') Z '))
+      } catch {
+        return false
+      }
+    }
+    expect(alive()).toBe(true)
+    await handle.destroy()
+    await waitFor(() => !alive(), 'the escaped process to be killed')
+  })
+
   it('destroy through another provider instance removes the directory', async () => {
     const handle = await temp.create()
     await temp.provider().destroy({ id: handle.id })
@@ -214,3 +233,8 @@ describe('provider', () => {
     expect(events.length).toBe(count)
   })
 })
+
+/** /proc/<pid>/stat text (state is the field after the command name). */
+function procStat(pid: number): string {
+  return readFileSync(`/proc/${pid}/stat`, 'utf8')
+}

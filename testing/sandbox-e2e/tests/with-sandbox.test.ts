@@ -105,6 +105,44 @@ describe('chat() with a sandbox-requiring adapter', () => {
     expect(await sandbox.fallbackInstances.get(sandbox.key({ threadId: 't-abort-setup', runId: '' }))).toBeNull()
   })
 
+  it('stops the setup steps when the run is aborted before the sandbox is ready', async () => {
+    const sandbox = defineSandbox({ id: 'e2e-abort-steps', provider, workspace: defineWorkspace({ setup: ['sleep 1', 'touch "$TMPDIR_MARK"', 'sleep 45'] }) })
+    const mark = `${tmp.root}-step2-${Date.now()}`
+    process.env.TMPDIR_MARK = mark
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(), 200)
+    const error = await runShell({ command: 'echo never', threadId: 't-abort-steps', middleware: [withSandbox(sandbox)], abortController: controller }).catch((e: unknown) => e)
+    delete process.env.TMPDIR_MARK
+    expect(String(error)).toMatch(/aborted/)
+    expect(existsSync(mark), 'no later setup step ran').toBe(false)
+    expect(await sandbox.fallbackInstances.get(sandbox.key({ threadId: 't-abort-steps', runId: '' }))).toBeNull()
+  })
+
+  it('keeps a kept-alive sandbox while another run on the thread is still working', async () => {
+    const sandbox = defineSandbox({ id: 'e2e-keepalive-busy', provider, lifecycle: { keepAlive: 100 } })
+    await runShell({ command: 'true', threadId: 't-busy', middleware: [withSandbox(sandbox)] })
+    const long = runShell({ command: 'sleep 1; echo long-finished', threadId: 't-busy', middleware: [withSandbox(sandbox)] })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await runShell({ command: 'true', threadId: 't-busy', middleware: [withSandbox(sandbox)] })
+    const out = await long
+    expect(out.error).toBeUndefined()
+    expect(out.text).toContain('long-finished')
+    await sandbox.destroy({ key: sandbox.key({ threadId: 't-busy', runId: '' }) })
+  })
+
+  it('destroys the sandbox of a run that has no threadId (it could never be reused)', async () => {
+    const sandbox = defineSandbox({ id: 'e2e-no-thread', provider })
+    const before = tmp.entries().length
+    const { chat } = await import('@tanstack/ai')
+    const { shellText } = await import('@example/local-process-basic/shell-adapter')
+    let text = ''
+    for await (const chunk of chat({ adapter: shellText(), messages: [{ role: 'user', content: 'pwd' }], middleware: [withSandbox(sandbox)], debug: { errors: false } })) {
+      if (chunk.type === 'TEXT_MESSAGE_CONTENT') text += chunk.delta
+    }
+    expect(text.trim().startsWith(tmp.root)).toBe(true)
+    expect(tmp.entries().length).toBe(before)
+  })
+
   it('serialises concurrent first runs of one thread onto one sandbox', async () => {
     const sandbox = defineSandbox({ id: 'e2e-lock', provider })
     const locks = new InMemoryLockStore()

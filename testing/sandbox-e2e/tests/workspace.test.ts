@@ -4,7 +4,7 @@
  * empty sources, setup steps, secrets in the environment, and bad input that
  * must fail with a typed error and leave nothing behind.
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -192,6 +192,23 @@ describe('setup, secrets and bad input', () => {
     expect(JSON.stringify(record)).not.toContain('svc-123456789')
     expect(JSON.stringify(sandbox.workspace)).not.toContain('svc-123456789')
     await sandbox.destroy({ key: sandbox.key({ threadId: 't-ws-secret-env', runId: '' }) })
+  })
+
+  it('never writes secret values to the sandbox directory (only into process environments)', async () => {
+    const value = `disk-check-${Date.now()}-secretvalue`
+    const secrets = createSecrets({ DISK_TOKEN: value })
+    const sandbox = defineSandbox({ id: 'ws-secret-disk', provider, workspace: defineWorkspace({ secrets, setup: ['test -n "$DISK_TOKEN"'] }) })
+    const pwd = (await inSandbox(sandbox, 'echo "$DISK_TOKEN" > /dev/null; pwd')).trim()
+    const grep = spawnSync('grep', ['-rl', '--', value, join(pwd, '..')], { encoding: 'utf8' })
+    expect(grep.status, 'grep finds nothing (exit 1), rather than failing (exit 2)').toBe(1)
+    expect(grep.stdout).toBe('')
+    // and a resumed run still sees it
+    expect((await inSandbox(sandbox, 'echo "$DISK_TOKEN"')).trim()).toBe(value)
+    await sandbox.destroy({ key: sandbox.key({ threadId: 't-ws-secret-disk', runId: '' }) })
+  })
+
+  it('refuses credentials embedded in a git URL', () => {
+    expect(() => gitSource({ url: 'https://user:hunter2@example.com/a.git' })).toThrow(/credentials in the URL/)
   })
 
   it('refuses a definition without a provider, naming the field', () => {

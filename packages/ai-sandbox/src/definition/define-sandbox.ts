@@ -11,7 +11,7 @@ import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { SandboxProvider } from '../contracts/provider.js'
-import { bootstrapWorkspace, applySecretEnv } from '../workspace/bootstrap.js'
+import { bootstrapWorkspace, withWorkspaceSecrets } from '../workspace/bootstrap.js'
 import { defineWorkspace, type ResolvedWorkspace } from '../workspace/define-workspace.js'
 import { defineSandboxPolicy, type SandboxPolicy } from '../workspace/policy.js'
 import { parseDuration, DURATION_PATTERN } from './duration.js'
@@ -68,6 +68,8 @@ export interface SandboxEnsureContext {
   locks?: LockStore
   /** The `sandbox` debug category logger. */
   logger?: InternalLogger
+  /** Aborting stops a bootstrap in progress (the half-made sandbox is destroyed). */
+  signal?: AbortSignal
 }
 
 /** The resolved lifecycle. */
@@ -94,8 +96,11 @@ export interface SandboxDefinition {
   ensure: (ctx: SandboxEnsureContext) => Promise<SandboxHandle>
   /** Destroy the sandbox recorded for a key (idempotent). */
   destroy: (input: { key: string; instances?: SandboxInstanceStore; logger?: InternalLogger }) => Promise<void>
-  /** Destroy the key's sandbox after `lifecycle.keepAlive` of idleness (no-op without keepAlive). */
-  scheduleIdleDestroy: (input: { key: string; instances?: SandboxInstanceStore; logger?: InternalLogger }) => void
+  /**
+   * End one run's use of the key's sandbox (each successful `ensure` counts one
+   * use). When no run uses it any more, the `keepAlive` idle timer starts.
+   */
+  release: (input: { key: string; instances?: SandboxInstanceStore; logger?: InternalLogger }) => void
 }
 
 const providerSchema = z.custom<SandboxProvider>(
@@ -157,6 +162,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
   const fallbackInstances = new InMemorySandboxInstanceStore()
   const fallbackLocks = new InMemoryLockStore()
   const idleTimers = new Map<string, ReturnType<typeof setTimeout>>()
+  const inUse = new Map<string, number>()
 
   const key: SandboxDefinition['key'] = (ctx) =>
     computeSandboxKey({
@@ -183,6 +189,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
   const destroy: SandboxDefinition['destroy'] = async ({ key: sandboxKey, instances = fallbackInstances, logger }) => {
     clearTimeout(idleTimers.get(sandboxKey))
     idleTimers.delete(sandboxKey)
+    inUse.delete(sandboxKey)
     const record = await instances.get(sandboxKey)
     if (!record) return
     logger?.sandbox(`destroy ${sandboxKey} (${record.provider} ${record.providerSandboxId})`)
@@ -202,6 +209,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
       try {
         const resumed = await resumeRecorded(sandboxKey, instances, ctx)
         const handle = resumed ?? (await createAndBootstrap(sandboxKey, instances, ctx))
+        inUse.set(sandboxKey, (inUse.get(sandboxKey) ?? 0) + 1)
         await callHook('onReady', logger, handle)
         return handle
       } catch (error) {
@@ -220,23 +228,23 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
       await instances.delete(sandboxKey)
       return null
     }
-    await applySecretEnv(handle, workspace)
     await instances.upsert({ ...record, latestRunId: ctx.runId, updatedAt: Date.now() })
     ctx.logger?.sandbox(`resumed ${sandboxKey} (${handle.id})`)
-    return handle
+    return withWorkspaceSecrets(handle, workspace)
   }
 
   async function createAndBootstrap(sandboxKey: string, instances: SandboxInstanceStore, ctx: SandboxEnsureContext): Promise<SandboxHandle> {
     ctx.logger?.sandbox(`creating sandbox for ${sandboxKey} with ${provider.name}`)
-    const handle = await provider.create({
+    const raw = await provider.create({
       key: sandboxKey,
       labels: { 'tanstack.sandbox.key': sandboxKey, 'tanstack.sandbox.definition': parsed.id },
     })
+    const handle = withWorkspaceSecrets(raw, workspace)
     try {
-      await bootstrapWorkspace(handle, workspace)
+      await bootstrapWorkspace(handle, workspace, ctx.signal)
     } catch (error) {
-      ctx.logger?.sandbox(`bootstrap failed for ${sandboxKey}; destroying ${handle.id}`)
-      await handle.destroy().catch((destroyError: unknown) => ctx.logger?.errors('destroying a half-made sandbox failed', { error: destroyError }))
+      ctx.logger?.sandbox(`bootstrap failed for ${sandboxKey}; destroying ${raw.id}`)
+      await raw.destroy().catch((destroyError: unknown) => ctx.logger?.errors('destroying a half-made sandbox failed', { error: destroyError }))
       throw error
     }
     await instances.upsert({ key: sandboxKey, provider: provider.name, providerSandboxId: handle.id, threadId: ctx.threadId, latestRunId: ctx.runId, updatedAt: Date.now() })
@@ -244,7 +252,13 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     return handle
   }
 
-  const scheduleIdleDestroy: SandboxDefinition['scheduleIdleDestroy'] = (input) => {
+  const release: SandboxDefinition['release'] = (input) => {
+    const left = Math.max(0, (inUse.get(input.key) ?? 0) - 1)
+    if (left > 0) {
+      inUse.set(input.key, left)
+      return
+    }
+    inUse.delete(input.key)
     if (lifecycle.keepAliveMs === undefined) return
     clearTimeout(idleTimers.get(input.key))
     const timer = setTimeout(() => {
@@ -255,5 +269,5 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     idleTimers.set(input.key, timer)
   }
 
-  return Object.freeze({ id: parsed.id, provider, workspace, lifecycle, policy, hooks, fallbackInstances, key, ensure, destroy, scheduleIdleDestroy })
+  return Object.freeze({ id: parsed.id, provider, workspace, lifecycle, policy, hooks, fallbackInstances, key, ensure, destroy, release })
 }

@@ -33,6 +33,8 @@ interface RunState {
   readonly handle: SandboxHandle
   readonly instances: SandboxInstanceStore
   readonly logger: InternalLogger | undefined
+  /** Destroy after the run whatever the lifecycle says (no threadId was given). */
+  readonly destroyAfterRun: boolean
   destroying?: Promise<void>
 }
 
@@ -97,9 +99,13 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       const ensureCtx = { threadId: ctx.threadId, runId: ctx.runId, ...(tenant ? { tenant } : {}) }
       const key = sandbox.key(ensureCtx)
       logger?.sandbox(`ensure ${key} for thread ${ctx.threadId} run ${ctx.runId}`)
-      const handle = await sandbox.ensure({ ...ensureCtx, instances, ...(locks ? { locks } : {}), ...(logger ? { logger } : {}) })
+      const generatedThread = sandbox.lifecycle.reuse === 'thread' && GENERATED_THREAD_ID.test(ctx.threadId)
+      if (generatedThread) {
+        logger?.warn(`withSandbox: chat() was called without a threadId, so this run's sandbox can never be reused; it is destroyed after the run. Pass chat({ threadId }) to keep one sandbox per conversation.`)
+      }
+      const handle = await sandbox.ensure({ ...ensureCtx, instances, ...(locks ? { locks } : {}), ...(logger ? { logger } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) })
 
-      const state: RunState = { key, handle, instances, logger }
+      const state: RunState = { key, handle, instances, logger, destroyAfterRun: generatedThread }
       runs.set(ctx, state)
       // An abort must stop the agent even while the adapter is blocked inside a
       // command, and an abort that landed while ensure() ran must not leak the sandbox.
@@ -119,9 +125,9 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     async onFinish(ctx) {
       const state = runs.get(ctx)
       if (!state) return
-      if (sandbox.lifecycle.destroyOnComplete) return destroyRun(state, `run finished, ${sandbox.lifecycle.reuse === 'none' ? "reuse 'none'" : 'destroyOnComplete'}`)
+      if (sandbox.lifecycle.destroyOnComplete || state.destroyAfterRun) return destroyRun(state, `run finished, ${sandbox.lifecycle.reuse === 'none' ? "reuse 'none'" : state.destroyAfterRun ? 'no threadId' : 'destroyOnComplete'}`)
       state.logger?.sandbox(`keeping sandbox ${state.handle.id} for thread ${ctx.threadId}`)
-      sandbox.scheduleIdleDestroy({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
+      sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
     },
     async onAbort(ctx) {
       const state = runs.get(ctx)
@@ -130,11 +136,14 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     async onError(ctx) {
       const state = runs.get(ctx)
       if (!state) return
-      if (sandbox.lifecycle.reuse === 'none') return destroyRun(state, "run failed, reuse 'none'")
-      sandbox.scheduleIdleDestroy({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
+      if (sandbox.lifecycle.reuse === 'none' || state.destroyAfterRun) return destroyRun(state, "run failed, reuse 'none'")
+      sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
     },
   })
 }
+
+/** The shape of the thread id `chat()` makes up when none is passed (`thread-<ms>-<random>`). */
+const GENERATED_THREAD_ID = /^thread-\d{13}-[a-z0-9]{1,12}$/
 
 function tenantOf(ctx: ChatMiddlewareContext): string | undefined {
   const context = ctx.context as { tenantId?: unknown } | null | undefined

@@ -99,9 +99,15 @@ export async function checkStoreKeysIndependent(store: SandboxInstanceStore): Pr
   })
 }
 
-/** Keys with colons, slashes, spaces, quotes, percent signs and unicode work as plain strings. */
+/**
+ * Keys with colons, slashes, spaces, quotes, percent signs and unicode work as
+ * plain strings, and long keys are kept whole: real compound keys embed
+ * caller-chosen tenant and thread ids, so their length is not bounded (two
+ * keys differing only after character 1000 are tested).
+ */
 export async function checkStoreOddKeys(store: SandboxInstanceStore): Promise<void> {
-  const keys = ['a:b:c', 'tenant/1/thread/2', 'ünïcödé-ключ-🔑', 'with space', `quote'"\``, '%2F..%00', 'back\\slash'].map(key)
+  const long = 'k'.repeat(1000)
+  const keys = ['a:b:c', 'tenant/1/thread/2', 'ünïcödé-ключ-🔑', 'with space', `quote'"\``, '%2F..%00', 'back\\slash', `${long}-one`, `${long}-two`].map(key)
   await withKeys(store, keys, async () => {
     for (const k of keys) await store.upsert(fullRecord(k, { threadId: `t-${k}` }))
     for (const k of keys) {
@@ -154,7 +160,7 @@ export const INSTANCE_STORE_CHECKS: ReadonlyArray<readonly [title: string, check
   ['upsert is a full replace (left-out optional fields are cleared)', checkStoreUpsertReplaces],
   ['delete removes the record; deleting a missing key is a no-op', checkStoreDelete],
   ['keys are independent (exact, case-sensitive)', checkStoreKeysIndependent],
-  ['keys with colons, slashes and unicode work', checkStoreOddKeys],
+  ['keys with colons, slashes, unicode and 1000+ characters work', checkStoreOddKeys],
   ['concurrent upserts of different keys all land', checkStoreConcurrentUpserts],
   ['returned records are copies, not live references', checkStoreReturnsCopies],
 ]

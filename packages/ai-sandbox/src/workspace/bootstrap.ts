@@ -13,30 +13,39 @@ import { shellJoin } from '../shell/quote.js'
 import { resolveSecretEnv, type ResolvedWorkspace } from './define-workspace.js'
 import { SetupStepFailedError, WorkspaceBootstrapError } from './errors.js'
 import { redactSecrets } from './secrets.js'
+import { withSecretEnv } from './secret-env.js'
+import { redactUrl } from '../git/exec-git.js'
 import type { GitWorkspaceSource, LocalWorkspaceSource } from './sources.js'
 
 /** Number of output lines kept in {@link SetupStepFailedError.outputTail}. */
 export const SETUP_OUTPUT_TAIL_LINES = 40
 
 /**
- * Bootstrap `handle` according to `workspace`.
+ * Bootstrap `handle` according to `workspace`. Pass a handle wrapped with
+ * {@link withWorkspaceSecrets} so setup steps see the secrets.
  *
- * @throws WorkspaceBootstrapError `source` when the clone or copy fails.
+ * @param signal - Aborting stops the running setup step and skips the rest.
+ * @throws WorkspaceBootstrapError `source` when the clone or copy fails, `aborted` when `signal` fired.
  * @throws SetupStepFailedError when a setup step exits non-zero (step number, command, exit code, output tail).
  */
-export async function bootstrapWorkspace(handle: SandboxHandle, workspace: ResolvedWorkspace): Promise<void> {
-  await applySecretEnv(handle, workspace)
+export async function bootstrapWorkspace(handle: SandboxHandle, workspace: ResolvedWorkspace, signal?: AbortSignal): Promise<void> {
+  throwIfAborted(signal)
   await placeSource(handle, workspace)
-  await runSetup(handle, workspace)
+  await runSetup(handle, workspace, signal)
 }
 
 /**
- * Inject the workspace's non-empty secrets into the sandbox environment. Run
- * after every create, resume and restore: values are never persisted by us.
+ * The workspace's non-empty secrets as an in-memory environment overlay on
+ * `handle` (see `withSecretEnv`): resolved at each exec/spawn, never written
+ * to the provider. Empty values count as unset.
  */
-export async function applySecretEnv(handle: SandboxHandle, workspace: ResolvedWorkspace): Promise<void> {
-  const env = Object.fromEntries(Object.entries(resolveSecretEnv(workspace)).filter(([, value]) => value !== ''))
-  if (Object.keys(env).length > 0) await handle.env.set(env)
+export function withWorkspaceSecrets(handle: SandboxHandle, workspace: ResolvedWorkspace): SandboxHandle {
+  if (Object.keys(workspace.secrets).length === 0) return handle
+  return withSecretEnv(handle, () => Object.fromEntries(Object.entries(resolveSecretEnv(workspace)).filter(([, value]) => value !== '')))
+}
+
+function throwIfAborted(signal?: AbortSignal): void {
+  if (signal?.aborted) throw new WorkspaceBootstrapError('aborted', 'Workspace bootstrap stopped: the run was aborted before the sandbox was ready. The half-made sandbox was destroyed.', { cause: signal.reason })
 }
 
 async function placeSource(handle: SandboxHandle, workspace: ResolvedWorkspace): Promise<void> {
@@ -46,7 +55,7 @@ async function placeSource(handle: SandboxHandle, workspace: ResolvedWorkspace):
     else if (source.type === 'local') await copyLocalSource(handle, source)
   } catch (error) {
     const detail = redactSecrets(error instanceof Error ? error.message : String(error), Object.values(workspace.secrets))
-    const where = source.type === 'git' ? `clone ${source.url}` : `copy ${source.type === 'local' ? source.path : ''}`
+    const where = source.type === 'git' ? `clone ${redactUrl(source.url)}` : `copy ${source.type === 'local' ? source.path : ''}`
     throw new WorkspaceBootstrapError('source', `Workspace source failed (${where}): ${detail}\nCheck defineWorkspace({ source }): the URL, ref and secret, or the local path.`, {
       cause: SandboxError.isInstance(error) ? error : undefined,
     })
@@ -89,10 +98,15 @@ async function* walk(dir: string, ignore: Set<string>): AsyncGenerator<{ path: s
   }
 }
 
-async function runSetup(handle: SandboxHandle, workspace: ResolvedWorkspace): Promise<void> {
+async function runSetup(handle: SandboxHandle, workspace: ResolvedWorkspace, signal?: AbortSignal): Promise<void> {
   const refs = Object.values(workspace.secrets)
   for (const [index, command] of workspace.setup.entries()) {
-    const result = await handle.process.exec(command)
+    throwIfAborted(signal)
+    const result = await handle.process.exec(command, signal ? { signal } : {}).catch((error: unknown) => {
+      throwIfAborted(signal)
+      throw error
+    })
+    throwIfAborted(signal)
     if (result.exitCode === 0) continue
     const output = redactSecrets(`${result.stdout}${result.stderr}`, refs)
     throw new SetupStepFailedError({

@@ -24,7 +24,7 @@ export class UnknownSecretError extends SandboxError<'unknown-secret'> {
 }
 
 /** Which bootstrap phase failed. */
-export type WorkspaceBootstrapErrorReason = 'source' | 'setup' | 'secrets'
+export type WorkspaceBootstrapErrorReason = 'source' | 'setup' | 'aborted'
 
 /** Thrown when bootstrapping a new sandbox's workspace fails. The half-made sandbox has been destroyed. */
 export class WorkspaceBootstrapError extends SandboxError<WorkspaceBootstrapErrorReason> {

@@ -99,7 +99,9 @@ export function resolveSecret(ref: SecretRef): string {
 
 function baseOf(ref: SecretRef): object {
   if (!isSecretRef(ref)) {
-    throw new UnknownSecretError(String((ref as { name?: unknown } | null)?.name ?? ref), 'Expected a secret reference made by createSecrets(); got a plain value. Wrap it: createSecrets({ NAME: value }).NAME.')
+    // Never echo `ref` itself: a plain string passed here is usually the secret value.
+    const name = typeof (ref as { name?: unknown } | null)?.name === 'string' ? (ref as { name: string }).name : '(not a secret reference)'
+    throw new UnknownSecretError(name, 'Expected a secret reference made by createSecrets(); got a plain value. Wrap it: createSecrets({ NAME: value }).NAME.')
   }
   const base = bases.get(ref) ?? ref
   if (!registry.has(base)) throw new UnknownSecretError(ref.name)

@@ -39,7 +39,7 @@ export interface EmptyWorkspaceSource {
 export type WorkspaceSource = GitWorkspaceSource | LocalWorkspaceSource | EmptyWorkspaceSource
 
 const GIT_URL =
-  /^(?:(?:https?|ssh|git):\/\/[^\s/]+\/\S+|file:\/\/\/?\S+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+)$/
+  /^(?:(?:https?|ssh|git):\/\/[^\s/]+\/\S+|file:\/\/\/\S+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+)$/
 
 const secretRef = z.custom<SecretRef>((value) => isSecretRef(value), {
   message: 'expected a secret reference from createSecrets(), e.g. secrets.GH',
@@ -56,7 +56,9 @@ export const gitSourceSchema = z
     type: z.literal('git'),
     url: z.string().regex(GIT_URL, {
       message:
-        'expected a git URL such as https://github.com/owner/repo.git, git@github.com:owner/repo.git or file:///path/to/repo; for GitHub use githubRepo({ repo: "owner/name" })',
+        'expected a git URL such as https://github.com/owner/repo.git, git@github.com:owner/repo.git or file:///absolute/path/to/repo; for GitHub use githubRepo({ repo: "owner/name" })',
+    }).refine((url) => !/^https?:\/\/[^/\s]*@/i.test(url), {
+      message: 'do not put credentials in the URL (git would store them in .git/config); pass the token as gitSource({ url, secret: secrets.TOKEN })',
     }),
     ref: z.string().min(1).optional(),
     depth: depth.optional(),
@@ -106,7 +108,7 @@ export function gitSource(input: Omit<GitWorkspaceSource, 'type'>): GitWorkspace
  */
 export function githubRepo(input: { repo: string } & Omit<GitWorkspaceSource, 'type' | 'url'>): GitWorkspaceSource {
   const { repo, ...rest } = parseOptions(
-    z.object({ repo: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected "owner/name", e.g. "tanstack/ai"') }).passthrough(),
+    z.object({ repo: z.string().regex(/^(?!\.{1,2}\/)[A-Za-z0-9_.-]+\/(?!\.{1,2}$)[A-Za-z0-9_.-]+$/, 'expected "owner/name", e.g. "tanstack/ai"') }).passthrough(),
     input,
     'source',
   )
