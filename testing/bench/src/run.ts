@@ -2,13 +2,16 @@
  * Entry point of `pnpm --filter @testing/bench bench`: runs every benchmark
  * against the built packages, prints one table per benchmark and writes
  * `bench-results/results.json`. Sandboxes live in a temp root removed at the
- * end. Sizes: BENCH_EXEC_ITERATIONS (200), BENCH_NDJSON_MB (50), BENCH_NDJSON_RUNS (3).
+ * end. Sizes: BENCH_EXEC_ITERATIONS (200), BENCH_NDJSON_MB (50), BENCH_NDJSON_RUNS (3),
+ * BENCH_TRANSLATOR_LINES (10000), BENCH_TRANSLATOR_RUNS (20), BENCH_DEMO_RUNS (3).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { OFFLINE_STREAMING } from '@example/quickstart'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
+import { benchDemoWallTime, benchTranslatorThroughput, loadTranscript, repeatTranscript } from './claude-code.js'
 import { benchExecRoundTrip } from './exec-round-trip.js'
 import { benchNdjsonThroughput } from './ndjson-throughput.js'
 import { envInt, round } from './stats.js'
@@ -35,6 +38,23 @@ async function main(): Promise<void> {
       },
     ])
 
+    const transcript = await loadTranscript(provider, root)
+    const translatorLines = repeatTranscript(transcript, envInt('BENCH_TRANSLATOR_LINES', 10_000))
+    const translator = await benchTranslatorThroughput(translatorLines, envInt('BENCH_TRANSLATOR_RUNS', 20))
+    console.log(`\n(c) Claude Code translator throughput (transcript: ${transcript.source})`)
+    console.table(
+      translator.map((row) => ({
+        ...row,
+        medianMs: round(row.medianMs, 2),
+        chunksPerSecond: Math.round(row.chunksPerSecond),
+        linesPerSecond: Math.round(row.linesPerSecond),
+      })),
+    )
+
+    const demo = await benchDemoWallTime(envInt('BENCH_DEMO_RUNS', 3))
+    console.log(`\n(d) quickstart demo wall time, offline (ms since runDemo started; aimock paced at ${OFFLINE_STREAMING.ttft} ms to first chunk, ${OFFLINE_STREAMING.tps} chunks/s)`)
+    console.table(demo.map((row) => ({ ...row, medianMs: round(row.medianMs, 0), minMs: round(row.minMs, 0), maxMs: round(row.maxMs, 0) })))
+
     const results = {
       date: new Date().toISOString(),
       node: process.version,
@@ -42,6 +62,8 @@ async function main(): Promise<void> {
       cpus: cpus().length,
       execRoundTrip: exec,
       ndjsonThroughput: ndjson,
+      claudeCodeTranslator: { transcript: transcript.source, rows: translator },
+      quickstartDemo: demo,
     }
     await mkdir(resultsDir, { recursive: true })
     await writeFile(join(resultsDir, 'results.json'), JSON.stringify(results, null, 2) + '\n')

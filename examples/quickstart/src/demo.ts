@@ -1,0 +1,175 @@
+/**
+ * `runDemo`: the quickstart's one flow, top to bottom. Make or resolve the
+ * repository, start the offline model (or read the live key), define the
+ * sandbox, run `chat()` with `claudeCodeText` and `withSandbox`, read the diff
+ * through the handle from `onReady`, then clean up.
+ * Invariant: the sandbox (and the CLI's process group with it), the mock
+ * server and every temp directory are gone when `runDemo` settles, success or not.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { chat } from '@tanstack/ai'
+import { claudeCodeText } from '@tanstack/ai-claude-code'
+import { SandboxError, withSandbox, type SandboxHandle } from '@tanstack/ai-sandbox'
+import { consumeAgentRun, type RunUsage } from './agent-run.js'
+import { collectChanges, type WorkspaceChanges } from './changes.js'
+import { resolveClaudeExecutable } from './claude-cli.js'
+import { DemoError } from './errors.js'
+import { OFFLINE_TASK, startOfflineModel, type OfflineModel } from './offline-model.js'
+import { createSampleRepo, resolveRepo } from './repo.js'
+import type { DemoReporter } from './reporter.js'
+import { defineDemoSandbox, type DemoSandbox } from './sandbox.js'
+
+/** Options of {@link runDemo}. */
+export interface DemoOptions {
+  /** A git URL or host path of a repository. Default: a generated sample repository. */
+  repo?: string
+  /** Sandbox provider. Only `'local-process'` (the default) exists today. */
+  provider?: string
+  /** Talk to the real Anthropic API with the host's `ANTHROPIC_API_KEY`. Default `false` (aimock). */
+  live?: boolean
+  /** The task for the agent (live mode only). Default: add `multiply` to math.js with a test. */
+  task?: string
+  /** Model for Claude Code. Default `claude-sonnet-4-5`. */
+  model?: string
+  /** Observer of the run. Default: none (silent). */
+  reporter?: DemoReporter
+  /** Abort the run (e.g. on Ctrl-C); cleanup still happens. */
+  signal?: AbortSignal
+}
+
+/** Milestones in ms since `runDemo` started. */
+export interface DemoTimings {
+  readonly sandboxReadyMs: number
+  readonly firstTokenMs: number
+  readonly totalMs: number
+}
+
+/** What {@link runDemo} returns. */
+export interface DemoResult {
+  readonly mode: 'offline' | 'live'
+  readonly timings: DemoTimings
+  readonly usage: RunUsage
+  readonly changes: WorkspaceChanges
+  readonly sessionId: string | undefined
+  readonly toolCalls: number
+  readonly text: string
+}
+
+const INTERRUPTED = 'Interrupted; the sandbox and temp files were removed.'
+
+/**
+ * Run the quickstart: Claude Code edits a git repository inside a sandbox.
+ *
+ * @param options - See {@link DemoOptions}; all optional.
+ * @returns Timings, token usage, the changed files with their diff, and the session id.
+ * @throws DemoError with `reason` `unsupported-provider`, `missing-api-key`, `usage`, `cli-missing`, `repo`, `run-failed`, `no-changes` or `aborted`.
+ * @throws SetupStepFailedError / WorkspaceBootstrapError when the workspace cannot be prepared.
+ * @example
+ * ```ts
+ * const { timings, changes } = await runDemo()
+ * console.log(timings.totalMs, changes.files.map((f) => f.path))
+ * ```
+ */
+export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
+  const started = performance.now()
+  const at = () => performance.now() - started
+  const { provider = 'local-process', live = false, model = 'claude-sonnet-4-5', reporter = {} } = options
+  const apiKey = checkOptions(options, provider, live)
+  const task = options.task ?? OFFLINE_TASK
+  const controller = linkedController(options.signal)
+  const temp = await mkdtemp(join(tmpdir(), 'tanstack-quickstart-'))
+  let offline: OfflineModel | undefined
+  let box: DemoSandbox | undefined
+  let handle: SandboxHandle | undefined
+  let readyAt = 0
+  let failure: unknown
+  try {
+    const repo = options.repo ? await resolveRepo(options.repo) : await createSampleRepo(join(temp, 'repo'))
+    const executable = resolveClaudeExecutable()
+    if (!live) offline = await startOfflineModel()
+    reporter.intro?.({ mode: live ? 'live' : 'offline', ...(offline ? { modelUrl: offline.url } : {}), model, repo: repo.label, provider, task })
+
+    const onReady = async (ready: SandboxHandle) => {
+      handle = ready
+      readyAt = at()
+      reporter.sandboxReady?.(readyAt, { id: ready.id, workspaceRoot: ready.workspaceRoot })
+      // A hook that throws is only logged, so a failure here is recorded and aborts the run.
+      if (offline) await prepareOfflineScript(offline, ready, repo.sample).catch((error: unknown) => controller.abort((failure = error)))
+    }
+    box = defineDemoSandbox({ temp, repo, apiKey, onReady })
+    const adapter = claudeCodeText(model, {
+      executable,
+      maxTurns: 30,
+      env: {
+        HOME: join(temp, 'home'), // a fresh ~/.claude: no user settings, hooks or sessions leak in
+        CLAUDE_CODE_TMPDIR: join(temp, 'tmp'), // the CLI's per-session scratch (default /tmp/claude-<uid>/…), removed with temp
+        // Offline: the mock, a placeholder key, no retries (a miss is a script bug). Live: the key is the workspace secret.
+        ...(offline ? { ANTHROPIC_BASE_URL: offline.url, ANTHROPIC_API_KEY: 'offline-demo', CLAUDE_CODE_MAX_RETRIES: '0' } : { CLAUDE_CODE_MAX_RETRIES: '3' }),
+      },
+    })
+
+    reporter.sandboxCreating?.(at(), { provider, source: repo.url, setup: box.setup })
+    const stream = chat({ adapter, threadId: box.threadId, messages: [{ role: 'user', content: task }], middleware: [withSandbox(box.definition)], abortController: controller })
+    const outcome = await consumeAgentRun(stream, reporter, at).catch((error: unknown) => {
+      throw failure ?? (controller.signal.aborted ? new DemoError('aborted', INTERRUPTED, { cause: error }) : offline ? explainOffline(error) : error)
+    })
+    if (failure) throw failure
+    if (controller.signal.aborted) throw new DemoError('aborted', INTERRUPTED)
+    if (!handle) throw new DemoError('run-failed', 'The run ended without a sandbox: the onReady hook never fired.')
+
+    const changes = await collectChanges(handle)
+    if (offline && changes.files.length === 0) {
+      throw new DemoError('no-changes', `The scripted agent finished but changed no file (${offline.requestCount()} model requests). examples/quickstart/fixtures/demo.json no longer matches what Claude Code does.`)
+    }
+    reporter.cleanup?.(at())
+    await cleanup()
+    const timings = { sandboxReadyMs: readyAt, firstTokenMs: outcome.firstTokenAt ?? at(), totalMs: at() }
+    return { mode: live ? 'live' : 'offline', timings, usage: outcome.usage, changes, sessionId: outcome.sessionId, toolCalls: outcome.toolCalls, text: outcome.text }
+  } catch (error) {
+    await cleanup()
+    throw SandboxError.isInstance(error) ? error : new DemoError('run-failed', `The demo failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+  }
+
+  /** Destroy the sandbox, stop the mock, delete temp dirs; safe to call twice. */
+  async function cleanup(): Promise<void> {
+    await Promise.allSettled([box?.destroy(), handle?.destroy(), offline?.stop()])
+    await rm(temp, { recursive: true, force: true })
+  }
+}
+
+/** Validate the options that need no IO; returns the API key in live mode. */
+function checkOptions(options: DemoOptions, provider: string, live: boolean): string | undefined {
+  if (provider === 'docker') throw new DemoError('unsupported-provider', '--provider docker: the Docker provider (@tanstack/ai-sandbox-docker) arrives in a later release. Use --provider local-process (the default).')
+  if (provider !== 'local-process') throw new DemoError('unsupported-provider', `--provider ${provider}: unknown provider. Available: local-process (the default); docker arrives in a later release.`)
+  if (options.task !== undefined && !live) throw new DemoError('usage', '--task needs --live: offline mode replays a scripted answer to the built-in task.')
+  if (!live) return undefined
+  const key = process.env.ANTHROPIC_API_KEY ?? ''
+  if (key === '') throw new DemoError('missing-api-key', '--live talks to the real Anthropic API and needs ANTHROPIC_API_KEY in the environment. Set it, or drop --live to run offline.')
+  return key
+}
+
+/** An AbortController that also aborts when `signal` does. */
+function linkedController(signal: AbortSignal | undefined): AbortController {
+  const controller = new AbortController()
+  if (signal?.aborted) controller.abort(signal.reason)
+  else signal?.addEventListener('abort', () => controller.abort(signal.reason), { once: true })
+  return controller
+}
+
+/** Load the script for this workspace; it edits math.js, so a --repo without it cannot work offline. */
+async function prepareOfflineScript(model: OfflineModel, handle: SandboxHandle, sample: boolean): Promise<void> {
+  if (!sample && !((await handle.fs.exists('math.js')) && (await handle.fs.exists('math.test.js')))) {
+    throw new DemoError('repo', 'Offline mode replays a script written for the sample repository (math.js and math.test.js), and this --repo does not have both. Use --live to let Claude work on your repository, or drop --repo.')
+  }
+  await model.useWorkspace(handle.workspaceRoot)
+}
+
+/** An API error in offline mode means the script had no answer for a request: say so. */
+function explainOffline(error: unknown): unknown {
+  if (!(error instanceof DemoError) || !error.code?.startsWith('api_error_')) return error
+  const hint = 'The offline model (aimock) had no scripted answer for a request: examples/quickstart/fixtures/demo.json no longer matches what this Claude Code version sends.'
+  return new DemoError('run-failed', `${error.message}\n${hint}`, { cause: error, code: error.code })
+}

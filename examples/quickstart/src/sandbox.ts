@@ -1,0 +1,62 @@
+/**
+ * The quickstart's sandbox definition: a local-process sandbox under the
+ * run's temp directory whose workspace clones the repository (`gitSource`)
+ * and runs the setup steps, with the API key as a workspace secret in live
+ * mode. Owns nothing at runtime: `defineSandbox` is lazy and `withSandbox`
+ * creates the sandbox when `chat()` starts.
+ * Invariant: the key never appears in the definition's hash or in logs, only
+ * in the secret registry (`createSecrets`).
+ */
+import { join } from 'node:path'
+import { createSecrets, defineSandbox, defineWorkspace, gitSource, type SandboxDefinition, type SandboxHandle } from '@tanstack/ai-sandbox'
+import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
+import type { RepoSource } from './repo.js'
+
+/** Inputs of {@link defineDemoSandbox}. */
+export interface DemoSandboxInput {
+  /** The run's temp directory; sandboxes live in `<temp>/sandboxes`. */
+  readonly temp: string
+  readonly repo: RepoSource
+  /** The Anthropic key for live mode; `undefined` offline. */
+  readonly apiKey: string | undefined
+  /** Called once the sandbox is created, cloned and set up (the `onReady` hook). Must not throw. */
+  readonly onReady: (handle: SandboxHandle) => Promise<void>
+}
+
+/** A definition plus what the demo needs to find and destroy its sandbox. */
+export interface DemoSandbox {
+  readonly definition: SandboxDefinition
+  readonly threadId: string
+  /** The setup steps, for the progress line. */
+  readonly setup: readonly string[]
+  /** Destroy the thread's sandbox (idempotent). */
+  destroy: () => Promise<void>
+}
+
+/**
+ * Define the sandbox for one demo run.
+ *
+ * @returns The lazy definition (`reuse: 'thread'`, so it outlives the run until `destroy()`), its thread and setup.
+ * @throws SandboxConfigError when the repository URL is not a git URL.
+ * @example
+ * ```ts
+ * const box = defineDemoSandbox({ temp, repo, apiKey: undefined, onReady: async (h) => void (handle = h) })
+ * chat({ adapter, threadId: box.threadId, messages, middleware: [withSandbox(box.definition)] })
+ * ```
+ */
+export function defineDemoSandbox(input: DemoSandboxInput): DemoSandbox {
+  const setup = [
+    'git config user.name "Quickstart agent" && git config user.email agent@example.com', // lets the agent commit
+    ...(input.repo.sample ? ['node --test'] : []), // the sample's tests pass before the agent starts
+  ]
+  const secrets = input.apiKey ? createSecrets({ ANTHROPIC_API_KEY: input.apiKey }) : undefined
+  const definition = defineSandbox({
+    id: 'quickstart',
+    provider: localProcessSandbox({ root: join(input.temp, 'sandboxes') }),
+    workspace: defineWorkspace({ source: gitSource({ url: input.repo.url }), setup, ...(secrets ? { secrets } : {}) }),
+    lifecycle: { reuse: 'thread' }, // kept after the run so the diff can be read through the handle
+    hooks: { onReady: input.onReady },
+  })
+  const threadId = `quickstart-${process.pid}`
+  return { definition, threadId, setup, destroy: () => definition.destroy({ key: definition.key({ threadId, runId: '' }) }) }
+}

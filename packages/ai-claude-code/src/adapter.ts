@@ -1,0 +1,230 @@
+/**
+ * `claudeCodeText`: the Claude Code harness adapter. Its `chatStream` reads
+ * the run's sandbox from the capability bus, builds the prompt and the
+ * command, runs the `claude` CLI inside the sandbox through `spawnNdjson`,
+ * and translates each stdout line into chat chunks. It owns no process
+ * management itself: abort and early stop kill the CLI's process group
+ * through the spawn handle.
+ */
+import { randomUUID } from 'node:crypto'
+import type { AdapterYieldChunk, ModelMessage, StreamChunk, TextAdapter, TextOptions } from '@tanstack/ai'
+import {
+  createRunScopedIdGen,
+  getProjection,
+  getSandbox,
+  getSandboxPolicy,
+  parseOptions,
+  resolveSecret,
+  SandboxCapability,
+  SandboxOperationError,
+  shellQuote,
+  spawnNdjson,
+  toSandboxPath,
+  type SandboxHandle,
+  type SecretRef,
+} from '@tanstack/ai-sandbox'
+import { z } from 'zod'
+import { buildClaudeCommand, type ClaudePermissionMode } from './command.js'
+import { ClaudeCodeUnsupportedError } from './errors.js'
+import { claudePolicyFlags } from './policy.js'
+import { buildClaudePrompt } from './prompt.js'
+import { createClaudeCodeTranslator, type ClaudeCodeExit } from './translate.js'
+
+/** Options of {@link claudeCodeText}. */
+export interface ClaudeCodeOptions {
+  /** The CLI to run: a name on the sandbox's `PATH` or an absolute path inside the sandbox. Default `claude`. */
+  executable?: string
+  /** `--max-turns`: stop after this many agent turns. */
+  maxTurns?: number
+  /** `--allowedTools` entries, e.g. `Bash(git status)`, `Edit`. Added to those the policy allows. */
+  allowedTools?: string[]
+  /** `--disallowedTools` entries. Added to those the policy denies. */
+  disallowedTools?: string[]
+  /** Replace Claude Code's own system prompt (`--system-prompt`). `chat({ systemPrompts })` are appended either way. */
+  systemPrompt?: string
+  /** `--permission-mode`, overriding the mode mapped from the sandbox policy. */
+  permissionMode?: ClaudePermissionMode
+  /** Working directory inside the workspace. Default: the workspace root. */
+  cwd?: string
+  /** Extra environment for the CLI (e.g. `ANTHROPIC_BASE_URL`, `HOME`). Values may be secret references. */
+  env?: Record<string, string | SecretRef>
+  /** Extra CLI flags, appended verbatim. */
+  extraArgs?: string[]
+}
+
+/** Per-call options: `chat({ modelOptions: { sessionId } })` resumes a CLI session. */
+export interface ClaudeCodeModelOptions {
+  /** The id from the `claude-code.session-id` event of an earlier run. */
+  sessionId?: string
+  [key: string]: unknown
+}
+
+/** The adapter type. */
+export type ClaudeCodeTextAdapter = TextAdapter<string, ClaudeCodeModelOptions, readonly ['text'], any>
+
+/** Host environment variables forwarded to the CLI when the workspace does not set them. */
+const FORWARDED_HOST_ENV = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'CLAUDE_CODE_OAUTH_TOKEN'] as const
+
+/** Environment that keeps the CLI from updating itself or phoning home from inside a sandbox. */
+const QUIET_ENV = {
+  DISABLE_AUTOUPDATER: '1',
+  DISABLE_TELEMETRY: '1',
+  DISABLE_ERROR_REPORTING: '1',
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+}
+
+const optionsSchema = z
+  .object({
+    executable: z.string().min(1).optional(),
+    maxTurns: z.number().int().positive().optional(),
+    allowedTools: z.array(z.string().min(1)).optional(),
+    disallowedTools: z.array(z.string().min(1)).optional(),
+    systemPrompt: z.string().optional(),
+    permissionMode: z.enum(['acceptEdits', 'auto', 'bypassPermissions', 'manual', 'dontAsk', 'plan']).optional(),
+    cwd: z.string().min(1).optional(),
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.any()).optional(),
+    extraArgs: z.array(z.string()).optional(),
+  })
+  .strict()
+
+const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@/[\]-]*$/
+
+/**
+ * Create the Claude Code adapter. It requires a sandbox (`withSandbox`).
+ *
+ * @param model - A Claude Code model alias (`sonnet`, `opus`, `haiku`) or full model id.
+ * @param options - See {@link ClaudeCodeOptions}.
+ * @throws SandboxConfigError naming the field for an invalid model or option.
+ * @example
+ * ```ts
+ * chat({ adapter: claudeCodeText('sonnet', { maxTurns: 20 }), threadId, messages, middleware: [withSandbox(sandbox)] })
+ * ```
+ */
+export function claudeCodeText(model: string, options: ClaudeCodeOptions = {}): ClaudeCodeTextAdapter {
+  parseOptions(z.string().regex(MODEL, 'expected a model alias such as "sonnet" or a model id such as "claude-sonnet-4-5"'), model, 'claudeCodeText.model')
+  const config = parseOptions(optionsSchema, options, 'claudeCodeText.options') as ClaudeCodeOptions
+
+  return {
+    kind: 'text',
+    name: 'claude-code',
+    model,
+    requires: [SandboxCapability],
+    '~types': undefined as unknown as ClaudeCodeTextAdapter['~types'],
+    chatStream: (textOptions) => runClaudeCode(model, config, textOptions),
+    async structuredOutput() {
+      throw new ClaudeCodeUnsupportedError()
+    },
+  }
+}
+
+async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options: TextOptions<ClaudeCodeModelOptions>): AsyncIterable<AdapterYieldChunk> {
+  const capabilities = options.capabilities!
+  const handle = getSandbox(capabilities)
+  const runId = options.runId ?? contextRunId(capabilities) ?? `claude-${randomUUID()}`
+  const threadId = options.threadId ?? runId
+  const translator = createClaudeCodeTranslator({ runId, threadId, model, genId: createRunScopedIdGen(runId) })
+  const sessionId = typeof options.modelOptions?.sessionId === 'string' ? options.modelOptions.sessionId : undefined
+  const prompt = buildClaudePrompt(options.messages as ModelMessage[], sessionId !== undefined)
+  yield* translator.start() as AdapterYieldChunk[]
+  if (prompt.trim() === '') {
+    yield runError(runId, threadId, 'claude-code: there is no user message to send. Pass at least one { role: "user" } message to chat().', 'no_prompt')
+    return
+  }
+
+  const policyFlags = claudePolicyFlags(getSandboxPolicy(capabilities, { optional: true }) ?? { default: 'allow', commands: none(), paths: none(), tools: none() })
+  const permissionMode = config.permissionMode ?? policyFlags.permissionMode
+  const signal = (options.request as RequestInit | undefined)?.signal ?? undefined
+  const appendSystemPrompt = systemPromptText(options.systemPrompts)
+  const commandInput = {
+    model,
+    ...(config.executable ? { executable: config.executable } : {}),
+    ...(sessionId ? { sessionId } : {}),
+    ...(config.maxTurns ? { maxTurns: config.maxTurns } : {}),
+    allowedTools: [...policyFlags.allowedTools, ...(config.allowedTools ?? [])],
+    disallowedTools: [...policyFlags.disallowedTools, ...(config.disallowedTools ?? [])],
+    ...(config.systemPrompt ? { systemPrompt: config.systemPrompt } : {}),
+    ...(appendSystemPrompt ? { appendSystemPrompt } : {}),
+    permissionMode,
+    ...(config.extraArgs ? { extraArgs: config.extraArgs } : {}),
+  }
+  const env = cliEnv(config, capabilities, permissionMode)
+  const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
+  const promptFile = handle.capabilities.writableStdin ? undefined : await writePromptFile(handle, runId, prompt)
+  const command = buildClaudeCommand({ ...commandInput, ...(promptFile ? { promptFile } : {}) })
+  options.logger.request(`claude-code: ${command}`, { provider: 'claude-code', model, cwd })
+
+  let exit: ClaudeCodeExit = { exitCode: 0, stderrTail: '' }
+  for await (const line of spawnNdjson(handle, command, {
+    cwd,
+    env,
+    ...(promptFile ? {} : { stdin: prompt }),
+    ...(signal ? { signal } : {}),
+    onNonJsonLine: (text) => options.logger.provider(`claude-code: non-JSON stdout line: ${text.slice(0, 200)}`),
+    onExit: (result) => {
+      exit = result
+    },
+  })) {
+    options.logger.provider('claude-code line', { line })
+    yield* translator.push(line) as AdapterYieldChunk[]
+  }
+  if (signal?.aborted) return
+  yield* translator.finish(exit) as AdapterYieldChunk[]
+}
+
+/**
+ * The run id the chat engine gave the middleware context (chat() passes
+ * `options.runId` only when the caller set one), so the adapter's chunks carry
+ * the same id as the run that withSandbox and devtools saw.
+ */
+function contextRunId(capabilities: object): string | undefined {
+  const runId = (capabilities as { runId?: unknown }).runId
+  return typeof runId === 'string' && runId !== '' ? runId : undefined
+}
+
+function none() {
+  return { allow: [], ask: [], deny: [] }
+}
+
+/** The CLI's environment: quiet defaults, workspace secrets, forwarded host credentials, then `options.env`. */
+function cliEnv(config: ClaudeCodeOptions, capabilities: NonNullable<TextOptions<ClaudeCodeModelOptions>['capabilities']>, permissionMode: ClaudePermissionMode): Record<string, string> {
+  const secrets = getProjection(capabilities, { optional: true })?.resolveSecretEnv() ?? {}
+  const env: Record<string, string> = { ...QUIET_ENV }
+  for (const name of FORWARDED_HOST_ENV) {
+    const value = secrets[name] || process.env[name]
+    if (value) env[name] = value
+  }
+  // Running as root, Claude Code accepts bypassPermissions only inside a declared sandbox.
+  if (permissionMode === 'bypassPermissions') env.IS_SANDBOX = '1'
+  for (const [name, value] of Object.entries(config.env ?? {})) env[name] = typeof value === 'string' ? value : resolveSecret(value)
+  return env
+}
+
+function systemPromptText(prompts: TextOptions['systemPrompts']): string {
+  return (prompts ?? [])
+    .map((p) => (typeof p === 'string' ? p : (p as { content?: string }).content ?? ''))
+    .filter((text) => text.trim() !== '')
+    .join('\n\n')
+}
+
+/** Write the prompt to a file only the sandbox user can read, without any shell interpreting it (base64 through exec). The command removes it when the CLI starts. */
+async function writePromptFile(handle: SandboxHandle, runId: string, prompt: string): Promise<string> {
+  const dir = '/tmp/tanstack-claude-code'
+  const file = `${dir}/${runId.replace(/[^A-Za-z0-9._-]/g, '_')}.prompt`
+  const encoded = Buffer.from(prompt, 'utf8').toString('base64')
+  // One exec argument is capped (128 KiB on Linux), so long prompts go in pieces.
+  // Every piece is a whole number of base64 quanta, so each decodes on its own.
+  for (let offset = 0, first = true; first || offset < encoded.length; offset += PROMPT_PIECE_CHARS, first = false) {
+    const piece = encoded.slice(offset, offset + PROMPT_PIECE_CHARS)
+    const prefix = first ? `umask 077 && mkdir -p ${shellQuote(dir)} && ` : ''
+    const result = await handle.process.exec(`${prefix}printf '%s' ${shellQuote(piece)} | base64 -d ${first ? '>' : '>>'} ${shellQuote(file)}`)
+    if (result.exitCode !== 0) throw new SandboxOperationError('exec-failed', handle.provider, `claude-code: could not write the prompt file ${file} in the sandbox (exit ${result.exitCode}): ${result.stderr.trim()}. The sandbox needs mkdir, printf and base64.`)
+  }
+  return file
+}
+
+/** Base64 characters per exec when writing a prompt file (a multiple of 4). */
+const PROMPT_PIECE_CHARS = 64 * 1024
+
+function runError(runId: string, threadId: string, message: string, code: string): AdapterYieldChunk {
+  return { type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } } as unknown as StreamChunk as AdapterYieldChunk
+}

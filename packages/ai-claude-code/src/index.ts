@@ -1,0 +1,16 @@
+/**
+ * `@tanstack/ai-claude-code`: run the Claude Code CLI inside a sandbox as a
+ * `@tanstack/ai` text adapter. The translator, command builder and policy
+ * mapping are exported for tests, replays and other runtimes.
+ */
+export { claudeCodeText } from './adapter.js'
+export type { ClaudeCodeOptions, ClaudeCodeModelOptions, ClaudeCodeTextAdapter } from './adapter.js'
+export { createClaudeCodeTranslator, translateClaudeCodeLines, CLAUDE_CODE_SESSION_EVENT } from './translate.js'
+export type { ClaudeCodeTranslator, ClaudeCodeTranslatorOptions, ClaudeCodeExit } from './translate.js'
+export { buildClaudeArgs, buildClaudeCommand } from './command.js'
+export type { ClaudeCommandInput, ClaudePermissionMode } from './command.js'
+export { buildClaudePrompt, MAX_PREAMBLE_CHARS } from './prompt.js'
+export { claudePolicyFlags } from './policy.js'
+export type { ClaudePolicyFlags } from './policy.js'
+export type { ClaudeLine } from './cli-events.js'
+export { ClaudeCodeUnsupportedError } from './errors.js'

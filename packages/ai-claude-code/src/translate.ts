@@ -1,0 +1,292 @@
+/**
+ * Claude Code stream-json lines → `@tanstack/ai` stream chunks. Pure and
+ * deterministic: the output depends only on the parsed lines, the run/thread
+ * ids and the injected `genId`, never on the clock or randomness, so replaying
+ * the same bytes yields the same chunks. It does no IO.
+ * Text comes from the partial-message deltas; the CLI's complete `assistant`
+ * lines are used only for messages that were not streamed, so nothing doubles.
+ */
+import type { StreamChunk } from '@tanstack/ai'
+import type { ClaudeContentBlock, ClaudeLine, ClaudeStreamEvent, ClaudeUsage } from './cli-events.js'
+
+/** The `CUSTOM` event that carries the CLI session id (pass it back as `modelOptions.sessionId`). */
+export const CLAUDE_CODE_SESSION_EVENT = 'claude-code.session-id'
+
+/** Inputs of {@link createClaudeCodeTranslator}. */
+export interface ClaudeCodeTranslatorOptions {
+  runId: string
+  threadId: string
+  /** Id generator for message ids; inject a run-scoped counter for replayable output. */
+  genId: () => string
+  /** Model name reported on `RUN_FINISHED`. */
+  model?: string
+}
+
+/** How the CLI process ended, for {@link ClaudeCodeTranslator.finish}. */
+export interface ClaudeCodeExit {
+  exitCode: number
+  signal?: string
+  /** The last bytes the CLI wrote to stderr. */
+  stderrTail: string
+}
+
+/** A stateful translator for one run. */
+export interface ClaudeCodeTranslator {
+  /** Chunks that open the run (`RUN_STARTED`). */
+  start: () => StreamChunk[]
+  /** Chunks for one parsed stdout line. Unknown lines yield nothing. */
+  push: (line: unknown) => StreamChunk[]
+  /** Chunks that close the run when the CLI exited; empty when a result line already closed it. */
+  finish: (exit: ClaudeCodeExit) => StreamChunk[]
+  /** The CLI session id, once known. */
+  readonly sessionId: string | undefined
+}
+
+type Open = { kind: 'text'; messageId: string } | { kind: 'reasoning'; messageId: string } | { kind: 'tool'; toolCallId: string; args: string[] }
+
+const chunk = (value: Record<string, unknown>): StreamChunk => value as unknown as StreamChunk
+
+/** Exit code of a shell that could not find the program. */
+const COMMAND_NOT_FOUND = 127
+
+/**
+ * Create a translator for one run.
+ * @example
+ * ```ts
+ * let n = 0
+ * const t = createClaudeCodeTranslator({ runId: 'r1', threadId: 't1', genId: () => `r1-${n++}` })
+ * const chunks = [...t.start(), ...lines.flatMap(t.push), ...t.finish({ exitCode: 0, stderrTail: '' })]
+ * ```
+ */
+export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions): ClaudeCodeTranslator {
+  const { runId, threadId, genId } = options
+  let sessionId: string | undefined
+  let closed = false
+  let lastStopReason: string | null | undefined
+  const streamed = new Set<string>()
+  const open = new Map<number, Open>()
+  let streamingMessage: string | undefined
+
+  function noteSession(line: ClaudeLine): StreamChunk[] {
+    if (sessionId !== undefined || typeof line.session_id !== 'string' || line.session_id === '') return []
+    sessionId = line.session_id
+    return [chunk({ type: 'CUSTOM', name: CLAUDE_CODE_SESSION_EVENT, value: { sessionId } })]
+  }
+
+  function onStreamEvent(event: ClaudeStreamEvent, apiMessageId: string | undefined): StreamChunk[] {
+    switch (event.type) {
+      case 'message_start':
+        streamingMessage = event.message?.id ?? apiMessageId
+        if (streamingMessage) streamed.add(streamingMessage)
+        open.clear()
+        return []
+      case 'content_block_start':
+        return openBlock(event.index ?? 0, event.content_block ?? {})
+      case 'content_block_delta':
+        return delta(event)
+      case 'content_block_stop': {
+        const block = open.get(event.index ?? 0)
+        open.delete(event.index ?? 0)
+        return block ? closeBlock(block) : []
+      }
+      case 'message_delta':
+        if (event.delta?.stop_reason !== undefined) lastStopReason = event.delta.stop_reason
+        return []
+      default:
+        return []
+    }
+  }
+
+  function openBlock(index: number, block: ClaudeContentBlock): StreamChunk[] {
+    if (block.type === 'text') {
+      const messageId = genId()
+      open.set(index, { kind: 'text', messageId })
+      return [chunk({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' })]
+    }
+    if (block.type === 'thinking') {
+      const messageId = genId()
+      open.set(index, { kind: 'reasoning', messageId })
+      return [chunk({ type: 'REASONING_START', messageId }), chunk({ type: 'REASONING_MESSAGE_START', messageId, role: 'reasoning' })]
+    }
+    if (block.type === 'tool_use' && typeof block.id === 'string') {
+      open.set(index, { kind: 'tool', toolCallId: block.id, args: [] })
+      return [toolStart(block.id, block.name ?? 'unknown')]
+    }
+    return []
+  }
+
+  function delta(event: ClaudeStreamEvent): StreamChunk[] {
+    const block = open.get(event.index ?? 0)
+    const d = event.delta
+    if (!block || !d) return []
+    if (block.kind === 'text' && d.type === 'text_delta' && d.text) return [chunk({ type: 'TEXT_MESSAGE_CONTENT', messageId: block.messageId, delta: d.text })]
+    if (block.kind === 'reasoning' && d.type === 'thinking_delta' && d.thinking) return [chunk({ type: 'REASONING_MESSAGE_CONTENT', messageId: block.messageId, delta: d.thinking })]
+    if (block.kind === 'tool' && d.type === 'input_json_delta' && d.partial_json) {
+      block.args.push(d.partial_json)
+      return [chunk({ type: 'TOOL_CALL_ARGS', toolCallId: block.toolCallId, delta: d.partial_json })]
+    }
+    return []
+  }
+
+  function closeBlock(block: Open): StreamChunk[] {
+    if (block.kind === 'text') return [chunk({ type: 'TEXT_MESSAGE_END', messageId: block.messageId })]
+    if (block.kind === 'reasoning') return [chunk({ type: 'REASONING_MESSAGE_END', messageId: block.messageId }), chunk({ type: 'REASONING_END', messageId: block.messageId })]
+    return [toolEnd(block.toolCallId, parseArgs(block.args.join('')))]
+  }
+
+  function toolStart(toolCallId: string, name: string): StreamChunk {
+    // The CLI runs its own tools; core must never try to execute them.
+    return chunk({ type: 'TOOL_CALL_START', toolCallId, toolCallName: name, toolName: name, metadata: { providerExecuted: true, harness: 'claude-code' } })
+  }
+
+  /** A complete assistant message that was not streamed (no partial messages, or a replayed transcript). */
+  function onAssistant(line: ClaudeLine): StreamChunk[] {
+    const message = line.message
+    if (!message || !Array.isArray(message.content)) return []
+    if (message.model === '<synthetic>') return [] // the CLI's own error/notice text; the result line reports it
+    if (message.id && streamed.has(message.id)) return []
+    const out: StreamChunk[] = []
+    for (const block of message.content) {
+      if (block.type === 'text' && block.text) {
+        const messageId = genId()
+        out.push(chunk({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }), chunk({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: block.text }), chunk({ type: 'TEXT_MESSAGE_END', messageId }))
+      } else if (block.type === 'thinking' && block.thinking) {
+        const messageId = genId()
+        out.push(...openBlockFrom('reasoning', messageId), chunk({ type: 'REASONING_MESSAGE_CONTENT', messageId, delta: block.thinking }), ...closeBlock({ kind: 'reasoning', messageId }))
+      } else if (block.type === 'tool_use' && typeof block.id === 'string') {
+        out.push(toolStart(block.id, block.name ?? 'unknown'), chunk({ type: 'TOOL_CALL_ARGS', toolCallId: block.id, delta: JSON.stringify(block.input ?? {}) }), toolEnd(block.id, block.input ?? {}))
+      }
+    }
+    return out
+  }
+
+  function openBlockFrom(kind: 'reasoning', messageId: string): StreamChunk[] {
+    return kind === 'reasoning' ? [chunk({ type: 'REASONING_START', messageId }), chunk({ type: 'REASONING_MESSAGE_START', messageId, role: 'reasoning' })] : []
+  }
+
+  /** Tool results the CLI feeds back to the model. */
+  function onUser(line: ClaudeLine): StreamChunk[] {
+    const content = line.message?.content
+    if (!Array.isArray(content)) return []
+    return content
+      .filter((block) => block.type === 'tool_result' && typeof block.tool_use_id === 'string')
+      .map((block) => chunk({ type: 'TOOL_CALL_RESULT', messageId: genId(), toolCallId: block.tool_use_id, content: resultText(block.content), role: 'tool' }))
+  }
+
+  function onResult(line: ClaudeLine): StreamChunk[] {
+    closed = true
+    const error = line.is_error === true || (typeof line.subtype === 'string' && line.subtype.startsWith('error'))
+    if (error) {
+      const message = resultErrorMessage(line)
+      const code = line.api_error_status ? `api_error_${line.api_error_status}` : line.subtype && line.subtype !== 'success' ? line.subtype : 'cli_error'
+      return [chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+    }
+    return [
+      chunk({
+        type: 'RUN_FINISHED',
+        runId,
+        threadId,
+        finishReason: finishReason(line.stop_reason ?? lastStopReason),
+        ...(options.model ? { model: options.model } : {}),
+        usage: usageOf(line.usage, line.total_cost_usd),
+      }),
+    ]
+  }
+
+  return {
+    start: () => [chunk({ type: 'RUN_STARTED', runId, threadId })],
+    push(raw) {
+      if (closed || typeof raw !== 'object' || raw === null) return []
+      const line = raw as ClaudeLine
+      const out = noteSession(line)
+      // Lines of a sub-agent (Task tool) belong to that tool call, not to the conversation.
+      if (line.parent_tool_use_id) return out
+      if (line.type === 'stream_event' && line.event) out.push(...onStreamEvent(line.event, line.api_message_id))
+      else if (line.type === 'assistant') out.push(...onAssistant(line))
+      else if (line.type === 'user') out.push(...onUser(line))
+      else if (line.type === 'result') out.push(...closeOpenBlocks(), ...onResult(line))
+      return out
+    },
+    finish(exit) {
+      if (closed) return []
+      closed = true
+      const message = exitMessage(exit)
+      const code = exit.exitCode === COMMAND_NOT_FOUND ? 'cli_not_found' : 'cli_exit'
+      return [...closeOpenBlocks(), chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+    },
+    get sessionId() {
+      return sessionId
+    },
+  }
+
+  function closeOpenBlocks(): StreamChunk[] {
+    const out = [...open.values()].flatMap(closeBlock)
+    open.clear()
+    return out
+  }
+}
+
+/**
+ * Translate a whole recorded transcript at once.
+ * @returns Every chunk, including `RUN_STARTED` and the closing chunk.
+ */
+export function translateClaudeCodeLines(lines: readonly unknown[], options: ClaudeCodeTranslatorOptions, exit: ClaudeCodeExit = { exitCode: 0, stderrTail: '' }): StreamChunk[] {
+  const translator = createClaudeCodeTranslator(options)
+  return [...translator.start(), ...lines.flatMap((line) => translator.push(line)), ...translator.finish(exit)]
+}
+
+/** `TOOL_CALL_END` with the parsed arguments, so readers need not join the deltas. */
+function toolEnd(toolCallId: string, input: unknown): StreamChunk {
+  return chunk({ type: 'TOOL_CALL_END', toolCallId, ...(input === undefined ? {} : { input }) })
+}
+
+function parseArgs(json: string): unknown {
+  if (json === '') return {}
+  try {
+    return JSON.parse(json)
+  } catch {
+    return undefined // cut off mid-stream; the deltas still carry what arrived
+  }
+}
+
+function resultText(content: unknown): string {
+  if (typeof content === 'string') return content
+  if (Array.isArray(content)) {
+    return content.map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : JSON.stringify(part))).join('\n')
+  }
+  return content === undefined ? '' : JSON.stringify(content)
+}
+
+function resultErrorMessage(line: ClaudeLine): string {
+  if (typeof line.result === 'string' && line.result.trim() !== '') return line.result.trim()
+  if (Array.isArray(line.errors) && line.errors.length > 0) return line.errors.map((e) => (typeof e === 'string' ? e : JSON.stringify(e))).join('; ')
+  if (line.subtype === 'error_max_turns') return `Claude Code stopped after reaching the maximum number of turns (${line.num_turns ?? '?'}). Raise maxTurns or split the task.`
+  return `Claude Code reported an error (${line.subtype ?? 'unknown'}).`
+}
+
+function exitMessage(exit: ClaudeCodeExit): string {
+  const tail = exit.stderrTail.trim().split('\n').slice(-20).join('\n')
+  if (exit.exitCode === COMMAND_NOT_FOUND || /claude: (command )?not found|No such file or directory/.test(tail)) {
+    return 'The claude CLI was not found in the sandbox. Install it in the workspace setup (e.g. `npm install -g @anthropic-ai/claude-code`), bake it into the sandbox image, or pass claudeCodeText(model, { executable }) with its path.' + (tail ? `\n${tail}` : '')
+  }
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`
+  return `Claude Code ${how} without a result line.${tail ? `\n${tail}` : ' It wrote nothing to stderr.'}`
+}
+
+function finishReason(stop: string | null | undefined): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
+  if (stop === 'max_tokens') return 'length'
+  if (stop === 'refusal') return 'content_filter'
+  return 'stop'
+}
+
+function usageOf(usage: ClaudeUsage | undefined, cost: number | undefined): Record<string, unknown> {
+  const input = (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + (usage?.cache_read_input_tokens ?? 0)
+  const output = usage?.output_tokens ?? 0
+  return {
+    promptTokens: input,
+    completionTokens: output,
+    totalTokens: input + output,
+    ...(usage?.cache_read_input_tokens ? { promptTokensDetails: { cachedTokens: usage.cache_read_input_tokens } } : {}),
+    ...(typeof cost === 'number' ? { cost } : {}),
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * The translator on real CLI output: every recorded version folder must keep
+ * producing the same chunk shapes (so format drift in a new CLI version shows
+ * as a failing replay), deterministically, however the bytes are split into
+ * chunks, with very long lines and noise lines mixed in.
+ */
+import { randomUUID } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import type { StreamChunk } from '@tanstack/ai'
+import { createRunScopedIdGen } from '@tanstack/ai-sandbox'
+import { CLAUDE_CODE_SESSION_EVENT, createClaudeCodeTranslator, translateClaudeCodeLines } from '../src/index.js'
+import { cliVersions, collapse, linesOf, recording, replay, resultOf, sessionOf, translate } from './helpers/recordings.js'
+
+const versions = cliVersions()
+const META = { providerExecuted: true, harness: 'claude-code' }
+const run = { runId: 'run-1', threadId: 'thread-1' }
+const started = { type: 'RUN_STARTED', ...run }
+const session = (bytes: Buffer) => ({ type: 'CUSTOM', name: CLAUDE_CODE_SESSION_EVENT, value: { sessionId: sessionOf(bytes) } })
+const text = (messageId: string, delta: string) => [
+  { type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' },
+  { type: 'TEXT_MESSAGE_CONTENT', messageId, delta },
+  { type: 'TEXT_MESSAGE_END', messageId },
+]
+const tool = (toolCallId: string, name: string, input: unknown) => [
+  { type: 'TOOL_CALL_START', toolCallId, toolCallName: name, toolName: name, metadata: META },
+  { type: 'TOOL_CALL_ARGS', toolCallId, delta: JSON.stringify(input) },
+  { type: 'TOOL_CALL_END', toolCallId, input },
+]
+const result = (messageId: string, toolCallId: string, content: unknown) => ({ type: 'TOOL_CALL_RESULT', messageId, toolCallId, content, role: 'tool' })
+const finished = (bytes: Buffer, promptTokens: number, completionTokens: number) => ({
+  type: 'RUN_FINISHED',
+  ...run,
+  finishReason: 'stop',
+  model: 'sonnet',
+  usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens, cost: resultOf(bytes).total_cost_usd },
+})
+
+it('has recordings to replay', () => {
+  expect(versions.length).toBeGreaterThan(0)
+  for (const version of versions) expect(version).toMatch(/^\d+\.\d+\.\d+$/)
+})
+
+describe.each(versions)('claude %s recordings', (version) => {
+  const load = (scenario: string) => recording(version, scenario)
+
+  it('text: session id right after RUN_STARTED, the streamed text once, RUN_FINISHED with usage', () => {
+    const bytes = load('text')
+    const chunks = translate(linesOf(bytes))
+    expect(collapse(chunks)).toEqual([started, session(bytes), ...text('run-1-0', 'Hello from the fake model. This reply is long enough to arrive in several streamed deltas.'), finished(bytes, 21, 17)])
+    expect(chunks.filter((c) => c.type === 'TEXT_MESSAGE_CONTENT').length, 'the text arrived as several deltas').toBeGreaterThan(1)
+  })
+
+  it('tools: Write, Edit and Read calls with parsed arguments, their results, and the text between', () => {
+    const bytes = load('tools')
+    const chunks = collapse(translate(linesOf(bytes)))
+    expect(chunks).toEqual([
+      started,
+      session(bytes),
+      ...tool('toolu_e2e_1_write', 'Write', { file_path: 'notes.txt', content: 'first draft\nsecond line "quoted" $HOME\n' }),
+      result('run-1-0', 'toolu_e2e_1_write', expect.stringMatching(/^File created successfully at: notes\.txt/)),
+      ...text('run-1-1', 'Created it; now the edit.'),
+      ...tool('toolu_e2e_2_edit', 'Edit', { file_path: 'notes.txt', old_string: 'first draft', new_string: 'final draft' }),
+      result('run-1-2', 'toolu_e2e_2_edit', expect.stringMatching(/^The file notes\.txt has been updated successfully/)),
+      ...tool('toolu_e2e_3_read', 'Read', { file_path: 'notes.txt' }),
+      result('run-1-3', 'toolu_e2e_3_read', '1\tfinal draft\n2\tsecond line "quoted" $HOME\n3\t'),
+      ...text('run-1-4', 'notes.txt now says final draft.'),
+      finished(bytes, 30 + 40 + 52 + 64, 11 + 12 + 8 + 9),
+    ])
+  })
+
+  it('resume: the resumed run reports the first run\'s session and only the new answer', () => {
+    const first = load('resume-first-turn')
+    const bytes = load('resume')
+    expect(sessionOf(bytes)).toBe(sessionOf(first))
+    expect(collapse(translate(linesOf(bytes)))).toEqual([started, session(bytes), ...text('run-1-0', 'You asked me to remember the word pelican.'), finished(bytes, 33, 10)])
+  })
+
+  it('api error: RUN_ERROR with the server\'s message and status, no text from the CLI\'s synthetic message', () => {
+    const bytes = load('api-error')
+    const message = 'API Error: 400 fixture says: the widget count is invalid'
+    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), { type: 'RUN_ERROR', ...run, message, code: 'api_error_400', error: { message, code: 'api_error_400' } }])
+  })
+
+  it('model rejected: RUN_ERROR naming the model', () => {
+    const bytes = load('model-rejected')
+    const chunks = translate(linesOf(bytes))
+    expect(chunks.map((c) => c.type)).toEqual(['RUN_STARTED', 'CUSTOM', 'RUN_ERROR'])
+    expect(chunks[2]).toMatchObject({ code: 'api_error_404', message: expect.stringContaining('claude-nope-1') })
+  })
+
+  it('thinking: a reasoning message, then the text', () => {
+    const bytes = load('thinking')
+    expect(collapse(translate(linesOf(bytes)))).toEqual([
+      started,
+      session(bytes),
+      { type: 'REASONING_START', messageId: 'run-1-0' },
+      { type: 'REASONING_MESSAGE_START', messageId: 'run-1-0', role: 'reasoning' },
+      { type: 'REASONING_MESSAGE_CONTENT', messageId: 'run-1-0', delta: 'Option A is cheaper, option B is faster. Speed matters more here.' },
+      { type: 'REASONING_MESSAGE_END', messageId: 'run-1-0' },
+      { type: 'REASONING_END', messageId: 'run-1-0' },
+      ...text('run-1-1', 'Option B is better: it is faster.'),
+      finished(bytes, 25, 19),
+    ])
+  })
+
+  it('without partial messages (no stream_event lines) the complete assistant lines give the same shapes', () => {
+    for (const scenario of ['text', 'tools', 'thinking']) {
+      const lines = linesOf(load(scenario))
+      const unstreamed = lines.filter((line) => (line as { type?: string }).type !== 'stream_event')
+      const shape = (chunks: StreamChunk[]) =>
+        collapse(chunks).map(({ usage: _usage, finishReason: _finish, ...rest }) => (rest.type === 'TOOL_CALL_ARGS' ? { ...rest, delta: JSON.parse(rest.delta as string) } : rest))
+      // The complete messages may add defaulted inputs (Edit's `replace_all: false`), hence toMatchObject.
+      expect(shape(translate(unstreamed)), scenario).toMatchObject(shape(translate(lines)))
+    }
+  })
+
+  it('is deterministic: the same bytes give the same chunks, twice, with run-scoped ids', () => {
+    for (const scenario of ['text', 'tools', 'thinking', 'resume', 'api-error']) {
+      const lines = linesOf(load(scenario))
+      const once = translateClaudeCodeLines(lines, { ...run, genId: createRunScopedIdGen('run-1') })
+      const twice = translateClaudeCodeLines(linesOf(load(scenario)), { ...run, genId: createRunScopedIdGen('run-1') })
+      expect(twice, scenario).toEqual(once)
+    }
+  })
+
+  it('the determinism check would catch random ids', () => {
+    const lines = linesOf(load('tools'))
+    const once = translateClaudeCodeLines(lines, { ...run, genId: () => randomUUID() })
+    const twice = translateClaudeCodeLines(lines, { ...run, genId: () => randomUUID() })
+    expect(twice).not.toEqual(once)
+  })
+
+  describe('through toLines', () => {
+    const reference = (scenario: string) => translate(linesOf(load(scenario)))
+
+    it('splits the text recording at every byte position', async () => {
+      const bytes = load('text')
+      const expected = reference('text')
+      for (let at = 0; at <= bytes.length; at++) {
+        const { chunks } = await replay([bytes.subarray(0, at), bytes.subarray(at)])
+        if (JSON.stringify(chunks) !== JSON.stringify(expected)) expect(chunks, `split at byte ${at}`).toEqual(expected)
+      }
+    })
+
+    it('splits inside every multi-byte character of the tools recording', async () => {
+      const bytes = load('tools')
+      const expected = reference('tools')
+      const starts = [...bytes.entries()].filter(([, b]) => b >= 0xc0).map(([i]) => i)
+      expect(starts.length, 'the recording has multi-byte characters (the em dash in tool results)').toBeGreaterThan(0)
+      for (const start of starts) {
+        for (const at of [start + 1, start + 2]) expect((await replay([bytes.subarray(0, at), bytes.subarray(at)])).chunks, `split at byte ${at}`).toEqual(expected)
+      }
+    })
+
+    it('splits larger recordings at random positions (seeded)', async () => {
+      let seed = 7
+      const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+      for (const scenario of ['tools', 'thinking', 'resume']) {
+        const bytes = load(scenario)
+        const expected = reference(scenario)
+        for (let trial = 0; trial < 200; trial++) {
+          const cuts = [...new Set(Array.from({ length: 1 + Math.floor(random() * 12) }, () => Math.floor(random() * bytes.length)))].sort((a, b) => a - b)
+          const pieces = [0, ...cuts].map((from, i) => bytes.subarray(from, [...cuts, bytes.length][i]))
+          expect((await replay(pieces)).chunks, `${scenario}: cuts ${cuts.join(',')}`).toEqual(expected)
+        }
+      }
+    })
+
+    it('carries a 2 MB text delta on one line intact', async () => {
+      const lines = load('text').toString().split('\n')
+      const deltaAt = lines.findIndex((line) => line.includes('"text_delta"'))
+      const big = `${'x'.repeat(1024 * 1024)}é${'🚀'.repeat(256 * 1024)}`
+      const bigLine = JSON.parse(lines[deltaAt]!) as { event: { delta: { text: string } } }
+      bigLine.event.delta.text = big
+      const bytes = Buffer.from([...lines.slice(0, deltaAt), JSON.stringify(bigLine), ...lines.slice(deltaAt)].join('\n'))
+      expect(bytes.length).toBeGreaterThan(2 * 1024 * 1024)
+      const pieces = Array.from({ length: Math.ceil(bytes.length / 65_521) }, (_, i) => bytes.subarray(i * 65_521, (i + 1) * 65_521))
+      const { chunks } = await replay(pieces)
+      const deltas = chunks.filter((c) => c.type === 'TEXT_MESSAGE_CONTENT').map((c) => c.delta)
+      expect(deltas[0]!.length).toBe(big.length)
+      expect(deltas[0] === big).toBe(true)
+      expect(deltas.join('')).toBe(`${big}Hello from the fake model. This reply is long enough to arrive in several streamed deltas.`)
+      expect(chunks.at(-1)!.type).toBe('RUN_FINISHED')
+    })
+
+    it('skips noise: non-JSON lines, blank lines, CRLF endings and JSON that is not a CLI event', async () => {
+      const lines = load('tools').toString().split('\n').filter((line) => line !== '')
+      const noise = ['npm WARN something odd', '', '   ', '{not json', '\u001b[31mcolored\u001b[0m', '42', 'null', '"a string"', '[1,2]', '{"unrelated":true}']
+      const mixed = lines.flatMap((line, i) => [noise[i % noise.length]!, line]).join('\r\n')
+      const { chunks, nonJson } = await replay([mixed])
+      expect(chunks).toEqual(reference('tools'))
+      expect(new Set(nonJson)).toEqual(new Set(['npm WARN something odd', '{not json', '\u001b[31mcolored\u001b[0m']))
+    })
+  })
+
+  it('closes open blocks and reports the exit when the CLI dies before its result line', () => {
+    const lines = linesOf(load('text'))
+    const deltaAt = lines.findIndex((line) => JSON.stringify(line).includes('"text_delta"'))
+    const chunks = translate(lines.slice(0, deltaAt + 1), { exit: { exitCode: 143, signal: 'SIGTERM', stderrTail: '' } })
+    expect(chunks.map((c) => c.type)).toEqual(['RUN_STARTED', 'CUSTOM', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'RUN_ERROR'])
+    expect(chunks.at(-1)).toMatchObject({ code: 'cli_exit', message: expect.stringContaining('killed by SIGTERM') })
+  })
+})
+
+describe('translator edge cases', () => {
+  const make = () => createClaudeCodeTranslator({ ...run, genId: createRunScopedIdGen('run-1') })
+
+  it('reports the session once, from the first line that has one', () => {
+    const t = make()
+    expect(t.push({ type: 'system', subtype: 'init', session_id: 's-1' })).toEqual([{ type: 'CUSTOM', name: CLAUDE_CODE_SESSION_EVENT, value: { sessionId: 's-1' } }])
+    expect(t.push({ type: 'system', subtype: 'status', session_id: 's-1' })).toEqual([])
+    expect(t.sessionId).toBe('s-1')
+  })
+
+  it('ignores the lines of a sub-agent (parent_tool_use_id set)', () => {
+    const t = make()
+    t.push({ type: 'system', session_id: 's-1' })
+    expect(t.push({ type: 'assistant', parent_tool_use_id: 'toolu_task', message: { id: 'm-sub', content: [{ type: 'text', text: 'inner' }] } })).toEqual([])
+    expect(t.push({ type: 'user', parent_tool_use_id: 'toolu_task', message: { content: [{ type: 'tool_result', tool_use_id: 'x', content: 'inner' }] } })).toEqual([])
+  })
+
+  it('stops after the result line and ignores junk values', () => {
+    const t = make()
+    for (const junk of [null, 1, 'x', [], {}, { type: 'stream_event' }, { type: 'stream_event', event: { type: 'content_block_delta', index: 5, delta: { type: 'text_delta', text: 'orphan' } } }]) expect(t.push(junk)).toEqual([])
+    expect(t.push({ type: 'result', subtype: 'success', is_error: false, usage: { input_tokens: 1, output_tokens: 2 } })[0]).toMatchObject({ type: 'RUN_FINISHED' })
+    expect(t.push({ type: 'assistant', message: { id: 'late', content: [{ type: 'text', text: 'late' }] } })).toEqual([])
+    expect(t.finish({ exitCode: 1, stderrTail: 'x' })).toEqual([])
+  })
+
+  it('maps exit 127 to the install hint and other exits to their code with the stderr tail', () => {
+    expect(make().finish({ exitCode: 127, stderrTail: 'sh: 1: claude: not found\n' })[0]).toMatchObject({ code: 'cli_not_found', message: expect.stringContaining('npm install -g @anthropic-ai/claude-code') })
+    expect(make().finish({ exitCode: 3, stderrTail: 'boom\n' })[0]).toMatchObject({ code: 'cli_exit', message: 'Claude Code exited with code 3 without a result line.\nboom' })
+    expect(make().finish({ exitCode: 3, stderrTail: '' })[0]).toMatchObject({ message: expect.stringContaining('It wrote nothing to stderr.') })
+  })
+
+  it('maps error_max_turns and stop reasons', () => {
+    expect(make().push({ type: 'result', subtype: 'error_max_turns', num_turns: 4 })[0]).toMatchObject({ type: 'RUN_ERROR', code: 'error_max_turns', message: expect.stringContaining('maximum number of turns (4)') })
+    expect(make().push({ type: 'result', subtype: 'success', stop_reason: 'max_tokens' })[0]).toMatchObject({ type: 'RUN_FINISHED', finishReason: 'length' })
+    expect(make().push({ type: 'result', subtype: 'success', stop_reason: 'refusal' })[0]).toMatchObject({ type: 'RUN_FINISHED', finishReason: 'content_filter' })
+  })
+})
