@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto'
 import type { AdapterYieldChunk, ModelMessage, StreamChunk, TextAdapter, TextOptions } from '@tanstack/ai'
 import {
   createRunScopedIdGen,
+  defineSandboxPolicy,
   getProjection,
   getSandbox,
   getSandboxPolicy,
@@ -131,7 +132,7 @@ async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options:
     return
   }
 
-  const policyFlags = claudePolicyFlags(getSandboxPolicy(capabilities, { optional: true }) ?? { default: 'allow', commands: none(), paths: none(), tools: none() })
+  const policyFlags = claudePolicyFlags(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy())
   const permissionMode = config.permissionMode ?? policyFlags.permissionMode
   const signal = (options.request as RequestInit | undefined)?.signal ?? undefined
   const appendSystemPrompt = systemPromptText(options.systemPrompts)
@@ -179,10 +180,6 @@ async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options:
 function contextRunId(capabilities: object): string | undefined {
   const runId = (capabilities as { runId?: unknown }).runId
   return typeof runId === 'string' && runId !== '' ? runId : undefined
-}
-
-function none() {
-  return { allow: [], ask: [], deny: [] }
 }
 
 /** The CLI's environment: quiet defaults, workspace secrets, forwarded host credentials, then `options.env`. */

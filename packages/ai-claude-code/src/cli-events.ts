@@ -54,4 +54,5 @@ export interface ClaudeLine {
   total_cost_usd?: number
   usage?: ClaudeUsage
   api_error_status?: number | null
+  permission_denials?: { tool_name?: string; tool_use_id?: string; tool_input?: unknown }[]
 }

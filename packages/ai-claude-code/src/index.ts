@@ -5,7 +5,7 @@
  */
 export { claudeCodeText } from './adapter.js'
 export type { ClaudeCodeOptions, ClaudeCodeModelOptions, ClaudeCodeTextAdapter } from './adapter.js'
-export { createClaudeCodeTranslator, translateClaudeCodeLines, CLAUDE_CODE_SESSION_EVENT } from './translate.js'
+export { createClaudeCodeTranslator, translateClaudeCodeLines, CLAUDE_CODE_SESSION_EVENT, CLAUDE_CODE_PERMISSION_DENIALS_EVENT } from './translate.js'
 export type { ClaudeCodeTranslator, ClaudeCodeTranslatorOptions, ClaudeCodeExit } from './translate.js'
 export { buildClaudeArgs, buildClaudeCommand } from './command.js'
 export type { ClaudeCommandInput, ClaudePermissionMode } from './command.js'

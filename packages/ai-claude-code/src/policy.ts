@@ -1,11 +1,10 @@
 /**
- * The sandbox policy mapped onto Claude Code's native permissions: the
- * default verdict picks `--permission-mode`, command and tool lists become
- * `--allowedTools`/`--disallowedTools` entries. In headless `-p` mode an
- * `ask` cannot prompt anyone, so asked-for actions are denied: a default
- * `ask` runs in `manual` mode (Claude Code denies what is not allow-listed),
- * and `ask` rules become `--disallowedTools` entries, which Claude Code
- * enforces in every mode, `bypassPermissions` included.
+ * The sandbox policy mapped onto Claude Code's native permissions, so the CLI
+ * itself refuses what the policy denies. The default verdict picks
+ * `--permission-mode`; command globs become `Bash(<glob>)` entries of
+ * `--allowedTools`/`--disallowedTools` (Claude Code enforces disallowed tools
+ * in every mode, `bypassPermissions` included); the capability gates disallow
+ * whole tools. A headless run has nobody to answer an `ask`, so asks are denied.
  */
 import type { SandboxPolicy } from '@tanstack/ai-sandbox'
 import type { ClaudePermissionMode } from './command.js'
@@ -17,25 +16,35 @@ export interface ClaudePolicyFlags {
   disallowedTools: string[]
 }
 
+/** Claude Code's tools that change files. */
+export const CLAUDE_FILE_WRITE_TOOLS = ['Edit', 'Write', 'NotebookEdit'] as const
+/** Claude Code's tools that reach the network. */
+export const CLAUDE_NETWORK_TOOLS = ['WebFetch', 'WebSearch'] as const
+
 /**
  * Map a policy to Claude Code flags.
- * `default: 'allow'` → `bypassPermissions` (the sandbox is the boundary);
- * `'ask'` → `manual`; `'deny'` → `dontAsk` (only allow-listed tools run).
- * `commands.*` patterns become `Bash(<pattern>)`; `tools.*` pass through;
- * `paths.*` become `Edit(<p>)`, `Write(<p>)` and `Read(<p>)`. `allow` rules
- * are allowed; `deny` and `ask` rules are disallowed (nobody can answer an
- * `ask` in a headless run, and dropping it would let the action run unasked).
+ *
+ * | policy | flags |
+ * |---|---|
+ * | `default: 'allow'` | `--permission-mode bypassPermissions` (the sandbox is the boundary) |
+ * | `default: 'ask'` | `--permission-mode manual` (nothing unlisted is approved headless) |
+ * | `default: 'deny'` | `--permission-mode dontAsk` (only allow-listed tools run) |
+ * | `commands.allow` | `--allowedTools Bash(<glob>)` |
+ * | `commands.deny`, `commands.ask` | `--disallowedTools Bash(<glob>)` |
+ * | `capabilities.fileWrite: false` | `--disallowedTools Edit Write NotebookEdit` |
+ * | `capabilities.network: false` | `--disallowedTools WebFetch WebSearch` |
  */
 export function claudePolicyFlags(policy: SandboxPolicy): ClaudePolicyFlags {
-  const mode: ClaudePermissionMode = policy.default === 'allow' ? 'bypassPermissions' : policy.default === 'ask' ? 'manual' : 'dontAsk'
-  const entries = (rules: readonly string[], commands: readonly string[], paths: readonly string[]) => [
-    ...commands.map((pattern) => `Bash(${pattern})`),
-    ...rules,
-    ...paths.flatMap((p) => [`Edit(${p})`, `Write(${p})`, `Read(${p})`]),
-  ]
+  const permissionMode: ClaudePermissionMode = policy.default === 'allow' ? 'bypassPermissions' : policy.default === 'ask' ? 'manual' : 'dontAsk'
+  const bash = (glob: string) => `Bash(${glob})`
   return {
-    permissionMode: mode,
-    allowedTools: entries(policy.tools.allow, policy.commands.allow, policy.paths.allow),
-    disallowedTools: entries([...policy.tools.deny, ...policy.tools.ask], [...policy.commands.deny, ...policy.commands.ask], [...policy.paths.deny, ...policy.paths.ask]),
+    permissionMode,
+    allowedTools: policy.commands.allow.map(bash),
+    disallowedTools: [
+      ...policy.commands.deny.map(bash),
+      ...policy.commands.ask.map(bash),
+      ...(policy.capabilities.fileWrite ? [] : CLAUDE_FILE_WRITE_TOOLS),
+      ...(policy.capabilities.network ? [] : CLAUDE_NETWORK_TOOLS),
+    ],
   }
 }

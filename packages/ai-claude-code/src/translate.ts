@@ -12,6 +12,9 @@ import type { ClaudeContentBlock, ClaudeLine, ClaudeStreamEvent, ClaudeUsage } f
 /** The `CUSTOM` event that carries the CLI session id (pass it back as `modelOptions.sessionId`). */
 export const CLAUDE_CODE_SESSION_EVENT = 'claude-code.session-id'
 
+/** The `CUSTOM` event listing the tool uses the CLI refused under its permissions (`{ denials: [{ toolName, toolUseId, input }] }`). */
+export const CLAUDE_CODE_PERMISSION_DENIALS_EVENT = 'claude-code.permission-denials'
+
 /** Inputs of {@link createClaudeCodeTranslator}. */
 export interface ClaudeCodeTranslatorOptions {
   runId: string
@@ -175,13 +178,15 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
 
   function onResult(line: ClaudeLine): StreamChunk[] {
     closed = true
+    const denials = permissionDenials(line)
     const error = line.is_error === true || (typeof line.subtype === 'string' && line.subtype.startsWith('error'))
     if (error) {
       const message = resultErrorMessage(line)
       const code = line.api_error_status ? `api_error_${line.api_error_status}` : line.subtype && line.subtype !== 'success' ? line.subtype : 'cli_error'
-      return [chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+      return [...denials, chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
     }
     return [
+      ...denials,
       chunk({
         type: 'RUN_FINISHED',
         runId,
@@ -233,6 +238,14 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
 export function translateClaudeCodeLines(lines: readonly unknown[], options: ClaudeCodeTranslatorOptions, exit: ClaudeCodeExit = { exitCode: 0, stderrTail: '' }): StreamChunk[] {
   const translator = createClaudeCodeTranslator(options)
   return [...translator.start(), ...lines.flatMap((line) => translator.push(line)), ...translator.finish(exit)]
+}
+
+/** The result line's refused tool uses as one `CUSTOM` chunk (none when nothing was refused). */
+function permissionDenials(line: ClaudeLine): StreamChunk[] {
+  const list = Array.isArray(line.permission_denials) ? line.permission_denials : []
+  if (list.length === 0) return []
+  const denials = list.map((d) => ({ toolName: d.tool_name, toolUseId: d.tool_use_id, input: d.tool_input }))
+  return [chunk({ type: 'CUSTOM', name: CLAUDE_CODE_PERMISSION_DENIALS_EVENT, value: { denials } })]
 }
 
 /** `TOOL_CALL_END` with the parsed arguments, so readers need not join the deltas. */

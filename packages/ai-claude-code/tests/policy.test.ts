@@ -13,23 +13,20 @@ describe('claudePolicyFlags', () => {
     expect(claudePolicyFlags(defineSandboxPolicy()).permissionMode).toBe('bypassPermissions')
   })
 
-  it('turns commands into Bash rules, passes tools through and expands paths to Edit, Write and Read', () => {
-    const flags = claudePolicyFlags(
-      defineSandboxPolicy({
-        default: 'deny',
-        commands: { allow: ['git status', 'npm test *'], deny: ['rm -rf *'] },
-        tools: { allow: ['WebFetch'], deny: ['WebSearch'] },
-        paths: { allow: ['src/**'], deny: ['.env'] },
-      }),
-    )
-    expect(flags.allowedTools).toEqual(['Bash(git status)', 'Bash(npm test *)', 'WebFetch', 'Edit(src/**)', 'Write(src/**)', 'Read(src/**)'])
-    expect(flags.disallowedTools).toEqual(['Bash(rm -rf *)', 'WebSearch', 'Edit(.env)', 'Write(.env)', 'Read(.env)'])
+  it('turns command globs into Bash rules', () => {
+    const flags = claudePolicyFlags(defineSandboxPolicy({ default: 'deny', commands: { allow: ['git status', 'npm test *'], deny: ['rm -rf *'] } }))
+    expect(flags.allowedTools).toEqual(['Bash(git status)', 'Bash(npm test *)'])
+    expect(flags.disallowedTools).toEqual(['Bash(rm -rf *)'])
   })
 
   it('denies `ask` rules, since a headless run has nobody to ask (even under bypassPermissions)', () => {
-    const flags = claudePolicyFlags(defineSandboxPolicy({ default: 'allow', commands: { ask: ['git push *'] }, tools: { ask: ['WebFetch'] }, paths: { ask: ['secrets/**'] } }))
+    const flags = claudePolicyFlags(defineSandboxPolicy({ default: 'allow', commands: { ask: ['git push *'] } }))
     expect(flags.permissionMode).toBe('bypassPermissions')
-    expect(flags.allowedTools).toEqual([])
-    expect(flags.disallowedTools).toEqual(['Bash(git push *)', 'WebFetch', 'Edit(secrets/**)', 'Write(secrets/**)', 'Read(secrets/**)'])
+    expect(flags.disallowedTools).toEqual(['Bash(git push *)'])
+  })
+
+  it('closes the file-write and network gates by disallowing those tools', () => {
+    const flags = claudePolicyFlags(defineSandboxPolicy({ capabilities: { fileWrite: false, network: false } }))
+    expect(flags.disallowedTools).toEqual(['Edit', 'Write', 'NotebookEdit', 'WebFetch', 'WebSearch'])
   })
 })
