@@ -11,14 +11,12 @@ import { SandboxError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { shellJoin } from '../shell/quote.js'
 import { resolveSecretEnv, type ResolvedWorkspace } from './define-workspace.js'
-import { SetupStepFailedError, WorkspaceBootstrapError } from './errors.js'
+import { WorkspaceBootstrapError } from './errors.js'
+import { runSetupPlan, throwIfAborted } from './setup-shell.js'
 import { redactSecrets } from './secrets.js'
 import { withSecretEnv } from './secret-env.js'
 import { redactUrl } from '../git/exec-git.js'
 import type { GitWorkspaceSource, LocalWorkspaceSource } from './sources.js'
-
-/** Number of output lines kept in {@link SetupStepFailedError.outputTail}. */
-export const SETUP_OUTPUT_TAIL_LINES = 40
 
 /**
  * Bootstrap `handle` according to `workspace`. Pass a handle wrapped with
@@ -31,7 +29,8 @@ export const SETUP_OUTPUT_TAIL_LINES = 40
 export async function bootstrapWorkspace(handle: SandboxHandle, workspace: ResolvedWorkspace, signal?: AbortSignal): Promise<void> {
   throwIfAborted(signal)
   await placeSource(handle, workspace)
-  await runSetup(handle, workspace, signal)
+  const refs = Object.values(workspace.secrets)
+  await runSetupPlan(handle, workspace.setup, { secretNames: Object.keys(workspace.secrets), redact: (text) => redactSecrets(text, refs), ...(signal ? { signal } : {}) })
 }
 
 /**
@@ -44,9 +43,6 @@ export function withWorkspaceSecrets(handle: SandboxHandle, workspace: ResolvedW
   return withSecretEnv(handle, () => Object.fromEntries(Object.entries(resolveSecretEnv(workspace)).filter(([, value]) => value !== '')))
 }
 
-function throwIfAborted(signal?: AbortSignal): void {
-  if (signal?.aborted) throw new WorkspaceBootstrapError('aborted', 'Workspace bootstrap stopped: the run was aborted before the sandbox was ready. The half-made sandbox was destroyed.', { cause: signal.reason })
-}
 
 async function placeSource(handle: SandboxHandle, workspace: ResolvedWorkspace): Promise<void> {
   const { source } = workspace
@@ -95,25 +91,5 @@ async function* walk(dir: string, ignore: Set<string>): AsyncGenerator<{ path: s
     const path = join(dir, entry.name)
     if (entry.isDirectory()) yield* walk(path, ignore)
     else if (entry.isFile()) yield { path, mode: (await stat(path)).mode }
-  }
-}
-
-async function runSetup(handle: SandboxHandle, workspace: ResolvedWorkspace, signal?: AbortSignal): Promise<void> {
-  const refs = Object.values(workspace.secrets)
-  for (const [index, command] of workspace.setup.entries()) {
-    throwIfAborted(signal)
-    const result = await handle.process.exec(command, signal ? { signal } : {}).catch((error: unknown) => {
-      throwIfAborted(signal)
-      throw error
-    })
-    throwIfAborted(signal)
-    if (result.exitCode === 0) continue
-    const output = redactSecrets(`${result.stdout}${result.stderr}`, refs)
-    throw new SetupStepFailedError({
-      step: index + 1,
-      command: redactSecrets(command, refs),
-      exitCode: result.exitCode,
-      outputTail: output.trimEnd().split('\n').slice(-SETUP_OUTPUT_TAIL_LINES).join('\n'),
-    })
   }
 }

@@ -11,6 +11,7 @@ import { parseOptions } from '../definition/validate.js'
 import { UnknownSecretError } from './errors.js'
 import { createSecrets, isSecretRef, resolveSecret, type SecretRef } from './secrets.js'
 import { sourceSchema, type WorkspaceSource } from './sources.js'
+import { recordSetupPlan, type SetupInput, type SetupStep } from './setup-plan.js'
 
 /** Package managers a workspace can declare. */
 export type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun'
@@ -19,8 +20,13 @@ export type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun'
 export interface WorkspaceInput {
   /** Initial files. Default: an empty workspace. */
   source?: WorkspaceSource
-  /** Shell steps run in order in the workspace root after the source is in place. */
-  setup?: readonly string[]
+  /**
+   * Shell steps run after the source is in place, starting in the workspace
+   * root, over one persistent shell (cwd and exported env carry over). An
+   * array is all serial; a callback `({ serial, parallel }) => { ... }` also
+   * records parallel groups. Recorded once, at definition time.
+   */
+  setup?: SetupInput
   /** Named commands (e.g. `test: 'pnpm test'`) adapters and apps can run. */
   scripts?: Record<string, string>
   /** The project's package manager, for adapters and instructions. */
@@ -35,7 +41,8 @@ export interface WorkspaceInput {
 /** A validated workspace definition. */
 export interface ResolvedWorkspace {
   readonly source: WorkspaceSource
-  readonly setup: readonly string[]
+  /** The recorded setup plan. */
+  readonly setup: readonly SetupStep[]
   readonly scripts: Readonly<Record<string, string>>
   readonly packageManager?: PackageManager
   /** Secret references by environment variable name. */
@@ -47,7 +54,7 @@ export interface ResolvedWorkspace {
 const schema = z
   .object({
     source: sourceSchema.optional(),
-    setup: z.array(z.string().trim().min(1, 'setup steps must be non-empty shell commands')).optional(),
+    setup: z.union([z.array(z.string()), z.custom<(r: never) => void>((v) => typeof v === 'function')], { error: 'expected an array of shell commands or a callback ({ serial, parallel }) => { ... }' }).optional(),
     scripts: z.record(z.string().min(1), z.string().min(1)).optional(),
     packageManager: z.enum(['npm', 'pnpm', 'yarn', 'bun']).optional(),
     secrets: z
@@ -84,7 +91,7 @@ export function defineWorkspace(input: WorkspaceInput = {}): ResolvedWorkspace {
   if (source.type === 'git' && source.secret) requireListed(source.secret, secrets, 'workspace.source.secret')
   const base = {
     source,
-    setup: Object.freeze([...(parsed.setup ?? [])]),
+    setup: recordSetupPlan((parsed.setup ?? []) as SetupInput),
     scripts: Object.freeze({ ...(parsed.scripts ?? {}) }),
     ...(parsed.packageManager ? { packageManager: parsed.packageManager } : {}),
     secrets: Object.freeze(secrets),
