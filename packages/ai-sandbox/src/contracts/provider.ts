@@ -58,4 +58,6 @@ export interface SandboxProvider {
   restoreSnapshot?: (input: SandboxRestoreInput) => Promise<SandboxHandle>
   /** Delete a sandbox by id. Idempotent: a missing sandbox is not an error. */
   destroy: (input: SandboxDestroyInput) => Promise<void>
+  /** Delete a snapshot (capability `snapshots`). Idempotent. Core calls it when an after-setup snapshot is replaced. */
+  deleteSnapshot?: (input: { snapshotId: string }) => Promise<void>
 }

@@ -15,7 +15,8 @@ import { bootstrapWorkspace, withWorkspaceSecrets } from '../workspace/bootstrap
 import { defineWorkspace, type ResolvedWorkspace } from '../workspace/define-workspace.js'
 import { defineSandboxPolicy, type SandboxPolicy } from '../workspace/policy.js'
 import { parseDuration, DURATION_PATTERN } from './duration.js'
-import { InMemorySandboxInstanceStore, type SandboxInstanceStore } from './instance-store.js'
+import { InMemorySandboxInstanceStore, type SandboxInstanceRecord, type SandboxInstanceStore } from './instance-store.js'
+import { findSnapshot, restoreFromSnapshot, snapshotAfterSetup, workspaceSnapshotKey } from './snapshot-lifecycle.js'
 import { computeSandboxKey } from './sandbox-key.js'
 import { parseOptions } from './validate.js'
 
@@ -31,6 +32,15 @@ export interface SandboxLifecycle {
   keepAlive?: number | string
   /** Destroy after every successful run. Default `false` (`true` when `reuse` is `'none'`). */
   destroyOnComplete?: boolean
+  /**
+   * `'after-setup'` (the default when the provider has the `snapshots`
+   * capability): snapshot each freshly bootstrapped sandbox; later runs of the
+   * thread, and new threads of the same workspace, restore it and skip setup.
+   * `'none'` turns it off. Ignored by providers without snapshots.
+   */
+  snapshot?: 'after-setup' | 'none'
+  /** Do not restore snapshots older than this (ms or `'24h'`, `'30m'`); the next bootstrap replaces them. Default: no limit. */
+  snapshotMaxAge?: number | string
 }
 
 /** Sandbox-scoped lifecycle hooks. A hook that throws is logged, never fatal. */
@@ -78,6 +88,10 @@ export interface ResolvedSandboxLifecycle {
   /** Idle ms before destroy, or `undefined` for no timer. */
   readonly keepAliveMs?: number
   readonly destroyOnComplete: boolean
+  /** Whether after-setup snapshots are taken and restored (false when the provider cannot). */
+  readonly snapshot: 'after-setup' | 'none'
+  /** Max snapshot age in ms, or `undefined` for no limit. */
+  readonly snapshotMaxAgeMs?: number
 }
 
 /** A lazy sandbox definition. */
@@ -123,6 +137,8 @@ const schema = z
         reuse: z.enum(['thread', 'none']).optional(),
         keepAlive: z.union([z.number().nonnegative(), z.string().regex(DURATION_PATTERN, "expected a duration such as '30m', '2h' or a number of ms")]).optional(),
         destroyOnComplete: z.boolean().optional(),
+        snapshot: z.enum(['after-setup', 'none']).optional(),
+        snapshotMaxAge: z.union([z.number().nonnegative(), z.string().regex(DURATION_PATTERN, "expected a duration such as '24h', '30m' or a number of ms")]).optional(),
       })
       .strict()
       .optional(),
@@ -158,6 +174,8 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     reuse,
     ...(keepAliveMs === undefined ? {} : { keepAliveMs }),
     destroyOnComplete: parsed.lifecycle?.destroyOnComplete ?? reuse === 'none',
+    snapshot: provider.capabilities().snapshots && parsed.lifecycle?.snapshot !== 'none' ? 'after-setup' : 'none',
+    ...(parsed.lifecycle?.snapshotMaxAge === undefined ? {} : { snapshotMaxAgeMs: parseDuration(parsed.lifecycle.snapshotMaxAge)! }),
   })
   const fallbackInstances = new InMemorySandboxInstanceStore()
   const fallbackLocks = new InMemoryLockStore()
@@ -207,8 +225,11 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     idleTimers.delete(sandboxKey)
     return locks.withLock(`sandbox:${sandboxKey}`, async () => {
       try {
-        const resumed = await resumeRecorded(sandboxKey, instances, ctx)
-        const handle = resumed ?? (await createAndBootstrap(sandboxKey, instances, ctx))
+        const record = await instances.get(sandboxKey)
+        const handle =
+          (await resumeRecorded(record, instances, ctx)) ??
+          (await restoreRecorded(sandboxKey, record, instances, ctx)) ??
+          (await createAndBootstrap(sandboxKey, instances, ctx))
         inUse.set(sandboxKey, (inUse.get(sandboxKey) ?? 0) + 1)
         await callHook('onReady', logger, handle)
         return handle
@@ -219,26 +240,39 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     })
   }
 
-  async function resumeRecorded(sandboxKey: string, instances: SandboxInstanceStore, ctx: SandboxEnsureContext): Promise<SandboxHandle | null> {
-    const record = await instances.get(sandboxKey)
+  /** Step 1 of ensure: the recorded sandbox, if it is still there. */
+  async function resumeRecorded(record: SandboxInstanceRecord | null, instances: SandboxInstanceStore, ctx: SandboxEnsureContext): Promise<SandboxHandle | null> {
     if (!record) return null
     const handle = record.provider === provider.name ? await provider.resume({ id: record.providerSandboxId }) : null
     if (!handle) {
-      ctx.logger?.sandbox(`recorded sandbox for ${sandboxKey} is gone; creating a new one`)
-      await instances.delete(sandboxKey)
+      ctx.logger?.sandbox(`recorded sandbox for ${record.key} is gone`)
       return null
     }
     await instances.upsert({ ...record, latestRunId: ctx.runId, updatedAt: Date.now() })
-    ctx.logger?.sandbox(`resumed ${sandboxKey} (${handle.id})`)
+    ctx.logger?.sandbox(`resumed ${record.key} (${handle.id})`)
     return withWorkspaceSecrets(handle, workspace)
   }
 
+  /** Step 2 of ensure: a new sandbox from the after-setup snapshot of the thread or the workspace. */
+  async function restoreRecorded(sandboxKey: string, record: SandboxInstanceRecord | null, instances: SandboxInstanceStore, ctx: SandboxEnsureContext): Promise<SandboxHandle | null> {
+    if (lifecycle.snapshot === 'none') return null
+    const workspaceKey = workspaceSnapshotKey(sandboxKey)
+    const candidate = await findSnapshot({ instances, threadRecord: record, workspaceKey, maxAgeMs: lifecycle.snapshotMaxAgeMs, now: Date.now(), ...(ctx.logger ? { logger: ctx.logger } : {}) })
+    if (!candidate) return null
+    const raw = await restoreFromSnapshot(provider, candidate, { key: sandboxKey, labels: labelsFor(sandboxKey) }, ctx.logger)
+    if (!raw) return null
+    await instances.upsert({ key: sandboxKey, provider: provider.name, providerSandboxId: raw.id, threadId: ctx.threadId, latestRunId: ctx.runId, latestSnapshotId: candidate.snapshotId, latestSnapshotAt: candidate.takenAt, updatedAt: Date.now() })
+    return withWorkspaceSecrets(raw, workspace)
+  }
+
+  function labelsFor(sandboxKey: string): Record<string, string> {
+    return { 'tanstack.sandbox.key': sandboxKey, 'tanstack.sandbox.definition': parsed.id }
+  }
+
+  /** Step 3 of ensure: create, bootstrap, record, and (with snapshots) snapshot. */
   async function createAndBootstrap(sandboxKey: string, instances: SandboxInstanceStore, ctx: SandboxEnsureContext): Promise<SandboxHandle> {
     ctx.logger?.sandbox(`creating sandbox for ${sandboxKey} with ${provider.name}`)
-    const raw = await provider.create({
-      key: sandboxKey,
-      labels: { 'tanstack.sandbox.key': sandboxKey, 'tanstack.sandbox.definition': parsed.id },
-    })
+    const raw = await provider.create({ key: sandboxKey, labels: labelsFor(sandboxKey) })
     const handle = withWorkspaceSecrets(raw, workspace)
     try {
       await bootstrapWorkspace(handle, workspace, ctx.signal)
@@ -247,7 +281,19 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
       await raw.destroy().catch((destroyError: unknown) => ctx.logger?.errors('destroying a half-made sandbox failed', { error: destroyError }))
       throw error
     }
-    await instances.upsert({ key: sandboxKey, provider: provider.name, providerSandboxId: handle.id, threadId: ctx.threadId, latestRunId: ctx.runId, updatedAt: Date.now() })
+    const snapshot =
+      lifecycle.snapshot === 'after-setup'
+        ? await snapshotAfterSetup({ handle: raw, provider, instances, workspaceKey: workspaceSnapshotKey(sandboxKey), threadId: ctx.threadId, ...(ctx.logger ? { logger: ctx.logger } : {}) })
+        : null
+    await instances.upsert({
+      key: sandboxKey,
+      provider: provider.name,
+      providerSandboxId: handle.id,
+      threadId: ctx.threadId,
+      latestRunId: ctx.runId,
+      ...(snapshot ? { latestSnapshotId: snapshot.snapshotId, latestSnapshotAt: snapshot.takenAt } : {}),
+      updatedAt: Date.now(),
+    })
     ctx.logger?.sandbox(`created ${sandboxKey} (${handle.id})`)
     return handle
   }

@@ -16,6 +16,8 @@ export interface SandboxInstanceRecord {
   providerSandboxId: string
   /** Latest provider snapshot for this key, when the provider has snapshots. */
   latestSnapshotId?: string
+  /** Epoch ms when `latestSnapshotId` was taken (for `snapshotMaxAge`). */
+  latestSnapshotAt?: number
   threadId: string
   latestRunId?: string
   /** Epoch ms of the last write. */

@@ -23,6 +23,7 @@ function fullRecord(k: string, overrides: Partial<SandboxInstanceRecord> = {}): 
     provider: 'conformance-provider',
     providerSandboxId: `sbx-${randomUUID()}`,
     latestSnapshotId: 'snap-1',
+    latestSnapshotAt: 1_700_000_000_045,
     threadId: 'thread-1',
     latestRunId: 'run-1',
     updatedAt: 1_700_000_000_123,
@@ -51,8 +52,9 @@ export async function checkStoreRoundTrip(store: SandboxInstanceStore): Promise<
   await withKeys(store, [k], async () => {
     await store.upsert(record)
     expect(await store.get(k), 'get returns every field upsert stored, unchanged').toEqual(record)
-    const minimal = fullRecord(k, { latestSnapshotId: undefined, latestRunId: undefined })
+    const minimal = fullRecord(k)
     delete minimal.latestSnapshotId
+    delete minimal.latestSnapshotAt
     delete minimal.latestRunId
     await store.upsert(minimal)
     expect(await store.get(k), 'a record without the optional fields round-trips too').toEqual(minimal)
@@ -68,6 +70,7 @@ export async function checkStoreUpsertReplaces(store: SandboxInstanceStore): Pro
     await store.upsert(replacement)
     const stored = await store.get(k)
     expect(stored?.latestSnapshotId, 'upsert is a FULL replace: latestSnapshotId left out must be cleared (undefined), not kept from the old record').toBeUndefined()
+    expect(stored?.latestSnapshotAt, 'upsert is a FULL replace: latestSnapshotAt left out must be cleared (undefined), not kept from the old record').toBeUndefined()
     expect(stored?.latestRunId, 'upsert is a FULL replace: latestRunId left out must be cleared (undefined), not kept from the old record').toBeUndefined()
     expect(stored, 'upsert replaces every field of an existing record').toEqual(replacement)
   })

@@ -1,0 +1,106 @@
+/**
+ * Snapshot-after-setup: after a sandbox is bootstrapped, take a provider
+ * snapshot and remember it twice, on the thread's instance record and on a
+ * workspace-level record (same tenant, definition, provider and workspace
+ * hash), so a later run of that thread, or a new thread of the same
+ * workspace, restores it and skips the setup. Snapshots older than
+ * `snapshotMaxAge` are not restored; the next bootstrap replaces them.
+ * Providers without the `snapshots` capability never reach this module.
+ */
+import type { InternalLogger } from '@tanstack/ai/adapter-internals'
+import type { SandboxHandle } from '../contracts/handle.js'
+import type { SandboxProvider } from '../contracts/provider.js'
+import type { SandboxInstanceRecord, SandboxInstanceStore } from './instance-store.js'
+
+/** A snapshot worth restoring. */
+export interface SnapshotCandidate {
+  readonly snapshotId: string
+  /** Epoch ms the snapshot was taken. */
+  readonly takenAt: number
+}
+
+/** The workspace-level key under which the latest after-setup snapshot is kept. */
+export function workspaceSnapshotKey(sandboxKey: string): string {
+  // The sandbox key is `sbx:<tenant>:<definition>:<provider>:<digest>`; the digest covers the thread,
+  // so the workspace record needs its own digest-free key: the same prefix plus the workspace hash.
+  return sandboxKey.replace(/^sbx:/, 'sbx-snapshot:').replace(/:[0-9a-f]{32}$/, '')
+}
+
+/**
+ * The snapshot to restore for a key: the thread's own, else the workspace's.
+ * @param maxAgeMs - Ignore snapshots older than this. Undefined: any age.
+ */
+export async function findSnapshot(input: {
+  instances: SandboxInstanceStore
+  threadRecord: SandboxInstanceRecord | null
+  workspaceKey: string
+  maxAgeMs: number | undefined
+  now: number
+  logger?: InternalLogger
+}): Promise<SnapshotCandidate | null> {
+  const fresh = (record: SandboxInstanceRecord | null): SnapshotCandidate | null => {
+    if (!record?.latestSnapshotId || record.latestSnapshotAt === undefined) return null
+    if (input.maxAgeMs !== undefined && input.now - record.latestSnapshotAt > input.maxAgeMs) {
+      input.logger?.sandbox(`snapshot ${record.latestSnapshotId} is older than snapshotMaxAge; it will be rebuilt`)
+      return null
+    }
+    return { snapshotId: record.latestSnapshotId, takenAt: record.latestSnapshotAt }
+  }
+  return fresh(input.threadRecord) ?? fresh(await input.instances.get(input.workspaceKey))
+}
+
+/**
+ * Start a sandbox from a snapshot.
+ * @returns The new handle, or `null` when the provider cannot restore it (the snapshot was deleted); the caller then creates a fresh sandbox.
+ */
+export async function restoreFromSnapshot(provider: SandboxProvider, candidate: SnapshotCandidate, create: { key: string; labels: Record<string, string> }, logger?: InternalLogger): Promise<SandboxHandle | null> {
+  if (!provider.restoreSnapshot) return null
+  try {
+    const handle = await provider.restoreSnapshot({ snapshotId: candidate.snapshotId, key: create.key, labels: create.labels })
+    logger?.sandbox(`restored ${create.key} from snapshot ${candidate.snapshotId} (${handle.id}); setup skipped`)
+    return handle
+  } catch (error) {
+    logger?.warn(`sandbox snapshot ${candidate.snapshotId} could not be restored; bootstrapping a fresh sandbox instead`, { error })
+    return null
+  }
+}
+
+/**
+ * Take the after-setup snapshot and record it on the workspace-level key.
+ * @returns The snapshot, or `null` when taking it failed (logged; the sandbox stays usable).
+ */
+export async function snapshotAfterSetup(input: {
+  handle: SandboxHandle
+  provider: SandboxProvider
+  instances: SandboxInstanceStore
+  workspaceKey: string
+  threadId: string
+  logger?: InternalLogger
+}): Promise<SnapshotCandidate | null> {
+  const { handle, instances, workspaceKey, logger } = input
+  if (!handle.snapshot) return null
+  try {
+    const ref = await handle.snapshot('after-setup')
+    const previous = await instances.get(workspaceKey)
+    await instances.upsert({
+      key: workspaceKey,
+      provider: input.provider.name,
+      providerSandboxId: handle.id,
+      threadId: input.threadId,
+      latestSnapshotId: ref.snapshotId,
+      latestSnapshotAt: ref.createdAt,
+      updatedAt: Date.now(),
+    })
+    logger?.sandbox(`snapshot after setup: ${ref.snapshotId}`)
+    if (previous?.latestSnapshotId && previous.latestSnapshotId !== ref.snapshotId) await deleteSnapshot(input.provider, previous.latestSnapshotId, logger)
+    return { snapshotId: ref.snapshotId, takenAt: ref.createdAt }
+  } catch (error) {
+    logger?.warn('taking the after-setup snapshot failed; later runs will run setup again', { error })
+    return null
+  }
+}
+
+async function deleteSnapshot(provider: SandboxProvider, snapshotId: string, logger?: InternalLogger): Promise<void> {
+  if (!provider.deleteSnapshot) return
+  await provider.deleteSnapshot({ snapshotId }).catch((error: unknown) => logger?.warn(`deleting the replaced snapshot ${snapshotId} failed`, { error }))
+}
