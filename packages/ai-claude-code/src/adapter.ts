@@ -28,6 +28,7 @@ import { z } from 'zod'
 import { buildClaudeCommand, type ClaudePermissionMode } from './command.js'
 import { ClaudeCodeUnsupportedError } from './errors.js'
 import { claudePolicyFlags } from './policy.js'
+import { claudeCodeProjection } from './projection.js'
 import { buildClaudePrompt } from './prompt.js'
 import { createClaudeCodeTranslator, type ClaudeCodeExit } from './translate.js'
 
@@ -136,6 +137,8 @@ async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options:
   const permissionMode = config.permissionMode ?? policyFlags.permissionMode
   const signal = (options.request as RequestInit | undefined)?.signal ?? undefined
   const appendSystemPrompt = systemPromptText(options.systemPrompts)
+  // Skills, MCP servers and plugins in Claude Code's own format (written once per workspace hash).
+  const projected = (await getProjection(capabilities, { optional: true })?.project(claudeCodeProjection)) ?? { args: [] }
   const commandInput = {
     model,
     ...(config.executable ? { executable: config.executable } : {}),
@@ -146,7 +149,7 @@ async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options:
     ...(config.systemPrompt ? { systemPrompt: config.systemPrompt } : {}),
     ...(appendSystemPrompt ? { appendSystemPrompt } : {}),
     permissionMode,
-    ...(config.extraArgs ? { extraArgs: config.extraArgs } : {}),
+    extraArgs: [...projected.args, ...(config.extraArgs ?? [])],
   }
   const env = cliEnv(config, capabilities, permissionMode)
   const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)

@@ -55,4 +55,9 @@ export interface ClaudeLine {
   usage?: ClaudeUsage
   api_error_status?: number | null
   permission_denials?: { tool_name?: string; tool_use_id?: string; tool_input?: unknown }[]
+  // system/init
+  model?: string
+  tools?: string[]
+  mcp_servers?: { name?: string; status?: string }[]
+  permissionMode?: string
 }

@@ -5,7 +5,7 @@
  */
 export { claudeCodeText } from './adapter.js'
 export type { ClaudeCodeOptions, ClaudeCodeModelOptions, ClaudeCodeTextAdapter } from './adapter.js'
-export { createClaudeCodeTranslator, translateClaudeCodeLines, CLAUDE_CODE_SESSION_EVENT, CLAUDE_CODE_PERMISSION_DENIALS_EVENT } from './translate.js'
+export { createClaudeCodeTranslator, translateClaudeCodeLines, CLAUDE_CODE_SESSION_EVENT, CLAUDE_CODE_PERMISSION_DENIALS_EVENT, CLAUDE_CODE_INIT_EVENT } from './translate.js'
 export type { ClaudeCodeTranslator, ClaudeCodeTranslatorOptions, ClaudeCodeExit } from './translate.js'
 export { buildClaudeArgs, buildClaudeCommand } from './command.js'
 export type { ClaudeCommandInput, ClaudePermissionMode } from './command.js'
@@ -14,3 +14,4 @@ export { claudePolicyFlags } from './policy.js'
 export type { ClaudePolicyFlags } from './policy.js'
 export type { ClaudeLine } from './cli-events.js'
 export { ClaudeCodeUnsupportedError } from './errors.js'
+export { claudeCodeProjection, CLAUDE_MCP_CONFIG, CLAUDE_SKILLS_DIR } from './projection.js'

@@ -12,6 +12,9 @@ import type { ClaudeContentBlock, ClaudeLine, ClaudeStreamEvent, ClaudeUsage } f
 /** The `CUSTOM` event that carries the CLI session id (pass it back as `modelOptions.sessionId`). */
 export const CLAUDE_CODE_SESSION_EVENT = 'claude-code.session-id'
 
+/** The `CUSTOM` event describing the CLI session as it started: `{ model, tools, mcpServers: [{ name, status }], permissionMode }`. */
+export const CLAUDE_CODE_INIT_EVENT = 'claude-code.init'
+
 /** The `CUSTOM` event listing the tool uses the CLI refused under its permissions (`{ denials: [{ toolName, toolUseId, input }] }`). */
 export const CLAUDE_CODE_PERMISSION_DENIALS_EVENT = 'claude-code.permission-denials'
 
@@ -206,7 +209,8 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
       const out = noteSession(line)
       // Lines of a sub-agent (Task tool) belong to that tool call, not to the conversation.
       if (line.parent_tool_use_id) return out
-      if (line.type === 'stream_event' && line.event) out.push(...onStreamEvent(line.event, line.api_message_id))
+      if (line.type === 'system' && line.subtype === 'init') out.push(onInit(line))
+      else if (line.type === 'stream_event' && line.event) out.push(...onStreamEvent(line.event, line.api_message_id))
       else if (line.type === 'assistant') out.push(...onAssistant(line))
       else if (line.type === 'user') out.push(...onUser(line))
       else if (line.type === 'result') out.push(...closeOpenBlocks(), ...onResult(line))
@@ -238,6 +242,16 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
 export function translateClaudeCodeLines(lines: readonly unknown[], options: ClaudeCodeTranslatorOptions, exit: ClaudeCodeExit = { exitCode: 0, stderrTail: '' }): StreamChunk[] {
   const translator = createClaudeCodeTranslator(options)
   return [...translator.start(), ...lines.flatMap((line) => translator.push(line)), ...translator.finish(exit)]
+}
+
+/** What the CLI announced at start: which tools and MCP servers it has (and whether each server connected). */
+function onInit(line: ClaudeLine): StreamChunk {
+  const mcpServers = (Array.isArray(line.mcp_servers) ? line.mcp_servers : []).map((s) => ({ name: s.name, status: s.status }))
+  return chunk({
+    type: 'CUSTOM',
+    name: CLAUDE_CODE_INIT_EVENT,
+    value: { model: line.model, tools: Array.isArray(line.tools) ? line.tools : [], mcpServers, permissionMode: line.permissionMode },
+  })
 }
 
 /** The result line's refused tool uses as one `CUSTOM` chunk (none when nothing was refused). */

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import type { StreamChunk } from '@tanstack/ai'
 import { createRunScopedIdGen } from '@tanstack/ai-sandbox'
-import { CLAUDE_CODE_SESSION_EVENT, createClaudeCodeTranslator, translateClaudeCodeLines } from '../src/index.js'
+import { CLAUDE_CODE_SESSION_EVENT, CLAUDE_CODE_INIT_EVENT, createClaudeCodeTranslator, translateClaudeCodeLines } from '../src/index.js'
 import { cliVersions, collapse, linesOf, recording, replay, resultOf, sessionOf, translate } from './helpers/recordings.js'
 
 const versions = cliVersions()
@@ -16,6 +16,10 @@ const META = { providerExecuted: true, harness: 'claude-code' }
 const run = { runId: 'run-1', threadId: 'thread-1' }
 const started = { type: 'RUN_STARTED', ...run }
 const session = (bytes: Buffer) => ({ type: 'CUSTOM', name: CLAUDE_CODE_SESSION_EVENT, value: { sessionId: sessionOf(bytes) } })
+const init = (bytes: Buffer) => {
+  const line = linesOf(bytes).find((l) => (l as { subtype?: string }).subtype === 'init') as { model?: string; tools?: string[]; mcp_servers?: { name: string; status: string }[]; permissionMode?: string }
+  return { type: 'CUSTOM', name: CLAUDE_CODE_INIT_EVENT, value: { model: line.model, tools: line.tools ?? [], mcpServers: (line.mcp_servers ?? []).map((m) => ({ name: m.name, status: m.status })), permissionMode: line.permissionMode } }
+}
 const text = (messageId: string, delta: string) => [
   { type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' },
   { type: 'TEXT_MESSAGE_CONTENT', messageId, delta },
@@ -46,7 +50,7 @@ describe.each(versions)('claude %s recordings', (version) => {
   it('text: session id right after RUN_STARTED, the streamed text once, RUN_FINISHED with usage', () => {
     const bytes = load('text')
     const chunks = translate(linesOf(bytes))
-    expect(collapse(chunks)).toEqual([started, session(bytes), ...text('run-1-0', 'Hello from the fake model. This reply is long enough to arrive in several streamed deltas.'), finished(bytes, 21, 17)])
+    expect(collapse(chunks)).toEqual([started, session(bytes), init(bytes), ...text('run-1-0', 'Hello from the fake model. This reply is long enough to arrive in several streamed deltas.'), finished(bytes, 21, 17)])
     expect(chunks.filter((c) => c.type === 'TEXT_MESSAGE_CONTENT').length, 'the text arrived as several deltas').toBeGreaterThan(1)
   })
 
@@ -55,7 +59,7 @@ describe.each(versions)('claude %s recordings', (version) => {
     const chunks = collapse(translate(linesOf(bytes)))
     expect(chunks).toEqual([
       started,
-      session(bytes),
+      session(bytes), init(bytes),
       ...tool('toolu_e2e_1_write', 'Write', { file_path: 'notes.txt', content: 'first draft\nsecond line "quoted" $HOME\n' }),
       result('run-1-0', 'toolu_e2e_1_write', expect.stringMatching(/^File created successfully at: notes\.txt/)),
       ...text('run-1-1', 'Created it; now the edit.'),
@@ -72,27 +76,27 @@ describe.each(versions)('claude %s recordings', (version) => {
     const first = load('resume-first-turn')
     const bytes = load('resume')
     expect(sessionOf(bytes)).toBe(sessionOf(first))
-    expect(collapse(translate(linesOf(bytes)))).toEqual([started, session(bytes), ...text('run-1-0', 'You asked me to remember the word pelican.'), finished(bytes, 33, 10)])
+    expect(collapse(translate(linesOf(bytes)))).toEqual([started, session(bytes), init(bytes), ...text('run-1-0', 'You asked me to remember the word pelican.'), finished(bytes, 33, 10)])
   })
 
   it('api error: RUN_ERROR with the server\'s message and status, no text from the CLI\'s synthetic message', () => {
     const bytes = load('api-error')
     const message = 'API Error: 400 fixture says: the widget count is invalid'
-    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), { type: 'RUN_ERROR', ...run, message, code: 'api_error_400', error: { message, code: 'api_error_400' } }])
+    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), init(bytes), { type: 'RUN_ERROR', ...run, message, code: 'api_error_400', error: { message, code: 'api_error_400' } }])
   })
 
   it('model rejected: RUN_ERROR naming the model', () => {
     const bytes = load('model-rejected')
     const chunks = translate(linesOf(bytes))
-    expect(chunks.map((c) => c.type)).toEqual(['RUN_STARTED', 'CUSTOM', 'RUN_ERROR'])
-    expect(chunks[2]).toMatchObject({ code: 'api_error_404', message: expect.stringContaining('claude-nope-1') })
+    expect(chunks.map((c) => c.type)).toEqual(['RUN_STARTED', 'CUSTOM', 'CUSTOM', 'RUN_ERROR'])
+    expect(chunks[3]).toMatchObject({ code: 'api_error_404', message: expect.stringContaining('claude-nope-1') })
   })
 
   it('thinking: a reasoning message, then the text', () => {
     const bytes = load('thinking')
     expect(collapse(translate(linesOf(bytes)))).toEqual([
       started,
-      session(bytes),
+      session(bytes), init(bytes),
       { type: 'REASONING_START', messageId: 'run-1-0' },
       { type: 'REASONING_MESSAGE_START', messageId: 'run-1-0', role: 'reasoning' },
       { type: 'REASONING_MESSAGE_CONTENT', messageId: 'run-1-0', delta: 'Option A is cheaper, option B is faster. Speed matters more here.' },
@@ -197,7 +201,7 @@ describe.each(versions)('claude %s recordings', (version) => {
     const lines = linesOf(load('text'))
     const deltaAt = lines.findIndex((line) => JSON.stringify(line).includes('"text_delta"'))
     const chunks = translate(lines.slice(0, deltaAt + 1), { exit: { exitCode: 143, signal: 'SIGTERM', stderrTail: '' } })
-    expect(chunks.map((c) => c.type)).toEqual(['RUN_STARTED', 'CUSTOM', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'RUN_ERROR'])
+    expect(chunks.map((c) => c.type)).toEqual(['RUN_STARTED', 'CUSTOM', 'CUSTOM', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'RUN_ERROR'])
     expect(chunks.at(-1)).toMatchObject({ code: 'cli_exit', message: expect.stringContaining('killed by SIGTERM') })
   })
 })
@@ -207,7 +211,10 @@ describe('translator edge cases', () => {
 
   it('reports the session once, from the first line that has one', () => {
     const t = make()
-    expect(t.push({ type: 'system', subtype: 'init', session_id: 's-1' })).toEqual([{ type: 'CUSTOM', name: CLAUDE_CODE_SESSION_EVENT, value: { sessionId: 's-1' } }])
+    expect(t.push({ type: 'system', subtype: 'init', session_id: 's-1', tools: ['Bash'], mcp_servers: [{ name: 'issues', status: 'connected' }] })).toEqual([
+      { type: 'CUSTOM', name: CLAUDE_CODE_SESSION_EVENT, value: { sessionId: 's-1' } },
+      { type: 'CUSTOM', name: CLAUDE_CODE_INIT_EVENT, value: { model: undefined, tools: ['Bash'], mcpServers: [{ name: 'issues', status: 'connected' }], permissionMode: undefined } },
+    ])
     expect(t.push({ type: 'system', subtype: 'status', session_id: 's-1' })).toEqual([])
     expect(t.sessionId).toBe('s-1')
   })

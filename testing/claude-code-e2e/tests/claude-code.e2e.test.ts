@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { ModelMessage, StreamChunk } from '@tanstack/ai'
-import { CLAUDE_CODE_SESSION_EVENT, claudeCodeText, type ClaudeCodeOptions } from '@tanstack/ai-claude-code'
+import { CLAUDE_CODE_INIT_EVENT, CLAUDE_CODE_SESSION_EVENT, claudeCodeText, type ClaudeCodeOptions } from '@tanstack/ai-claude-code'
 import { defineSandbox, SandboxConfigError, SandboxError, type SandboxDefinition, type SandboxProvider } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { claudeBinary, conversationOf, makeClaudeHome, startFakeModel, userTexts, type ClaudeHome, type FakeModel } from '../src/aimock.js'
@@ -90,7 +90,8 @@ describe('claude-code adapter with the real CLI', () => {
     expect(types[0]).toBe('RUN_STARTED')
     expect(types.at(-1)).toBe('RUN_FINISHED')
     const custom = ofType(out.chunks, 'CUSTOM')
-    expect(custom.map((c) => c.name)).toEqual([CLAUDE_CODE_SESSION_EVENT])
+    expect(custom.map((c) => c.name)).toEqual([CLAUDE_CODE_SESSION_EVENT, CLAUDE_CODE_INIT_EVENT])
+    expect(custom[1]?.value.tools, 'the init event lists the CLI tools').toContain('Bash')
     expect(out.sessionId).toMatch(/^[0-9a-f-]{36}$/)
     expect(types[1], 'the session id comes right after RUN_STARTED').toBe('CUSTOM')
     expect(types.filter((t) => t.startsWith('TEXT_MESSAGE_'))).toEqual(['TEXT_MESSAGE_START', ...ofType(out.chunks, 'TEXT_MESSAGE_CONTENT').map(() => 'TEXT_MESSAGE_CONTENT'), 'TEXT_MESSAGE_END'])

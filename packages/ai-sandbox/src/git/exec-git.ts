@@ -30,7 +30,7 @@ export function createExecBackedGit(process: SandboxProcess, options: ExecBacked
   const dirOf = (dir?: string) => toSandboxPath(dir ?? '.', workspaceRoot)
 
   async function git(args: string[], dir: string, auth?: GitAuth, what = args[0]): Promise<ExecResult> {
-    const { env, secret } = authEnv(auth)
+    const { env, secret } = gitAuthEnv(auth)
     const result = await process.exec(shellJoin(['git', ...args]), {
       cwd: dir,
       env: { GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', ...env },
@@ -90,8 +90,12 @@ export function createExecBackedGit(process: SandboxProcess, options: ExecBacked
   }
 }
 
-/** Environment that makes one git command send `Authorization: Basic ...` without storing it. */
-function authEnv(auth?: GitAuth): { env: Record<string, string>; secret?: string } {
+/**
+ * Environment that makes one git command send `Authorization: Basic ...`
+ * without storing it (`GIT_CONFIG_COUNT`/`KEY`/`VALUE`, never argv or config).
+ * @returns `env` to merge into the command's environment, and the raw `secret` to scrub from output.
+ */
+export function gitAuthEnv(auth?: GitAuth): { env: Record<string, string>; secret?: string } {
   if (!auth) return { env: {} }
   const token = isSecretRef(auth.token) ? resolveSecret(auth.token) : auth.token
   const basic = Buffer.from(`${auth.username ?? 'x-access-token'}:${token}`).toString('base64')

@@ -1,3 +1,3 @@
 // Git: the SandboxGit implementation shared by every exec-capable provider.
-export { createExecBackedGit, redactUrl } from './exec-git.js'
+export { createExecBackedGit, gitAuthEnv, redactUrl } from './exec-git.js'
 export type { ExecBackedGitOptions } from './exec-git.js'

@@ -16,7 +16,7 @@ import { getSandboxInstanceStore, SandboxInstanceStoreCapability, type SandboxIn
 import { parseOptions } from '../definition/validate.js'
 import { resolveSecretEnv } from '../workspace/define-workspace.js'
 import { provideSandboxPolicy, SandboxPolicyCapability } from '../workspace/policy.js'
-import { ProjectionCapability, provideProjection } from '../workspace/projection.js'
+import { ProjectionCapability, projectWorkspace, provideProjection } from '../workspace/projection.js'
 import { provideSandbox, SandboxCapability } from './capabilities.js'
 
 /** Options of {@link withSandbox}. */
@@ -120,6 +120,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
         workspaceHash: sandbox.workspace.hash,
         workspaceRoot: handle.workspaceRoot,
         resolveSecretEnv: () => resolveSecretEnv(sandbox.workspace),
+        project: (projection) => projectWorkspace(handle, sandbox.workspace, projection),
       })
     },
     async onFinish(ctx) {

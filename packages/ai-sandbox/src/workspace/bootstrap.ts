@@ -13,6 +13,7 @@ import { shellJoin } from '../shell/quote.js'
 import { resolveSecretEnv, type ResolvedWorkspace } from './define-workspace.js'
 import { WorkspaceBootstrapError } from './errors.js'
 import { runSetupPlan, throwIfAborted } from './setup-shell.js'
+import { provisionWorkspace } from './provision.js'
 import { redactSecrets } from './secrets.js'
 import { withSecretEnv } from './secret-env.js'
 import { redactUrl } from '../git/exec-git.js'
@@ -29,6 +30,7 @@ import type { GitWorkspaceSource, LocalWorkspaceSource } from './sources.js'
 export async function bootstrapWorkspace(handle: SandboxHandle, workspace: ResolvedWorkspace, signal?: AbortSignal): Promise<void> {
   throwIfAborted(signal)
   await placeSource(handle, workspace)
+  await provisionWorkspace(handle, workspace)
   const refs = Object.values(workspace.secrets)
   await runSetupPlan(handle, workspace.setup, { secretNames: Object.keys(workspace.secrets), redact: (text) => redactSecrets(text, refs), ...(signal ? { signal } : {}) })
 }

@@ -12,6 +12,7 @@ import { UnknownSecretError } from './errors.js'
 import { createSecrets, isSecretRef, resolveSecret, type SecretRef } from './secrets.js'
 import { sourceSchema, type WorkspaceSource } from './sources.js'
 import { recordSetupPlan, type SetupInput, type SetupStep } from './setup-plan.js'
+import { skillSchema, type Skill } from './skills.js'
 
 /** Package managers a workspace can declare. */
 export type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun'
@@ -36,6 +37,12 @@ export interface WorkspaceInput {
    * object from `createSecrets`, or plain strings (wrapped for you).
    */
   secrets?: Record<string, SecretRef | string>
+  /** Skills: `agentSkill`, `gitSkill`, `mcpSkill`, `fileSkill`. */
+  skills?: readonly Skill[]
+  /** Harness plugins: plugin directories inside the sandbox (absolute, or workspace-relative). */
+  plugins?: readonly string[]
+  /** Project instructions, written as `AGENTS.md` (with `CLAUDE.md` and `GEMINI.md` pointing at it). */
+  instructions?: string
 }
 
 /** A validated workspace definition. */
@@ -47,6 +54,9 @@ export interface ResolvedWorkspace {
   readonly packageManager?: PackageManager
   /** Secret references by environment variable name. */
   readonly secrets: Readonly<Record<string, SecretRef>>
+  readonly skills: readonly Skill[]
+  readonly plugins: readonly string[]
+  readonly instructions?: string
   /** Digest of everything above, with secret values left out (hex sha256). */
   readonly hash: string
 }
@@ -63,6 +73,9 @@ const schema = z
         z.union([z.string(), z.custom<SecretRef>(isSecretRef)], { error: 'expected a string or a reference from createSecrets()' }),
       )
       .optional(),
+    skills: z.array(skillSchema).optional(),
+    plugins: z.array(z.string().min(1, 'a plugin is a non-empty directory path')).optional(),
+    instructions: z.string().optional(),
   })
   .strict()
 
@@ -89,12 +102,17 @@ export function defineWorkspace(input: WorkspaceInput = {}): ResolvedWorkspace {
   const secrets = normaliseSecrets(parsed.secrets ?? {})
   const source = (parsed.source ?? { type: 'empty' }) as WorkspaceSource
   if (source.type === 'git' && source.secret) requireListed(source.secret, secrets, 'workspace.source.secret')
+  const skills = [...(parsed.skills ?? [])] as Skill[]
+  skills.forEach((skill, i) => skillSecrets(skill).forEach((ref) => requireListed(ref, secrets, `workspace.skills.${i}`)))
   const base = {
     source,
     setup: recordSetupPlan((parsed.setup ?? []) as SetupInput),
     scripts: Object.freeze({ ...(parsed.scripts ?? {}) }),
     ...(parsed.packageManager ? { packageManager: parsed.packageManager } : {}),
     secrets: Object.freeze(secrets),
+    skills: Object.freeze(skills),
+    plugins: Object.freeze([...(parsed.plugins ?? [])]),
+    ...(parsed.instructions !== undefined ? { instructions: parsed.instructions } : {}),
   }
   return Object.freeze({ ...base, hash: hashWorkspace(base) })
 }
@@ -120,6 +138,14 @@ function normaliseSecrets(input: Record<string, SecretRef | string>): Record<str
     }
   }
   return { ...out, ...createSecrets(plain) }
+}
+
+/** The secret references a skill uses. */
+function skillSecrets(skill: Skill): SecretRef[] {
+  if (skill.kind === 'git') return skill.secret ? [skill.secret] : []
+  if (skill.kind !== 'mcp') return []
+  const values = skill.transport === 'http' ? Object.values(skill.headers) : Object.values(skill.env)
+  return values.filter(isSecretRef)
 }
 
 function requireListed(ref: SecretRef, secrets: Record<string, SecretRef>, field: string): void {

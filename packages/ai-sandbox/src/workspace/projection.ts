@@ -1,11 +1,43 @@
 /**
- * `WorkspaceProjection`: the resolved workspace a harness adapter projects into
- * its CLI's own files and flags. Provided by `withSandbox` for every run.
+ * Projection: each harness turns the workspace's skills, MCP servers and
+ * plugins into its CLI's own files and flags. A harness is one
+ * `HarnessProjection` module in its adapter package; core runs its `write`
+ * once per workspace hash (guarded by a marker file at the workspace root)
+ * and its `args` on every run. `WorkspaceProjection` is what `withSandbox`
+ * provides to adapters through `ProjectionCapability`.
  */
 import { createCapability } from '@tanstack/ai'
+import type { SandboxHandle } from '../contracts/handle.js'
 import type { ResolvedWorkspace } from './define-workspace.js'
+import { shellQuote } from '../shell/quote.js'
+import { isSecretRef, resolveSecret, type SecretRef } from './secrets.js'
 
-/** What a harness adapter needs to know about the workspace of this run. */
+/** The marker file (workspace root) recording which harness projected which workspace hash. */
+export const PROJECTION_MARKER = '.tanstack-projection.json'
+
+/** What a harness projection gets to work with. */
+export interface ProjectionContext {
+  readonly handle: SandboxHandle
+  readonly workspace: ResolvedWorkspace
+  /** A header/env value with secret references resolved. Use only for files the CLI must read. */
+  resolve: (value: string | SecretRef) => string
+  /** Report a skill or plugin this harness has no concept of (a `console.warn`, never an error). */
+  warn: (message: string) => void
+}
+
+/** One harness's projection: files written once per workspace hash, flags computed every run. */
+export interface HarnessProjection {
+  /** Harness name, e.g. `claude-code`; the marker is kept per harness. */
+  readonly harness: string
+  /** Write the harness's files (MCP config, skill folders). */
+  write: (ctx: ProjectionContext) => Promise<void>
+  /** Extra CLI arguments for this run (e.g. `--mcp-config .mcp.json`). Default: none. */
+  args?: (ctx: ProjectionContext) => Promise<string[]>
+  /** Workspace-relative paths `write` creates; they are kept out of git status (`.git/info/exclude`). */
+  paths?: readonly string[]
+}
+
+/** What `withSandbox` provides to harness adapters about the run's workspace. */
 export interface WorkspaceProjection {
   /** The definition's workspace (secret values are references, not strings). */
   readonly workspace: ResolvedWorkspace
@@ -15,10 +47,55 @@ export interface WorkspaceProjection {
   readonly workspaceRoot: string
   /**
    * Resolve `workspace.secrets` to environment variables (`NAME=value`) for a
-   * process the adapter starts, e.g. an API key for the agent CLI. Call it at
-   * spawn time; never store the result.
+   * process the adapter starts. Call it at spawn time; never store the result.
    */
   resolveSecretEnv: () => Record<string, string>
+  /** Run a harness projection (its `write` only when this workspace hash was not projected for it yet); returns its CLI arguments. */
+  project: (projection: HarnessProjection) => Promise<{ args: string[] }>
+}
+
+/**
+ * Run `projection` against `handle` unless the marker says this workspace hash
+ * is already projected for that harness.
+ * @returns The projection's CLI arguments for this run.
+ */
+export async function projectWorkspace(handle: SandboxHandle, workspace: ResolvedWorkspace, projection: HarnessProjection, warn: (message: string) => void = (m) => console.warn(m)): Promise<{ args: string[] }> {
+  const ctx: ProjectionContext = {
+    handle,
+    workspace,
+    resolve: (value) => (isSecretRef(value) ? resolveSecret(value) : value),
+    warn: (message) => warn(`[${projection.harness}] ${message}`),
+  }
+  // Nothing declared, nothing written: no marker in a workspace that needs none.
+  const declared = workspace.skills.length > 0 || workspace.plugins.length > 0
+  const marker = declared ? await readMarker(handle) : {}
+  if (declared && marker[projection.harness] !== workspace.hash) {
+    await projection.write(ctx)
+    await handle.fs.write(PROJECTION_MARKER, `${JSON.stringify({ ...marker, [projection.harness]: workspace.hash }, null, 2)}\n`)
+    await excludeFromGit(handle, [PROJECTION_MARKER, ...(projection.paths ?? [])])
+  }
+  return { args: projection.args ? await projection.args(ctx) : [] }
+}
+
+/**
+ * Keep generated paths out of `git status` by listing them in
+ * `.git/info/exclude` (never `.gitignore`, which belongs to the project).
+ * Does nothing when the workspace root is not a git repository.
+ */
+export async function excludeFromGit(handle: SandboxHandle, paths: readonly string[]): Promise<void> {
+  const lines = paths.map((p) => `/${p.replace(/^\/+/, '')}`)
+  const script = `[ -d .git/info ] || exit 0\nfor line in ${lines.map(shellQuote).join(' ')}; do grep -qxF "$line" .git/info/exclude 2>/dev/null || printf '%s\\n' "$line" >> .git/info/exclude; done`
+  await handle.process.exec(script)
+}
+
+async function readMarker(handle: SandboxHandle): Promise<Record<string, string>> {
+  if (!(await handle.fs.exists(PROJECTION_MARKER))) return {}
+  try {
+    const parsed: unknown = JSON.parse(await handle.fs.read(PROJECTION_MARKER))
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, string>) : {}
+  } catch {
+    return {} // a damaged marker only means projecting again
+  }
 }
 
 /** The projection capability, provided by `withSandbox`, read by harness adapters. */
