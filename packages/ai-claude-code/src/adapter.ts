@@ -15,6 +15,7 @@ import {
   getSandbox,
   getSandboxPolicy,
   parseOptions,
+  isSecretRef,
   resolveSecret,
   SandboxCapability,
   SandboxOperationError,
@@ -52,6 +53,8 @@ export interface ClaudeCodeOptions {
   env?: Record<string, string | SecretRef>
   /** Extra CLI flags, appended verbatim. */
   extraArgs?: string[]
+  /** Stop the run after this many ms: the CLI's process group is killed and the run ends with `RUN_ERROR` `timeout`. Default: no limit. */
+  timeoutMs?: number
 }
 
 /** Per-call options: `chat({ modelOptions: { sessionId } })` resumes a CLI session. */
@@ -83,9 +86,19 @@ const optionsSchema = z
     disallowedTools: z.array(z.string().min(1)).optional(),
     systemPrompt: z.string().optional(),
     permissionMode: z.enum(['acceptEdits', 'auto', 'bypassPermissions', 'manual', 'dontAsk', 'plan']).optional(),
-    cwd: z.string().min(1).optional(),
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'), z.any()).optional(),
+    cwd: z
+      .string()
+      .min(1)
+      .refine((p) => (!p.startsWith('/') || p === '/workspace' || p.startsWith('/workspace/')) && !p.split('/').includes('..'), 'expected a path inside the workspace: relative, or under /workspace, without ".."')
+      .optional(),
+    env: z
+      .record(
+        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'),
+        z.union([z.string(), z.custom<SecretRef>(isSecretRef)], { error: 'expected a string or a secret reference from createSecrets()' }),
+      )
+      .optional(),
     extraArgs: z.array(z.string()).optional(),
+    timeoutMs: z.number().int().positive().optional(),
   })
   .strict()
 
@@ -112,30 +125,57 @@ export function claudeCodeText(model: string, options: ClaudeCodeOptions = {}): 
     model,
     requires: [SandboxCapability],
     '~types': undefined as unknown as ClaudeCodeTextAdapter['~types'],
-    chatStream: (textOptions) => runClaudeCode(model, config, textOptions),
+    chatStream: (textOptions) => guarded(model, config, textOptions),
     async structuredOutput() {
       throw new ClaudeCodeUnsupportedError()
     },
   }
 }
 
-async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options: TextOptions<ClaudeCodeModelOptions>): AsyncIterable<AdapterYieldChunk> {
+/**
+ * The run, with its failures turned into chunks: an unexpected error becomes
+ * `RUN_ERROR` `adapter_error` (or nothing, when the run was aborted and the
+ * error is the abort's teardown), and every `RUN_ERROR` message has secret
+ * values redacted. The stream itself does not throw.
+ */
+async function* guarded(model: string, config: ClaudeCodeOptions, options: TextOptions<ClaudeCodeModelOptions>): AsyncIterable<AdapterYieldChunk> {
   const capabilities = options.capabilities!
-  const handle = getSandbox(capabilities)
   const runId = options.runId ?? contextRunId(capabilities) ?? `claude-${randomUUID()}`
   const threadId = options.threadId ?? runId
+  const redact = secretRedactor(config, capabilities)
+  const signal = (options.request as RequestInit | undefined)?.signal ?? undefined
+  let ended = false
+  try {
+    for await (const out of runClaudeCode(model, config, options, { runId, threadId, redact })) {
+      if (out.type === 'RUN_ERROR' || out.type === 'RUN_FINISHED') ended = true
+      yield out.type === 'RUN_ERROR' ? redactRunError(out, redact) : out
+    }
+  } catch (error) {
+    if (signal?.aborted || ended) return
+    const message = redact(`claude-code: the run failed inside the adapter: ${error instanceof Error ? error.message : String(error)}`)
+    options.logger.errors('claude-code adapter failed', { error: redact(String(error)) })
+    yield runError(runId, threadId, message, 'adapter_error')
+  }
+}
+
+async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options: TextOptions<ClaudeCodeModelOptions>, run: { runId: string; threadId: string; redact: (text: string) => string }): AsyncIterable<AdapterYieldChunk> {
+  const capabilities = options.capabilities!
+  const handle = getSandbox(capabilities)
+  const { runId, threadId } = run
   const translator = createClaudeCodeTranslator({ runId, threadId, model, genId: createRunScopedIdGen(runId) })
   const sessionId = typeof options.modelOptions?.sessionId === 'string' ? options.modelOptions.sessionId : undefined
   const prompt = buildClaudePrompt(options.messages as ModelMessage[], sessionId !== undefined)
   yield* translator.start() as AdapterYieldChunk[]
   if (prompt.trim() === '') {
-    yield runError(runId, threadId, 'claude-code: there is no user message to send. Pass at least one { role: "user" } message to chat().', 'no_prompt')
+    yield runError(runId, threadId, 'claude-code: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
     return
   }
 
   const policyFlags = claudePolicyFlags(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy())
   const permissionMode = config.permissionMode ?? policyFlags.permissionMode
-  const signal = (options.request as RequestInit | undefined)?.signal ?? undefined
+  const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
+  const timeout = config.timeoutMs ? AbortSignal.timeout(config.timeoutMs) : undefined
+  const signal = requestSignal && timeout ? AbortSignal.any([requestSignal, timeout]) : (requestSignal ?? timeout)
   const appendSystemPrompt = systemPromptText(options.systemPrompts)
   // Skills, MCP servers and plugins in Claude Code's own format (written once per workspace hash).
   const projected = (await getProjection(capabilities, { optional: true })?.project(claudeCodeProjection)) ?? { args: [] }
@@ -163,15 +203,19 @@ async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options:
     env,
     ...(promptFile ? {} : { stdin: prompt }),
     ...(signal ? { signal } : {}),
-    onNonJsonLine: (text) => options.logger.provider(`claude-code: non-JSON stdout line: ${text.slice(0, 200)}`),
+    onNonJsonLine: (text) => options.logger.provider(`claude-code: non-JSON stdout line: ${run.redact(text.slice(0, 200))}`),
     onExit: (result) => {
       exit = result
     },
   })) {
-    options.logger.provider('claude-code line', { line })
+    options.logger.provider('claude-code line', { line: run.redact(JSON.stringify(line)) })
     yield* translator.push(line) as AdapterYieldChunk[]
   }
-  if (signal?.aborted) return
+  if (timeout?.aborted && !requestSignal?.aborted) {
+    yield runError(runId, threadId, `claude-code: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
+    return
+  }
+  if (requestSignal?.aborted) return
   yield* translator.finish(exit) as AdapterYieldChunk[]
 }
 
@@ -197,6 +241,21 @@ function cliEnv(config: ClaudeCodeOptions, capabilities: NonNullable<TextOptions
   if (permissionMode === 'bypassPermissions') env.IS_SANDBOX = '1'
   for (const [name, value] of Object.entries(config.env ?? {})) env[name] = typeof value === 'string' ? value : resolveSecret(value)
   return env
+}
+
+/** Redacts the values of workspace secrets, forwarded host credentials and secret-valued `options.env` entries. */
+function secretRedactor(config: ClaudeCodeOptions, capabilities: NonNullable<TextOptions<ClaudeCodeModelOptions>['capabilities']>): (text: string) => string {
+  const projection = getProjection(capabilities, { optional: true })
+  const named: [string, string][] = Object.entries(projection?.resolveSecretEnv() ?? {})
+  for (const name of FORWARDED_HOST_ENV) if (process.env[name]) named.push([name, process.env[name]!])
+  for (const [name, value] of Object.entries(config.env ?? {})) if (isSecretRef(value)) named.push([name, resolveSecret(value)])
+  const values = named.filter(([, value]) => value.length >= 4).sort((a, b) => b[1].length - a[1].length)
+  return (text) => values.reduce((out, [name, value]) => out.split(value).join(`[secret ${name}]`), text)
+}
+
+function redactRunError(chunk: AdapterYieldChunk, redact: (text: string) => string): AdapterYieldChunk {
+  const c = chunk as unknown as { message?: string; error?: { message: string; code?: string } }
+  return { ...chunk, ...(c.message ? { message: redact(c.message) } : {}), ...(c.error ? { error: { ...c.error, message: redact(c.error.message) } } : {}) } as AdapterYieldChunk
 }
 
 function systemPromptText(prompts: TextOptions['systemPrompts']): string {

@@ -22,14 +22,15 @@ export function messageText(message: ModelMessage): string {
  * Build the prompt for one run.
  * @param messages - The conversation as `chat()` passes it.
  * @param resuming - True when the CLI resumes a session (no history re-sent).
- * @returns The prompt text; `''` when there is no user message.
+ * @returns The prompt text; `''` (or only whitespace) when the latest user message has no text.
  */
 export function buildClaudePrompt(messages: readonly ModelMessage[], resuming: boolean): string {
   const lastUser = messages.map((m, i) => [m, i] as const).filter(([m]) => m.role === 'user').at(-1)
   if (!lastUser) return ''
   const [latest, index] = lastUser
   const prompt = messageText(latest)
-  if (resuming) return prompt
+  // An empty latest message is no request, whatever the history holds.
+  if (resuming || prompt.trim() === '') return prompt
   const earlier = messages
     .slice(0, index)
     .filter((m) => (m.role === 'user' || m.role === 'assistant') && messageText(m).trim() !== '')

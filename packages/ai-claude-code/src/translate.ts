@@ -81,13 +81,19 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
 
   function onStreamEvent(event: ClaudeStreamEvent, apiMessageId: string | undefined): StreamChunk[] {
     switch (event.type) {
-      case 'message_start':
+      case 'message_start': {
+        const dangling = closeOpenBlocks()
         streamingMessage = event.message?.id ?? apiMessageId
         if (streamingMessage) streamed.add(streamingMessage)
-        open.clear()
-        return []
-      case 'content_block_start':
-        return openBlock(event.index ?? 0, event.content_block ?? {})
+        return dangling
+      }
+      case 'content_block_start': {
+        // A second start at an index still open ends the first block before the new one opens.
+        const index = event.index ?? 0
+        const previous = open.get(index)
+        open.delete(index)
+        return [...(previous ? closeBlock(previous) : []), ...openBlock(index, isObject(event.content_block) ? event.content_block : {})]
+      }
       case 'content_block_delta':
         return delta(event)
       case 'content_block_stop': {
@@ -125,9 +131,9 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
     const block = open.get(event.index ?? 0)
     const d = event.delta
     if (!block || !d) return []
-    if (block.kind === 'text' && d.type === 'text_delta' && d.text) return [chunk({ type: 'TEXT_MESSAGE_CONTENT', messageId: block.messageId, delta: d.text })]
-    if (block.kind === 'reasoning' && d.type === 'thinking_delta' && d.thinking) return [chunk({ type: 'REASONING_MESSAGE_CONTENT', messageId: block.messageId, delta: d.thinking })]
-    if (block.kind === 'tool' && d.type === 'input_json_delta' && d.partial_json) {
+    if (block.kind === 'text' && d.type === 'text_delta' && typeof d.text === 'string' && d.text) return [chunk({ type: 'TEXT_MESSAGE_CONTENT', messageId: block.messageId, delta: d.text })]
+    if (block.kind === 'reasoning' && d.type === 'thinking_delta' && typeof d.thinking === 'string' && d.thinking) return [chunk({ type: 'REASONING_MESSAGE_CONTENT', messageId: block.messageId, delta: d.thinking })]
+    if (block.kind === 'tool' && d.type === 'input_json_delta' && typeof d.partial_json === 'string' && d.partial_json) {
       block.args.push(d.partial_json)
       return [chunk({ type: 'TOOL_CALL_ARGS', toolCallId: block.toolCallId, delta: d.partial_json })]
     }
@@ -150,13 +156,14 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
     const message = line.message
     if (!message || !Array.isArray(message.content)) return []
     if (message.model === '<synthetic>') return [] // the CLI's own error/notice text; the result line reports it
-    if (message.id && streamed.has(message.id)) return []
+    // Streamed already: by id, or (no id at all) whenever this run streams.
+    if (message.id ? streamed.has(message.id) : streamed.size > 0) return []
     const out: StreamChunk[] = []
-    for (const block of message.content) {
-      if (block.type === 'text' && block.text) {
+    for (const block of message.content.filter(isObject)) {
+      if (block.type === 'text' && typeof block.text === 'string' && block.text) {
         const messageId = genId()
         out.push(chunk({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }), chunk({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: block.text }), chunk({ type: 'TEXT_MESSAGE_END', messageId }))
-      } else if (block.type === 'thinking' && block.thinking) {
+      } else if (block.type === 'thinking' && typeof block.thinking === 'string' && block.thinking) {
         const messageId = genId()
         out.push(...openBlockFrom('reasoning', messageId), chunk({ type: 'REASONING_MESSAGE_CONTENT', messageId, delta: block.thinking }), ...closeBlock({ kind: 'reasoning', messageId }))
       } else if (block.type === 'tool_use' && typeof block.id === 'string') {
@@ -175,8 +182,20 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
     const content = line.message?.content
     if (!Array.isArray(content)) return []
     return content
+      .filter(isObject)
       .filter((block) => block.type === 'tool_result' && typeof block.tool_use_id === 'string')
-      .map((block) => chunk({ type: 'TOOL_CALL_RESULT', messageId: genId(), toolCallId: block.tool_use_id, content: resultText(block.content), role: 'tool' }))
+      .flatMap((block) => [...closeToolBlock(block.tool_use_id!), chunk({ type: 'TOOL_CALL_RESULT', messageId: genId(), toolCallId: block.tool_use_id, content: resultText(block.content), role: 'tool' })])
+  }
+
+  /** The CLI can report a tool's result before the block's stop event (a refused tool): end the call first. */
+  function closeToolBlock(toolCallId: string): StreamChunk[] {
+    for (const [index, block] of open) {
+      if (block.kind === 'tool' && block.toolCallId === toolCallId) {
+        open.delete(index)
+        return closeBlock(block)
+      }
+    }
+    return []
   }
 
   function onResult(line: ClaudeLine): StreamChunk[] {
@@ -219,8 +238,10 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
     finish(exit) {
       if (closed) return []
       closed = true
-      const message = exitMessage(exit)
-      const code = exit.exitCode === COMMAND_NOT_FOUND ? 'cli_not_found' : 'cli_exit'
+      const tail = typeof exit.stderrTail === 'string' ? exit.stderrTail : ''
+      const notFound = cliNotFound(exit.exitCode, tail)
+      const message = exitMessage({ ...exit, stderrTail: tail }, notFound)
+      const code = notFound ? 'cli_not_found' : 'cli_exit'
       return [...closeOpenBlocks(), chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
     },
     get sessionId() {
@@ -276,6 +297,10 @@ function parseArgs(json: string): unknown {
   }
 }
 
+function isObject(value: unknown): value is ClaudeContentBlock {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
 function resultText(content: unknown): string {
   if (typeof content === 'string') return content
   if (Array.isArray(content)) {
@@ -291,9 +316,14 @@ function resultErrorMessage(line: ClaudeLine): string {
   return `Claude Code reported an error (${line.subtype ?? 'unknown'}).`
 }
 
-function exitMessage(exit: ClaudeCodeExit): string {
+/** Did the shell fail to find or start the CLI? Exit 127, or the shell saying so on stderr. */
+function cliNotFound(exitCode: number, stderrTail: string): boolean {
+  return exitCode === COMMAND_NOT_FOUND || exitCode === 126 || /(^|\n)(sh|bash|\S*sh): .*(not found|No such file or directory|Permission denied)/.test(stderrTail)
+}
+
+function exitMessage(exit: ClaudeCodeExit, notFound: boolean): string {
   const tail = exit.stderrTail.trim().split('\n').slice(-20).join('\n')
-  if (exit.exitCode === COMMAND_NOT_FOUND || /claude: (command )?not found|No such file or directory/.test(tail)) {
+  if (notFound) {
     return 'The claude CLI was not found in the sandbox. Install it in the workspace setup (e.g. `npm install -g @anthropic-ai/claude-code`), bake it into the sandbox image, or pass claudeCodeText(model, { executable }) with its path.' + (tail ? `\n${tail}` : '')
   }
   const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`

@@ -246,3 +246,49 @@ describe('translator edge cases', () => {
     expect(make().push({ type: 'result', subtype: 'success', stop_reason: 'refusal' })[0]).toMatchObject({ type: 'RUN_FINISHED', finishReason: 'content_filter' })
   })
 })
+
+describe('translator robustness (malformed and reordered lines)', () => {
+  const make = () => createClaudeCodeTranslator({ ...run, genId: createRunScopedIdGen('run-1') })
+  const types = (chunks: StreamChunk[]) => chunks.map((c) => c.type)
+
+  it('ends a tool call before its result when the CLI reports the result first (a refused tool)', () => {
+    const t = make()
+    t.push({ type: 'stream_event', event: { type: 'message_start', message: { id: 'm1' } } })
+    t.push({ type: 'stream_event', event: { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_w', name: 'Write' } } })
+    t.push({ type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"file_path":"a"}' } } })
+    expect(types(t.push({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 'toolu_w', content: 'No such tool available: Write' }] } }))).toEqual(['TOOL_CALL_END', 'TOOL_CALL_RESULT'])
+    expect(t.push({ type: 'stream_event', event: { type: 'content_block_stop', index: 0 } }), 'the late stop adds nothing').toEqual([])
+  })
+
+  it('never throws on malformed content and ignores non-string deltas', () => {
+    const t = make()
+    expect(() => t.push({ type: 'assistant', message: { id: 'm', content: [null, 1, 'x', { type: 'text', text: 42 }] } })).not.toThrow()
+    expect(() => t.push({ type: 'user', message: { content: [null, { type: 'tool_result' }] } })).not.toThrow()
+    t.push({ type: 'stream_event', event: { type: 'message_start', message: { id: 'm2' } } })
+    t.push({ type: 'stream_event', event: { type: 'content_block_start', index: 0, content_block: { type: 'text' } } })
+    expect(t.push({ type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: { a: 1 } } } })).toEqual([])
+    expect(() => t.finish({ exitCode: 1, stderrTail: null as never })).not.toThrow()
+  })
+
+  it('closes a block that is restarted at the same index, and blocks left open by a new message', () => {
+    const t = make()
+    t.push({ type: 'stream_event', event: { type: 'message_start', message: { id: 'm1' } } })
+    t.push({ type: 'stream_event', event: { type: 'content_block_start', index: 0, content_block: { type: 'text' } } })
+    expect(types(t.push({ type: 'stream_event', event: { type: 'content_block_start', index: 0, content_block: { type: 'text' } } }))).toEqual(['TEXT_MESSAGE_END', 'TEXT_MESSAGE_START'])
+    t.push({ type: 'stream_event', event: { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_x', name: 'Bash' } } })
+    expect(types(t.push({ type: 'stream_event', event: { type: 'message_start', message: { id: 'm2' } } }))).toEqual(['TEXT_MESSAGE_END', 'TOOL_CALL_END'])
+  })
+
+  it('does not double streamed text when a complete message arrives without an id', () => {
+    const t = make()
+    t.push({ type: 'stream_event', event: { type: 'message_start', message: { id: 'm1' } } })
+    expect(t.push({ type: 'assistant', message: { content: [{ type: 'text', text: 'again' }] } })).toEqual([])
+  })
+
+  it('reports cli_not_found only when the shell could not start the CLI, and says so in the message', () => {
+    const notFound = make().finish({ exitCode: 127, stderrTail: 'sh: 1: claude: not found' })
+    expect(notFound.at(-1)).toMatchObject({ code: 'cli_not_found', message: expect.stringContaining('was not found') })
+    const own = make().finish({ exitCode: 1, stderrTail: 'open config: No such file or directory' })
+    expect(own.at(-1)).toMatchObject({ code: 'cli_exit', message: expect.stringContaining('exited with code 1') })
+  })
+})

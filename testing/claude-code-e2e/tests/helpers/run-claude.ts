@@ -27,6 +27,7 @@ export async function runClaude(input: {
   modelOptions?: Record<string, unknown>
   abortController?: AbortController
   onChunk?: (chunk: StreamChunk) => void
+  debug?: unknown
 }): Promise<Outcome> {
   const outcome: Outcome = { chunks: [], text: '' }
   const stream = chat({
@@ -36,6 +37,7 @@ export async function runClaude(input: {
     middleware: [withSandbox(input.sandbox)],
     ...(input.modelOptions ? { modelOptions: input.modelOptions } : {}),
     ...(input.abortController ? { abortController: input.abortController } : {}),
+    ...(input.debug !== undefined ? { debug: input.debug } : {}),
   } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
   for await (const chunk of stream) {
     outcome.chunks.push(chunk)
