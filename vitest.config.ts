@@ -14,6 +14,7 @@ const alias = [
   { find: /^@tanstack\/ai-sandbox\/testkit$/, replacement: join(root, 'packages/ai-sandbox/src/testkit/index.ts') },
   { find: /^@tanstack\/ai-sandbox$/, replacement: join(root, 'packages/ai-sandbox/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-local-process$/, replacement: join(root, 'packages/ai-sandbox-local-process/src/index.ts') },
+  { find: /^@tanstack\/ai-sandbox-docker$/, replacement: join(root, 'packages/ai-sandbox-docker/src/index.ts') },
   { find: /^@tanstack\/ai-claude-code$/, replacement: join(root, 'packages/ai-claude-code/src/index.ts') },
 ]
 

@@ -7,7 +7,7 @@
  * the workspace. Source: Claude Code's settings and skills documentation.
  */
 import { posix } from 'node:path'
-import { gitSkillPath, shellJoin, shellQuote, type HarnessProjection, type McpSkill, type ProjectionContext } from '@tanstack/ai-sandbox'
+import { gitSkillPath, SandboxOperationError, shellJoin, shellQuote, type HarnessProjection, type McpSkill, type ProjectionContext } from '@tanstack/ai-sandbox'
 
 /** The MCP config file Claude Code is pointed at, relative to the workspace root. */
 export const CLAUDE_MCP_CONFIG = '.mcp.json'
@@ -39,9 +39,11 @@ async function writeMcpConfig(ctx: ProjectionContext): Promise<void> {
   const servers = ctx.workspace.skills.filter((s): s is McpSkill => s.kind === 'mcp')
   if (servers.length === 0) return
   const mcpServers = Object.fromEntries(servers.map((server) => [server.name, mcpEntry(server, ctx)]))
+  // It holds resolved header and env secrets: make it owner-only BEFORE the secrets go in.
+  const path = shellQuote(posix.join(ctx.handle.workspaceRoot, CLAUDE_MCP_CONFIG))
+  const prepared = await ctx.handle.process.exec(`umask 077 && : > ${path} && chmod 600 ${path}`)
+  if (prepared.exitCode !== 0) throw new SandboxOperationError('fs-failed', ctx.handle.provider, `claude-code: could not create ${CLAUDE_MCP_CONFIG} owner-only (exit ${prepared.exitCode}): ${prepared.stderr.trim()}`)
   await ctx.handle.fs.write(CLAUDE_MCP_CONFIG, `${JSON.stringify({ mcpServers }, null, 2)}\n`)
-  // It holds resolved header and env secrets: owner-only.
-  await ctx.handle.process.exec(`chmod 600 ${shellQuote(posix.join(ctx.handle.workspaceRoot, CLAUDE_MCP_CONFIG))}`)
 }
 
 function mcpEntry(server: McpSkill, ctx: ProjectionContext): Record<string, unknown> {

@@ -79,16 +79,18 @@ describe('setup plans', () => {
 
   it('keeps secret values out of the saved shell state and removes the state files', async () => {
     const secrets = createSecrets({ PLAN_TOKEN: 'plan-secret-value-123' })
+    const unique = `visible-${process.pid}-${Date.now()}`
     const handle = await ready('plan-secret', {
       secrets,
-      setup: ['export VISIBLE=yes', 'cat /tmp/tanstack-setup-*.env > state-copy.txt; ls /tmp/tanstack-setup-* > state-files.txt', 'echo "$PLAN_TOKEN" > token-seen.txt'],
+      // Other sandboxes on this host may have state files under /tmp at the same time: find ours by a unique value.
+      setup: [`export VISIBLE=${unique}`, `f=$(grep -l ${unique} /tmp/tanstack-setup-*.env); cat "$f" > state-copy.txt; echo "$f" > state-files.txt; echo "\${f%.env}.cwd" >> state-files.txt`, 'echo "$PLAN_TOKEN" > token-seen.txt'],
     })
     const state = readFileSync(join(handle.workspaceRoot, 'state-copy.txt'), 'utf8')
-    expect(state).toContain('VISIBLE')
+    expect(state).toContain(unique)
     expect(state).not.toContain('plan-secret-value-123')
     expect(readFileSync(join(handle.workspaceRoot, 'token-seen.txt'), 'utf8').trim(), 'steps still see the secret').toBe('plan-secret-value-123')
     const stateFiles = readFileSync(join(handle.workspaceRoot, 'state-files.txt'), 'utf8').trim().split('\n')
-    expect(stateFiles.length).toBeGreaterThan(0)
+    expect(stateFiles).toHaveLength(2)
     for (const file of stateFiles) expect(existsSync(file), `${file} is removed after setup`).toBe(false)
   })
 

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import { parseOptions } from '../definition/validate.js'
 import { UnknownSecretError } from './errors.js'
-import { createSecrets, isSecretRef, resolveSecret, type SecretRef } from './secrets.js'
+import { createSecrets, isSecretRef, resolveSecret, sameSecret, type SecretRef } from './secrets.js'
 import { sourceSchema, type WorkspaceSource } from './sources.js'
 import { recordSetupPlan, type SetupInput, type SetupStep } from './setup-plan.js'
 import { skillSchema, type Skill } from './skills.js'
@@ -149,8 +149,7 @@ function skillSecrets(skill: Skill): SecretRef[] {
 }
 
 function requireListed(ref: SecretRef, secrets: Record<string, SecretRef>, field: string): void {
-  resolveSecret(ref)
-  const listed = Object.values(secrets).some((candidate) => candidate.name === ref.name && resolveSecret(candidate) === resolveSecret(ref))
+  const listed = Object.values(secrets).some((candidate) => sameSecret(candidate, ref))
   if (!listed) {
     throw new UnknownSecretError(
       ref.name,

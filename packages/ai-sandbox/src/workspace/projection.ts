@@ -6,6 +6,7 @@
  * and its `args` on every run. `WorkspaceProjection` is what `withSandbox`
  * provides to adapters through `ProjectionCapability`.
  */
+import { createHmac, randomBytes } from 'node:crypto'
 import { createCapability } from '@tanstack/ai'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { ResolvedWorkspace } from './define-workspace.js'
@@ -69,12 +70,30 @@ export async function projectWorkspace(handle: SandboxHandle, workspace: Resolve
   // Nothing declared, nothing written: no marker in a workspace that needs none.
   const declared = workspace.skills.length > 0 || workspace.plugins.length > 0
   const marker = declared ? await readMarker(handle) : {}
-  if (declared && marker[projection.harness] !== workspace.hash) {
+  const stamp = projectionStamp(workspace)
+  if (declared && marker[projection.harness] !== stamp) {
     await projection.write(ctx)
-    await handle.fs.write(PROJECTION_MARKER, `${JSON.stringify({ ...marker, [projection.harness]: workspace.hash }, null, 2)}\n`)
+    await handle.fs.write(PROJECTION_MARKER, `${JSON.stringify({ ...marker, [projection.harness]: stamp }, null, 2)}\n`)
     await excludeFromGit(handle, [PROJECTION_MARKER, ...(projection.paths ?? [])])
   }
   return { args: projection.args ? await projection.args(ctx) : [] }
+}
+
+/** Random per process: secret digests in markers cannot be checked against guesses offline. */
+const STAMP_KEY = randomBytes(32)
+
+/**
+ * What the marker records: the workspace hash plus a keyed digest of the
+ * resolved secret values, so a rotated secret (same name, new value) is
+ * projected again. Another process's stamps never match, so a new process
+ * projects once more.
+ */
+function projectionStamp(workspace: ResolvedWorkspace): string {
+  const values = Object.keys(workspace.secrets)
+    .sort()
+    .map((name) => `${name}=${resolveSecret(workspace.secrets[name]!)}`)
+    .join('\n')
+  return `${workspace.hash}:${createHmac('sha256', STAMP_KEY).update(values).digest('hex').slice(0, 32)}`
 }
 
 /**

@@ -109,6 +109,15 @@ function baseOf(ref: SecretRef): object {
 }
 
 /**
+ * True when two references name the same secret value holder (a `bearer()`
+ * reference and its raw reference count as the same secret).
+ * @throws UnknownSecretError when either was not made by {@link createSecrets}.
+ */
+export function sameSecret(a: SecretRef, b: SecretRef): boolean {
+  return baseOf(a) === baseOf(b)
+}
+
+/**
  * Replace every occurrence of the given secret values in `text` with
  * `[secret NAME]`. Used on command output and error messages before they leave
  * the package.

@@ -1,0 +1,101 @@
+// Engine specifics of handle.fs: names with spaces, quotes and newlines in
+// every method (checked against what ls sees inside the container), 50 MB
+// binary files through both read paths, a non-root sandbox user's ownership
+// and permission errors, and typed errors for wrong types.
+import { createHash, randomBytes } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { SandboxOperationError, SandboxPathError } from '@tanstack/ai-sandbox'
+import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { rejectionOf, useDockerSandboxes } from './helpers/sandboxes.js'
+
+const ODD_NAMES = ['with space.txt', `it's "quoted".txt`, 'new\nline.txt', ' lead and trail ', '$(touch pwned)`x`;&|*?.txt', 'ünï ✓.txt', '-dash-first']
+
+const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
+
+await describeWithDocker('docker fs', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
+  const sandboxes = useDockerSandboxes('fs')
+
+  for (const image of [DEBIAN_IMAGE, BUSYBOX_IMAGE]) {
+    describe(image, () => {
+      it('handles file names with spaces, quotes, newlines and shell syntax in every method', async () => {
+        const handle = await sandboxes.create({ image })
+        for (const name of ODD_NAMES) {
+          const dir = `dir ${name}`
+          await handle.fs.write(`${dir}/${name}`, `content of ${name}`)
+          expect(await handle.fs.read(`${dir}/${name}`)).toBe(`content of ${name}`)
+          expect(await handle.fs.list(dir)).toEqual([{ name, path: `${dir}/${name}`, type: 'file' }])
+          expect((await handle.fs.lstat!(`${dir}/${name}`)).size).toBe(Buffer.byteLength(`content of ${name}`))
+          await handle.fs.rename(`${dir}/${name}`, `${dir}/moved ${name}`)
+          expect(await handle.fs.exists(`${dir}/${name}`)).toBe(false)
+          expect(await handle.fs.exists(`${dir}/moved ${name}`)).toBe(true)
+          // The same bytes as the container sees them (find prints NUL-separated names).
+          const seen = await handle.process.exec('find . -type f -print0', { cwd: dir })
+          expect(seen.stdout).toBe(`./moved ${name}\0`)
+          const inside = await handle.process.exec('cat "$F"', { cwd: dir, env: { F: `moved ${name}` } })
+          expect(inside.stdout).toBe(`content of ${name}`)
+          await handle.fs.remove(dir)
+          expect(await handle.fs.exists(dir)).toBe(false)
+        }
+        expect((await handle.process.exec('ls -A; ls -A / | grep -c pwned || true')).stdout).toBe('0\n')
+      })
+
+      it('round-trips a 50 MB binary file (archive read path) and a 1 MB one (inline path)', async () => {
+        const handle = await sandboxes.create({ image })
+        const big = randomBytes(50 * 1024 * 1024)
+        await handle.fs.write('bin/big.bin', big)
+        const back = await handle.fs.readBytes('bin/big.bin')
+        expect(back.length).toBe(big.length)
+        expect(sha(back)).toBe(sha(big))
+        expect((await handle.process.exec('sha256sum bin/big.bin')).stdout.split(' ')[0]).toBe(sha(big))
+        const small = randomBytes(1024 * 1024)
+        await handle.fs.write('bin/small.bin', small)
+        expect(sha(await handle.fs.readBytes('bin/small.bin'))).toBe(sha(small))
+      })
+    })
+  }
+
+  it('reads above inlineReadBytes through the archive API, also through an inner symlink', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE, inlineReadBytes: 0 })
+    await handle.fs.write('a.txt', 'through the archive')
+    expect(await handle.fs.read('a.txt')).toBe('through the archive')
+    await handle.process.exec('ln -s a.txt link.txt')
+    // The script resolves the link first, so the archive request names the real file.
+    expect(await handle.fs.read('link.txt')).toBe('through the archive')
+  })
+
+  it('gives typed errors for directories read as files and files listed as directories', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE })
+    await handle.fs.write('d/f.txt', 'x')
+    const read = await rejectionOf(handle.fs.read('d'))
+    expect(read).toBeInstanceOf(SandboxOperationError)
+    expect(read.message).toMatch(/is a directory/)
+    const list = await rejectionOf(handle.fs.list('d/f.txt'))
+    expect(list.message).toMatch(/not a directory/)
+    const missing = await rejectionOf(handle.fs.list('nope'))
+    expect(missing).toBeInstanceOf(SandboxPathError)
+    expect(missing.reason).toBe('not-found')
+    const root = await rejectionOf(handle.fs.remove('/workspace'))
+    expect(root.reason).toBe('invalid')
+    expect((await handle.fs.lstat!('.')).type).toBe('directory')
+    expect(await handle.fs.exists('/workspace')).toBe(true)
+  })
+
+  it('runs as a non-root user: the workspace and new files are theirs, other places are not writable', async () => {
+    const handle = await sandboxes.create({ image: DEBIAN_IMAGE, user: '1000:1000' })
+    expect((await handle.process.exec('id -u; id -g')).stdout).toBe('1000\n1000\n')
+    await handle.fs.write('mine/file.txt', 'x')
+    const owners = await handle.process.exec('stat -c "%u:%g %n" . mine mine/file.txt')
+    expect(owners.stdout).toBe('1000:1000 .\n1000:1000 mine\n1000:1000 mine/file.txt\n')
+    const denied = await handle.process.exec('touch /etc/tsbx-denied')
+    expect(denied.exitCode).not.toBe(0)
+    await handle.process.exec('ln -s /etc etc-link')
+    const escape = await rejectionOf(handle.fs.write('etc-link/x', 'no'))
+    expect(escape.reason).toBe('symlink-escape')
+    // Root-owned files inside the workspace stay protected from the sandbox user.
+    await sandboxes.docker.getContainer(handle.id).exec({ Cmd: ['sh', '-c', 'mkdir /workspace/rootonly && chmod 755 /workspace/rootonly'], User: '0' }).then((exec) => exec.start({}).then((stream) => new Promise((resolve) => { stream.on('end', resolve); stream.resume() })))
+    const blocked = await rejectionOf(handle.fs.write('rootonly/x.txt', 'no'))
+    expect(blocked).toBeInstanceOf(SandboxOperationError)
+    expect(blocked.reason).toBe('fs-failed')
+    expect(blocked.message).toMatch(/Permission denied|permission denied/)
+  })
+})

@@ -1,0 +1,123 @@
+// Engine specifics of exec and spawn: killing a whole process tree (checked
+// inside the container with ps), the TERM-to-KILL escalation, the exec output
+// limit on a 100 MB command, streaming 100 MB through spawn, the job
+// wrapper's setsid fallback and jobs cut off by a removed container.
+import { describe, expect, it } from 'vitest'
+import { SandboxError, SandboxOperationError } from '@tanstack/ai-sandbox'
+import { JOB_WRAPPER } from '../src/job.js'
+import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { collect, rejectionOf, useDockerSandboxes } from './helpers/sandboxes.js'
+
+/** `pid pgid stat args` of every process in the container, per ps (BusyBox and procps). */
+const PS = 'ps -o pid,pgid,stat,args'
+
+await describeWithDocker('docker process', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
+  const sandboxes = useDockerSandboxes('process')
+
+  for (const image of [DEBIAN_IMAGE, BUSYBOX_IMAGE]) {
+    describe(image, () => {
+      it('kill() leaves no process of the job, as ps inside the container shows', async () => {
+        const handle = await sandboxes.create({ image, killGraceMs: 300 })
+        const marker = `tsbx-kill-${Date.now()}`
+        // A child, a grandchild, and one that ignores SIGTERM so only the escalation to SIGKILL stops it.
+        // (`; : marker` keeps each shell alive, so the marker stays visible in ps.)
+        const job = await handle.process.spawn(`sh -c 'sleep 300; : ${marker}' & sh -c 'sh -c "sleep 301; : ${marker}"; :' & sh -c 'trap "" TERM; while :; do sleep 1; done; : ${marker}' & echo started; wait`)
+        const stdout = collect(job.stdout)
+        void collect(job.stderr)
+        await expect.poll(async () => (await handle.process.exec(PS)).stdout.split('\n').filter((line) => line.includes(marker)).length).toBeGreaterThanOrEqual(3)
+        const before = (await handle.process.exec(PS)).stdout
+        expect(before.split('\n').filter((line) => line.includes(marker)).every((line) => line.trim().split(/\s+/)[1] === String(job.pid)), `every process of the job is in group ${job.pid}:\n${before}`).toBe(true)
+        await job.kill()
+        const after = (await handle.process.exec(PS)).stdout
+        expect(after.split('\n').filter((line) => line.includes(marker) && !/\sZ/.test(line)), `nothing of the job is left:\n${after}`).toEqual([])
+        const exit = await job.wait()
+        expect(exit.exitCode).toBe(143)
+        expect(exit.signal).toBe('SIGTERM')
+        expect(await stdout).toBe('started\n')
+        await job.kill() // again: resolves
+      })
+
+      it('exec of a command that prints 100 MB stops it with a typed error and kills it', async () => {
+        const handle = await sandboxes.create({ image })
+        const error = await rejectionOf(handle.process.exec('yes tsbx-flood-0123456789 | head -c 104857600; echo done'))
+        expect(SandboxError.isInstance(error)).toBe(true)
+        expect(error).toBeInstanceOf(SandboxOperationError)
+        expect(error.reason).toBe('exec-failed')
+        expect(error.message).toMatch(/more than 67108864 bytes/)
+        expect(error.message).toMatch(/process\.spawn|fs\.readBytes|maxExecOutputBytes/)
+        expect((await handle.process.exec(PS)).stdout).not.toMatch(/yes tsbx-flood/)
+      })
+
+      it('spawn streams 100 MB of output completely', async () => {
+        const handle = await sandboxes.create({ image })
+        const job = await handle.process.spawn('yes 0123456789abcdef | head -c 104857600')
+        let length = 0
+        let wrong = 0
+        const reading = (async () => {
+          for await (const chunk of job.stdout) {
+            length += chunk.length
+            if (!/^[0-9a-f\n]*$/.test(chunk)) wrong++
+          }
+        })()
+        void collect(job.stderr)
+        expect((await job.wait()).exitCode).toBe(0)
+        await reading
+        expect(length).toBe(104857600)
+        expect(wrong).toBe(0)
+      })
+    })
+  }
+
+  it('a job started by a process that is not a group leader makes itself one with setsid', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE })
+    // The inner sh is a child of the exec's shell, so it shares that shell's group until the wrapper's setsid.
+    const script = `sh -c "$W" "$W" /workspace /workspace 'read -r _ _ _ _ g _ < /proc/$$/stat; echo "$$ $g"' 2>&1; echo "outer $$"`
+    const result = await handle.process.exec(script, { env: { W: JOB_WRAPPER } })
+    const [header, ids, outer] = result.stdout.split('\n')
+    const [pid, group] = ids!.split(' ')
+    expect(header).toBe(`\u0001tanstack-sandbox-job pgid=${pid}`)
+    expect(group, 'the job leads its own group').toBe(pid)
+    expect(outer).not.toBe(`outer ${pid}`)
+  })
+
+  it('a spawned job whose container is removed ends with exit 137; later calls say the sandbox is gone', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE })
+    const job = await handle.process.spawn('echo up; sleep 300')
+    const stdout = collect(job.stdout)
+    void collect(job.stderr)
+    await sandboxes.docker.getContainer(handle.id).remove({ force: true })
+    expect((await job.wait()).exitCode).toBe(137)
+    expect(await stdout).toBe('up\n')
+    await job.kill() // nothing left to kill: resolves
+    const error = await rejectionOf(handle.process.exec('true'))
+    expect(error).toBeInstanceOf(SandboxOperationError)
+    expect(error.reason).toBe('not-found')
+    expect(error.message).toMatch(/no longer exists/)
+  })
+
+  it('an abort signal kills a spawned job and wait() resolves', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE, killGraceMs: 200 })
+    const controller = new AbortController()
+    const job = await handle.process.spawn('echo go; sleep 300', { signal: controller.signal })
+    void collect(job.stderr)
+    const stdout = job.stdout[Symbol.asyncIterator]()
+    expect((await stdout.next()).value).toBe('go\n')
+    controller.abort()
+    expect((await job.wait()).exitCode).toBe(143)
+    expect((await handle.process.exec(`${PS} | grep -c 'sleep 30[0]' || true`)).stdout.trim()).toBe('0')
+  })
+
+  it('exec waits for a command that closes its output before it exits', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE })
+    const result = await handle.process.exec('echo early; exec >&- 2>&-; sleep 1; exit 4')
+    expect(result).toEqual({ exitCode: 4, stdout: 'early\n', stderr: '' })
+  })
+
+  it('kill() refuses an unknown signal with a typed error', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE })
+    const job = await handle.process.spawn('true')
+    await job.wait()
+    const error = await rejectionOf(job.kill('SIGHUP' as never))
+    expect(error.field).toBe('kill.signal')
+  })
+})
