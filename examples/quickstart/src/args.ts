@@ -27,7 +27,7 @@ export type ParsedArgs = { help: true } | { help: false; options: DemoOptions }
 
 /**
  * Parse argv (without the node and script entries).
- * @throws DemoError `usage` for an unknown flag, a missing value or a stray positional.
+ * @throws DemoError `usage` for an unknown flag, a missing value, a stray positional or a malformed `--model`.
  * @example
  * ```ts
  * parseDemoArgs(['--live', '--repo', '../app']) // { help: false, options: { live: true, repo: '../app' } }
@@ -58,6 +58,18 @@ export function parseDemoArgs(argv: readonly string[]): ParsedArgs {
   if (typeof values.provider === 'string') options.provider = values.provider
   if (values.live === true) options.live = true
   if (typeof values.task === 'string') options.task = values.task
-  if (typeof values.model === 'string') options.model = values.model
+  if (typeof values.model === 'string') options.model = checkModel(values.model)
   return { help: false, options }
+}
+
+/** A Claude Code model alias or id; the same rule `claudeCodeText` applies, checked here so a bad flag exits 2. */
+const MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:@/[\]-]*$/
+
+function checkModel(model: string): string {
+  if (MODEL_ID.test(model)) return model
+  throw new DemoError(
+    'usage',
+    `--model ${JSON.stringify(model)}: not a model id. Use a Claude Code alias (sonnet, opus, haiku) or a full id such as claude-sonnet-4-5: ` +
+      'a letter or digit, then letters, digits and . _ : @ / [ ] - (no spaces).',
+  )
 }

@@ -10,10 +10,10 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { chat } from '@tanstack/ai'
+import { chat, ConsoleLogger, type DebugConfig, type Logger } from '@tanstack/ai'
 import { claudeCodeText } from '@tanstack/ai-claude-code'
 import { SandboxError, withSandbox, type SandboxHandle } from '@tanstack/ai-sandbox'
-import { consumeAgentRun, type RunUsage } from './agent-run.js'
+import { consumeAgentRun, type AgentRunOutcome, type RunUsage } from './agent-run.js'
 import { collectChanges, type WorkspaceChanges } from './changes.js'
 import { resolveClaudeExecutable } from './claude-cli.js'
 import { DemoError } from './errors.js'
@@ -79,18 +79,22 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const { provider = 'local-process', live = false, model = 'claude-sonnet-4-5', reporter = {} } = options
   const apiKey = checkOptions(options, provider, live)
   const task = options.task ?? OFFLINE_TASK
+  if (options.signal?.aborted) throw new DemoError('aborted', 'Interrupted before the run started; nothing was created.')
   const controller = linkedController(options.signal)
   const temp = await mkdtemp(join(tmpdir(), 'tanstack-quickstart-'))
+  reporter.tempCreated?.(at(), temp)
   let offline: OfflineModel | undefined
   let box: DemoSandbox | undefined
   let handle: SandboxHandle | undefined
   let readyAt = 0
   let failure: unknown
+  let run: { outcome: AgentRunOutcome; changes: WorkspaceChanges } | undefined
   try {
-    const repo = options.repo ? await resolveRepo(options.repo) : await createSampleRepo(join(temp, 'repo'))
+    const repo = options.repo ? await resolveRepo(options.repo, controller.signal) : await createSampleRepo(join(temp, 'repo'), controller.signal)
     const executable = resolveClaudeExecutable()
     if (!live) offline = await startOfflineModel()
     reporter.intro?.({ mode: live ? 'live' : 'offline', ...(offline ? { modelUrl: offline.url } : {}), model, repo: repo.label, provider, task })
+    controller.signal.throwIfAborted()
 
     const onReady = async (ready: SandboxHandle) => {
       handle = ready
@@ -112,28 +116,32 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     })
 
     reporter.sandboxCreating?.(at(), { provider, source: repo.url, setup: box.setup })
-    const stream = chat({ adapter, threadId: box.threadId, messages: [{ role: 'user', content: task }], middleware: [withSandbox(box.definition)], abortController: controller })
+    const stream = chat({ adapter, threadId: box.threadId, messages: [{ role: 'user', content: task }], middleware: [withSandbox(box.definition)], abortController: controller, debug: errorLog(controller.signal) })
     const outcome = await consumeAgentRun(stream, reporter, at).catch((error: unknown) => {
-      throw failure ?? (controller.signal.aborted ? new DemoError('aborted', INTERRUPTED, { cause: error }) : offline ? explainOffline(error) : error)
+      throw offline ? explainOffline(error) : error
     })
-    if (failure) throw failure
-    if (controller.signal.aborted) throw new DemoError('aborted', INTERRUPTED)
+    controller.signal.throwIfAborted() // an onReady failure or an interrupt; sorted out below
     if (!handle) throw new DemoError('run-failed', 'The run ended without a sandbox: the onReady hook never fired.')
 
     const changes = await collectChanges(handle)
     if (offline && changes.files.length === 0) {
       throw new DemoError('no-changes', `The scripted agent finished but changed no file (${offline.requestCount()} model requests). examples/quickstart/fixtures/demo.json no longer matches what Claude Code does.`)
     }
-    reporter.cleanup?.(at())
-    await cleanup()
-    const timings = { sandboxReadyMs: readyAt, firstTokenMs: outcome.firstTokenAt ?? at(), totalMs: at() }
-    return { mode: live ? 'live' : 'offline', timings, usage: outcome.usage, changes, sessionId: outcome.sessionId, toolCalls: outcome.toolCalls, text: outcome.text }
+    run = { outcome, changes }
   } catch (error) {
-    await cleanup()
-    throw SandboxError.isInstance(error) ? error : new DemoError('run-failed', `The demo failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+    failure ??= error // an onReady failure comes first: the error it caused is only its echo
   }
 
-  /** Destroy the sandbox, stop the mock, delete temp dirs; safe to call twice. */
+  reporter.cleanup?.(at())
+  await cleanup()
+  // An interrupt wins over whatever it broke: git killed by the same Ctrl-C is not a missing git.
+  if (options.signal?.aborted) throw new DemoError('aborted', INTERRUPTED, failure === undefined ? {} : { cause: failure })
+  if (!run) throw SandboxError.isInstance(failure) ? failure : new DemoError('run-failed', `The demo failed: ${failure instanceof Error ? failure.message : String(failure)}`, { cause: failure })
+  const { outcome, changes } = run
+  const timings = { sandboxReadyMs: readyAt, firstTokenMs: outcome.firstTokenAt ?? at(), totalMs: at() }
+  return { mode: live ? 'live' : 'offline', timings, usage: outcome.usage, changes, sessionId: outcome.sessionId, toolCalls: outcome.toolCalls, text: outcome.text }
+
+  /** Destroy the sandbox, stop the mock, delete temp dirs. */
   async function cleanup(): Promise<void> {
     await Promise.allSettled([box?.destroy(), handle?.destroy(), offline?.stop()])
     await rm(temp, { recursive: true, force: true })
@@ -157,6 +165,18 @@ function linkedController(signal: AbortSignal | undefined): AbortController {
   if (signal?.aborted) controller.abort(signal.reason)
   else signal?.addEventListener('abort', () => controller.abort(signal.reason), { once: true })
   return controller
+}
+
+/** chat()'s default logging (errors only) without the error dump an interrupt causes: the demo reports the abort itself. */
+function errorLog(signal: AbortSignal): DebugConfig {
+  const base = new ConsoleLogger()
+  const logger: Logger = {
+    debug: (message, meta) => base.debug(message, meta),
+    info: (message, meta) => base.info(message, meta),
+    warn: (message, meta) => base.warn(message, meta),
+    error: (message, meta) => void (signal.aborted || base.error(message, meta)),
+  }
+  return { provider: false, output: false, middleware: false, tools: false, agentLoop: false, config: false, request: false, sandbox: false, errors: true, logger }
 }
 
 /** Load the script for this workspace; it edits math.js, so a --repo without it cannot work offline. */

@@ -37,18 +37,21 @@ export interface RepoSource {
  * Create the sample repository (one commit) in `dir`.
  *
  * @param dir - An empty or missing host directory; created if needed.
+ * @param signal - Stops the git commands (the caller reports the abort). Default: none.
  * @returns Its source, with a `file://` URL.
- * @throws DemoError `repo` when git is missing or a git command fails.
+ * @throws DemoError `repo` when git is missing or a git command fails; `aborted` when `signal` fired.
  */
-export async function createSampleRepo(dir: string): Promise<RepoSource> {
+export async function createSampleRepo(dir: string, signal?: AbortSignal): Promise<RepoSource> {
   await mkdir(dir, { recursive: true })
   for (const [path, content] of Object.entries(SAMPLE_FILES)) await writeFile(join(dir, path), content)
   const identity = ['-c', 'user.name=Quickstart', '-c', 'user.email=quickstart@example.com']
   try {
-    await run('git', ['init', '-q', '-b', 'main'], { cwd: dir })
-    await run('git', ['add', '-A'], { cwd: dir })
-    await run('git', [...identity, 'commit', '-q', '-m', 'Add add() and its test'], { cwd: dir })
+    await run('git', ['init', '-q', '-b', 'main'], { cwd: dir, signal })
+    await run('git', ['add', '-A'], { cwd: dir, signal })
+    await run('git', [...identity, 'commit', '-q', '-m', 'Add add() and its test'], { cwd: dir, signal })
   } catch (cause) {
+    // git killed by the same Ctrl-C (it shares the terminal's process group) is an abort, not a missing git.
+    if (signal?.aborted) throw new DemoError('aborted', 'Interrupted while creating the sample repository.', { cause })
     throw new DemoError('repo', `Could not create the sample git repository in ${dir}: ${(cause as Error).message.trim()}. Is git (2.28 or newer) on the PATH?`, { cause })
   }
   return { url: pathToFileURL(dir).href, label: `${dir} (sample: math.js, math.test.js)`, sample: true }
@@ -59,15 +62,17 @@ export async function createSampleRepo(dir: string): Promise<RepoSource> {
  * path must be a git repository with at least one commit.
  *
  * @param value - A git URL (`https://…`, `git@host:…`, `file://…`) or a host path.
- * @throws DemoError `repo` when the path does not exist or is not a git repository.
+ * @param signal - Stops the git command. Default: none.
+ * @throws DemoError `repo` when the path does not exist or is not a git repository; `aborted` when `signal` fired.
  */
-export async function resolveRepo(value: string): Promise<RepoSource> {
+export async function resolveRepo(value: string, signal?: AbortSignal): Promise<RepoSource> {
   if (/^(?:[a-z]+:\/\/|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:)/.test(value)) return { url: value, label: value, sample: false }
   const path = resolve(value)
   if (!existsSync(path) || !statSync(path).isDirectory()) throw new DemoError('repo', `--repo ${value}: ${path} is not a directory. Pass a git repository path or a git URL.`)
   try {
-    await run('git', ['rev-parse', '--verify', 'HEAD'], { cwd: path })
+    await run('git', ['rev-parse', '--verify', 'HEAD'], { cwd: path, signal })
   } catch (cause) {
+    if (signal?.aborted) throw new DemoError('aborted', `Interrupted while checking --repo ${value}.`, { cause })
     throw new DemoError('repo', `--repo ${value}: ${path} is not a git repository with at least one commit (git rev-parse HEAD failed).`, { cause })
   }
   return { url: pathToFileURL(path).href, label: path, sample: false }

@@ -18,6 +18,8 @@ export interface DemoIntro {
 
 /** Observer of one demo run. */
 export interface DemoReporter {
+  /** The run's temp directory exists (sample repository, sandboxes, Claude Code's HOME); cleanup removes it. */
+  tempCreated?: (at: number, path: string) => void
   intro?: (info: DemoIntro) => void
   /** The sandbox is being created, its repository cloned and its setup steps run. */
   sandboxCreating?: (at: number, info: { provider: string; source: string; setup: readonly string[] }) => void
@@ -35,6 +37,6 @@ export interface DemoReporter {
   toolCall?: (at: number, call: { id: string; name: string; input: unknown }) => void
   /** The tool's result as Claude Code fed it back to the model. */
   toolResult?: (at: number, result: { id: string; name: string; content: string }) => void
-  /** Cleanup started (sandbox destroy, mock stop, temp dirs). */
+  /** Cleanup started (sandbox destroy, mock stop, temp dirs), after success or failure. */
   cleanup?: (at: number) => void
 }

@@ -22,13 +22,14 @@ const INDENT = ' '.repeat(9)
 /**
  * Create the reporter that prints a run to `out`.
  * @param out - Default `process.stdout`.
+ * @param signal - The run's interrupt; when it fires the progress line stops ticking. Default: none.
  * @example
  * ```ts
- * const result = await runDemo({ reporter: createTerminalReporter() })
+ * const result = await runDemo({ reporter: createTerminalReporter(process.stdout, signal), signal })
  * printSummary(result)
  * ```
  */
-export function createTerminalReporter(out: NodeJS.WriteStream = process.stdout): DemoReporter {
+export function createTerminalReporter(out: NodeJS.WriteStream = process.stdout, signal?: AbortSignal): DemoReporter {
   const c = palette(out.isTTY === true && !process.env.NO_COLOR)
   let atLineStart = true
   let block: 'text' | 'reasoning' | undefined
@@ -45,6 +46,10 @@ export function createTerminalReporter(out: NodeJS.WriteStream = process.stdout)
     endLine()
     out.write(`${stamp(at)} ${text}\n`)
   }
+  signal?.addEventListener('abort', () => {
+    clearInterval(ticker)
+    endLine()
+  }, { once: true })
   const stream = (kind: 'text' | 'reasoning', delta: string) => {
     if (block !== kind) {
       endLine()
@@ -79,6 +84,7 @@ export function createTerminalReporter(out: NodeJS.WriteStream = process.stdout)
       out.write(`${stamp(at)} ${c.yellow('◌')} ${short}`)
       atLineStart = false
       ticker = setInterval(() => out.write(`\r${stamp(at + Date.now() - started)} ${c.yellow('◌')} ${short}`), 100)
+      ticker.unref() // never what keeps the process alive
     },
     sandboxReady(at, info) {
       clearInterval(ticker)
@@ -114,7 +120,11 @@ export function printSummary(result: DemoResult, out: NodeJS.WriteStream = proce
   out.write(`\n${c.bold('Summary')}\n`)
   row('duration', `${formatSeconds(timings.totalMs)} ${c.dim(`(sandbox ready ${formatSeconds(timings.sandboxReadyMs)}, first token ${formatSeconds(timings.firstTokenMs)})`)}`)
   row('tokens', `${formatCount(usage.inputTokens)} in, ${formatCount(usage.outputTokens)} out ${c.dim(`(${result.toolCalls} tool calls)`)}`)
-  if (result.sessionId) row('session', `${result.sessionId} ${c.dim('(modelOptions.sessionId resumes it while its sandbox lives)')}`)
+  if (result.sessionId) {
+    // The demo has already destroyed the sandbox and its HOME, where Claude Code kept the session.
+    row('session', `${result.sessionId} ${c.dim('(not resumable here: this demo deleted its sandbox at the end)')}`)
+    row('', c.dim("in your app, keep the sandbox (reuse: 'thread') and pass modelOptions: { sessionId } to resume"))
+  }
   if (changes.files.length === 0) row('files', 'no changes')
   changes.files.forEach((file, index) => row(index === 0 ? 'files' : '', `${file.code.trim().padEnd(2)} ${file.path} ${c.green(`+${file.added}`)} ${c.red(`-${file.removed}`)}`))
   if (changes.diff === '') return
