@@ -7,9 +7,10 @@
  * (b) container create+start (the provider's create, with its setup exec);
  * (c) 10 MB write and read throughput (read inline through exec, the
  *     default at this size, and through the archive API);
- * (d) snapshot (docker commit) time.
+ * (d) snapshot (docker commit) time;
+ * (e) time to a ready sandbox for a 5 s setup: fresh versus restored from snapshot.
  * Every container and image it makes carries a bench label and is removed.
- * Sizes: BENCH_EXEC_ITERATIONS (100), BENCH_CREATE_ITERATIONS (10), BENCH_IO_RUNS (5).
+ * Sizes: BENCH_EXEC_ITERATIONS (100), BENCH_CREATE_ITERATIONS (10), BENCH_IO_RUNS (5), BENCH_READY_RUNS (3).
  */
 import { execFile } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -23,6 +24,7 @@ import Docker from 'dockerode'
 import { dockerSandbox, pruneDockerSandboxes } from '../src/index.js'
 import { startExec } from '../src/exec-stream.js'
 import { envInt, round, summary, timeEach } from './stats.js'
+import { readyFromSnapshot } from './ready-from-snapshot.js'
 
 const run = promisify(execFile)
 const IMAGE = process.env.BENCH_DOCKER_IMAGE ?? 'tanstack-sandbox-debian:bookworm'
@@ -120,6 +122,11 @@ async function main(): Promise<void> {
     console.table(snapshot)
     await handle.destroy()
 
+    // (e) ready time, fresh versus restored.
+    const ready = await readyFromSnapshot(provider, envInt('BENCH_READY_RUNS', 3))
+    console.log(`\n(e) time to a ready sandbox, setup of 5 s: restored is ${ready.ratio}x faster`)
+    console.table([...ready])
+
     const results = {
       date: new Date().toISOString(),
       node: process.version,
@@ -131,6 +138,7 @@ async function main(): Promise<void> {
       lifecycle,
       io10MB: io,
       snapshot,
+      readyFromSnapshot: { rows: [...ready], freshOverRestored: ready.ratio },
     }
     await mkdir(resultsDir, { recursive: true })
     await writeFile(join(resultsDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`)

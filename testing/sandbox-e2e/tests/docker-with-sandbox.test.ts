@@ -7,57 +7,19 @@
  * naming the engine when it is not answering, fails instead under REQUIRE_DOCKER=1.
  */
 import { randomUUID } from 'node:crypto'
-import { request } from 'node:http'
 import { afterAll, describe, expect, it } from 'vitest'
 import { defineSandbox, defineWorkspace, withSandbox } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { runShell, waitFor } from './helpers/run-chat.js'
+import { dockerLeftovers, dockerMissing, engine } from './helpers/docker-engine.js'
 
-const SOCKET = '/var/run/docker.sock'
 const IMAGE = process.env.TANSTACK_SANDBOX_BUSYBOX_IMAGE ?? 'tanstack-sandbox-busybox:latest'
 const RUN = { 'tanstack-test.run': `e2e-${randomUUID().slice(0, 8)}` }
-
-/** GET a Docker Engine API path over the unix socket (no client library needed here). */
-function engine(path: string): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath: SOCKET, path, timeout: 5000 }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => (text += chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text.startsWith('[') || text.startsWith('{') ? JSON.parse(text) : text }))
-    })
-    req.on('timeout', () => req.destroy(new Error('no answer within 5 s')))
-    req.on('error', reject)
-    req.end()
-  })
-}
-
-async function missing(): Promise<string | null> {
-  try {
-    await engine('/_ping')
-  } catch (error) {
-    return `docker engine not answering on ${SOCKET} (${(error as Error).message}); start it with scripts/docker/engine.sh`
-  }
-  if ((await engine(`/images/${encodeURIComponent(IMAGE)}/json`)).status !== 200) return `docker image ${IMAGE} not found; build it with scripts/docker/images.sh`
-  return null
-}
-
-const filters = (label: string) => encodeURIComponent(JSON.stringify({ label: [label] }))
-
-/** Containers, images and volumes carrying this file's label. */
-async function leftovers(): Promise<{ containers: string[]; images: string[]; volumes: string[] }> {
-  const label = `tanstack-test.run=${RUN['tanstack-test.run']}`
-  const [containers, images, volumes] = await Promise.all([
-    engine(`/containers/json?all=1&filters=${filters(label)}`),
-    engine(`/images/json?all=1&filters=${filters(label)}`),
-    engine(`/volumes?filters=${filters(label)}`),
-  ])
-  return { containers: containers.body.map((c: { Id: string }) => c.Id), images: images.body.map((i: { Id: string }) => i.Id), volumes: (volumes.body.Volumes ?? []).map((v: { Name: string }) => v.Name) }
-}
+const leftovers = () => dockerLeftovers(`tanstack-test.run=${RUN['tanstack-test.run']}`)
 
 const containerExists = async (id: string) => (await engine(`/containers/${id}/json`)).status === 200
 
-const reason = await missing()
+const reason = await dockerMissing([IMAGE])
 
 if (reason !== null && process.env.REQUIRE_DOCKER !== '1') {
   describe('chat() with a Docker sandbox', () => {

@@ -13,7 +13,8 @@ import { shellJoin } from '../shell/quote.js'
 import { resolveSecretEnv, type ResolvedWorkspace } from './define-workspace.js'
 import { WorkspaceBootstrapError } from './errors.js'
 import { runSetupPlan, throwIfAborted } from './setup-shell.js'
-import { provisionWorkspace } from './provision.js'
+import { provisionedPaths, provisionWorkspace } from './provision.js'
+import { excludeFromGit } from './projection.js'
 import { redactSecrets } from './secrets.js'
 import { withSecretEnv } from './secret-env.js'
 import { redactUrl } from '../git/exec-git.js'
@@ -33,6 +34,9 @@ export async function bootstrapWorkspace(handle: SandboxHandle, workspace: Resol
   await provisionWorkspace(handle, workspace)
   const refs = Object.values(workspace.secrets)
   await runSetupPlan(handle, workspace.setup, { secretNames: Object.keys(workspace.secrets), redact: (text) => redactSecrets(text, refs), ...(signal ? { signal } : {}) })
+  // After setup, which may be what creates the git repository.
+  const generated = provisionedPaths(workspace)
+  if (generated.length > 0) await excludeFromGit(handle, generated)
 }
 
 /**

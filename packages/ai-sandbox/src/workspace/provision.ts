@@ -12,13 +12,17 @@ import type { ResolvedWorkspace } from './define-workspace.js'
 import { WorkspaceBootstrapError } from './errors.js'
 import { redactSecrets } from './secrets.js'
 import type { GitSkill } from './skills.js'
-import { excludeFromGit } from './projection.js'
 
 /** Where git skills go when they have no `into`, relative to the workspace root. */
 export const SKILLS_DIR = '.tanstack-skills'
 
 /** The instruction files `instructions` produce: the canonical file first. */
 export const INSTRUCTION_FILES = ['AGENTS.md', 'CLAUDE.md', 'GEMINI.md'] as const
+
+/** Workspace-relative paths bootstrap creates that belong out of git status. */
+export function provisionedPaths(workspace: ResolvedWorkspace): string[] {
+  return workspace.skills.some((s) => s.kind === 'git' && !s.into) ? [SKILLS_DIR] : []
+}
 
 /** Absolute path inside the sandbox where a git skill lives. */
 export function gitSkillPath(skill: GitSkill, workspaceRoot: string): string {
@@ -35,7 +39,6 @@ export async function provisionWorkspace(handle: SandboxHandle, workspace: Resol
     if (skill.kind === 'git') await cloneSkill(handle, skill, (text) => redactSecrets(text, refs))
     else if (skill.kind === 'file') await handle.fs.write(skill.path, skill.content)
   }
-  if (workspace.skills.some((s) => s.kind === 'git' && !s.into)) await excludeFromGit(handle, [SKILLS_DIR])
   if (workspace.instructions !== undefined) await writeInstructions(handle, workspace.instructions)
 }
 
