@@ -37,8 +37,7 @@ import {
   type SandboxInstanceRecord,
   type SandboxInstanceStore,
   type Secrets,
-  type WorkspaceInput,
-} from '@tanstack/ai-sandbox'
+  type WorkspaceInput, workspaceSnapshotKey } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { claudeBinary, makeClaudeHome, startFakeModel, type ClaudeHome, type FakeModel } from '../src/aimock.js'
 import { startGitHttpServer, type GitHttpServer } from '../src/git-http-server.js'
@@ -357,7 +356,7 @@ describe('secrets hygiene', () => {
 
     // (c) The instance store: the records read back by key (thread and workspace snapshot) and every record ever written.
     const key = sandbox.key({ threadId: 't-secrets', runId: '' })
-    const records = { thread: await instances.get(key), snapshot: await instances.get(key.replace(/^sbx:/, 'sbx-snapshot:').replace(/:[0-9a-f]{32}$/, '')) }
+    const records = { thread: await instances.get(key), snapshot: await instances.get(workspaceSnapshotKey({ definitionId: sandbox.id, provider: sandbox.provider.name, workspaceHash: sandbox.workspace.hash })) }
     expect(records.thread).not.toBeNull()
     expect(instances.written.length).toBeGreaterThan(0)
     expect(hits(safeJson({ records, written: instances.written }), allNeedles)).toEqual([])

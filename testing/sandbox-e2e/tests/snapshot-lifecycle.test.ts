@@ -75,6 +75,20 @@ describe('snapshot after setup', () => {
     await f.cleanup('t1', 't2')
   })
 
+  it('never restores the snapshot of a different workspace under the same definition id', async () => {
+    const store = join(host, 'shared-snaps')
+    const provider = withTarSnapshots(localProcessSandbox({ root: tmp.root }), store)
+    const instances = new InMemorySandboxInstanceStore()
+    const make = (letter: string) => defineSandbox({ id: 'snap-same-id', provider, workspace: defineWorkspace({ setup: [`echo ${letter} > which.txt`] }) })
+    const a = make('A')
+    await a.ensure({ threadId: 't-a', runId: 'r1', instances })
+    const b = make('B')
+    const handle = await b.ensure({ threadId: 't-b', runId: 'r1', instances })
+    expect(readFileSync(join(handle.workspaceRoot, 'which.txt'), 'utf8').trim(), "B's own setup ran; A's snapshot was not restored").toBe('B')
+    await a.destroy({ key: a.key({ threadId: 't-a', runId: '' }), instances })
+    await b.destroy({ key: b.key({ threadId: 't-b', runId: '' }), instances })
+  })
+
   it('rebuilds a snapshot older than snapshotMaxAge and deletes the replaced one', async () => {
     const f = fixture('snap-age', { snapshotMaxAge: 1 })
     await f.ensure('t1')

@@ -182,6 +182,15 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
   const idleTimers = new Map<string, ReturnType<typeof setTimeout>>()
   const inUse = new Map<string, number>()
 
+  const keyBase = (tenant: string | undefined) => ({
+    definitionId: parsed.id,
+    provider: provider.name,
+    ...(provider.fingerprint ? { providerFingerprint: provider.fingerprint } : {}),
+    workspaceHash: workspace.hash,
+    ...(tenant ? { tenant } : {}),
+  })
+  const snapshotKeyFor = (ctx: Pick<SandboxEnsureContext, 'tenant'>) => workspaceSnapshotKey(keyBase(ctx.tenant))
+
   const key: SandboxDefinition['key'] = (ctx) =>
     computeSandboxKey({
       definitionId: parsed.id,
@@ -256,7 +265,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
   /** Step 2 of ensure: a new sandbox from the after-setup snapshot of the thread or the workspace. */
   async function restoreRecorded(sandboxKey: string, record: SandboxInstanceRecord | null, instances: SandboxInstanceStore, ctx: SandboxEnsureContext): Promise<SandboxHandle | null> {
     if (lifecycle.snapshot === 'none') return null
-    const workspaceKey = workspaceSnapshotKey(sandboxKey)
+    const workspaceKey = snapshotKeyFor(ctx)
     const candidate = await findSnapshot({ instances, threadRecord: record, workspaceKey, maxAgeMs: lifecycle.snapshotMaxAgeMs, now: Date.now(), ...(ctx.logger ? { logger: ctx.logger } : {}) })
     if (!candidate) return null
     const raw = await restoreFromSnapshot(provider, candidate, { key: sandboxKey, labels: labelsFor(sandboxKey) }, ctx.logger)
@@ -283,7 +292,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     }
     const snapshot =
       lifecycle.snapshot === 'after-setup'
-        ? await snapshotAfterSetup({ handle: raw, provider, instances, workspaceKey: workspaceSnapshotKey(sandboxKey), threadId: ctx.threadId, ...(ctx.logger ? { logger: ctx.logger } : {}) })
+        ? await snapshotAfterSetup({ handle: raw, provider, instances, workspaceKey: snapshotKeyFor(ctx), threadId: ctx.threadId, ...(ctx.logger ? { logger: ctx.logger } : {}) })
         : null
     await instances.upsert({
       key: sandboxKey,

@@ -2,6 +2,7 @@
 export { defineSandbox } from './define-sandbox.js'
 export type { SandboxDefinition, SandboxDefinitionInput, SandboxEnsureContext, SandboxLifecycle, SandboxHooks, ResolvedSandboxLifecycle } from './define-sandbox.js'
 export { computeSandboxKey } from './sandbox-key.js'
+export { workspaceSnapshotKey } from './snapshot-lifecycle.js'
 export type { SandboxKeyInput } from './sandbox-key.js'
 export { parseDuration } from './duration.js'
 export { parseOptions } from './validate.js'

@@ -11,6 +11,7 @@ import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { SandboxProvider } from '../contracts/provider.js'
 import type { SandboxInstanceRecord, SandboxInstanceStore } from './instance-store.js'
+import { computeSandboxKey, type SandboxKeyInput } from './sandbox-key.js'
 
 /** A snapshot worth restoring. */
 export interface SnapshotCandidate {
@@ -19,11 +20,14 @@ export interface SnapshotCandidate {
   readonly takenAt: number
 }
 
-/** The workspace-level key under which the latest after-setup snapshot is kept. */
-export function workspaceSnapshotKey(sandboxKey: string): string {
-  // The sandbox key is `sbx:<tenant>:<definition>:<provider>:<digest>`; the digest covers the thread,
-  // so the workspace record needs its own digest-free key: the same prefix plus the workspace hash.
-  return sandboxKey.replace(/^sbx:/, 'sbx-snapshot:').replace(/:[0-9a-f]{32}$/, '')
+/**
+ * The workspace-level key under which the latest after-setup snapshot is
+ * kept: the compound key of the same tenant, definition, provider (with its
+ * fingerprint) and workspace hash, for no thread. Changing the setup, the
+ * source or the image changes it, so a stale snapshot is never restored.
+ */
+export function workspaceSnapshotKey(input: Omit<SandboxKeyInput, 'threadId' | 'runId' | 'reuse'>): string {
+  return computeSandboxKey({ ...input, threadId: '', reuse: 'thread' }).replace(/^sbx:/, 'sbx-snapshot:')
 }
 
 /**

@@ -43,8 +43,14 @@ export async function dockerMissing(images: readonly string[]): Promise<string |
  * missing part, or (REQUIRE_DOCKER=1) a failing test saying so.
  */
 export function describeWithDocker(title: string, reason: string | null, body: () => void): void {
-  if (reason === null) return describe(title, body)
-  if (process.env.REQUIRE_DOCKER !== '1') return describe(title, () => it.skip(`skipped — ${reason}`, () => undefined))
+  if (reason === null) {
+    describe(title, body)
+    return
+  }
+  if (process.env.REQUIRE_DOCKER !== '1') {
+    describe(title, () => it.skip(`skipped — ${reason}`, () => undefined))
+    return
+  }
   describe(title, () =>
     it(`needs the Docker engine (REQUIRE_DOCKER=1): ${reason}`, () => {
       throw new Error(`REQUIRE_DOCKER=1 but ${reason}`)
