@@ -16,7 +16,10 @@ Offline by default: a local mock model (aimock) plays a scripted session.
 Options:
   --repo <path|url>    work on this git repository instead of a generated sample
                        (offline mode needs math.js and math.test.js in it)
-  --provider <name>    sandbox provider: local-process (default); docker arrives later
+  --provider <name>    sandbox provider: local-process (default, no isolation) or
+                       docker (a container; needs a Docker engine and the image)
+  --image <name>       image of the docker sandbox
+                       (default tanstack-sandbox-debian:bookworm, built by scripts/docker/images.sh)
   --live               use the real Anthropic API (needs ANTHROPIC_API_KEY)
   --task <text>        what to ask Claude Code (with --live)
   --model <id>         model for Claude Code (default claude-sonnet-4-5)
@@ -41,6 +44,7 @@ export function parseDemoArgs(argv: readonly string[]): ParsedArgs {
       options: {
         repo: { type: 'string' },
         provider: { type: 'string' },
+        image: { type: 'string' },
         live: { type: 'boolean' },
         task: { type: 'string' },
         model: { type: 'string' },
@@ -56,6 +60,7 @@ export function parseDemoArgs(argv: readonly string[]): ParsedArgs {
   const options: DemoOptions = {}
   if (typeof values.repo === 'string') options.repo = values.repo
   if (typeof values.provider === 'string') options.provider = values.provider
+  if (typeof values.image === 'string') options.image = values.image
   if (values.live === true) options.live = true
   if (typeof values.task === 'string') options.task = values.task
   if (typeof values.model === 'string') options.model = checkModel(values.model)

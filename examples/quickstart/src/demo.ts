@@ -1,10 +1,12 @@
 /**
  * `runDemo`: the quickstart's one flow, top to bottom. Make or resolve the
- * repository, start the offline model (or read the live key), define the
+ * repository, work out where the agent runs (local-process or a Docker
+ * container), start the offline model (or read the live key), define the
  * sandbox, run `chat()` with `claudeCodeText` and `withSandbox`, read the diff
  * through the handle from `onReady`, then clean up.
  * Invariant: the sandbox (and the CLI's process group with it), the mock
- * server and every temp directory are gone when `runDemo` settles, success or not.
+ * server, every temp directory and every container of the run are gone when
+ * `runDemo` settles, success or not.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -21,13 +23,16 @@ import { OFFLINE_TASK, startOfflineModel, type OfflineModel } from './offline-mo
 import { createSampleRepo, resolveRepo } from './repo.js'
 import type { DemoReporter } from './reporter.js'
 import { defineDemoSandbox, type DemoSandbox } from './sandbox.js'
+import { resolveSandboxTarget, type SandboxTarget } from './sandbox-target.js'
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
   /** A git URL or host path of a repository. Default: a generated sample repository. */
   repo?: string
-  /** Sandbox provider. Only `'local-process'` (the default) exists today. */
+  /** Sandbox provider: `'local-process'` (the default) or `'docker'`. */
   provider?: string
+  /** The image of a Docker sandbox. Default `tanstack-sandbox-debian:bookworm`. Docker only. */
+  image?: string
   /** Talk to the real Anthropic API with the host's `ANTHROPIC_API_KEY`. Default `false` (aimock). */
   live?: boolean
   /** The task for the agent (live mode only). Default: add `multiply` to math.js with a test. */
@@ -65,7 +70,7 @@ const INTERRUPTED = 'Interrupted; the sandbox and temp files were removed.'
  *
  * @param options - See {@link DemoOptions}; all optional.
  * @returns Timings, token usage, the changed files with their diff, and the session id.
- * @throws DemoError with `reason` `unsupported-provider`, `missing-api-key`, `usage`, `cli-missing`, `repo`, `run-failed`, `no-changes` or `aborted`.
+ * @throws DemoError with `reason` `unsupported-provider`, `docker`, `missing-api-key`, `usage`, `cli-missing`, `repo`, `run-failed`, `no-changes` or `aborted`.
  * @throws SetupStepFailedError / WorkspaceBootstrapError when the workspace cannot be prepared.
  * @example
  * ```ts
@@ -84,6 +89,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const temp = await mkdtemp(join(tmpdir(), 'tanstack-quickstart-'))
   reporter.tempCreated?.(at(), temp)
   let offline: OfflineModel | undefined
+  let target: SandboxTarget | undefined
   let box: DemoSandbox | undefined
   let handle: SandboxHandle | undefined
   let readyAt = 0
@@ -91,9 +97,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   let run: { outcome: AgentRunOutcome; changes: WorkspaceChanges } | undefined
   try {
     const repo = options.repo ? await resolveRepo(options.repo, controller.signal) : await createSampleRepo(join(temp, 'repo'), controller.signal)
-    const executable = resolveClaudeExecutable()
-    if (!live) offline = await startOfflineModel()
-    reporter.intro?.({ mode: live ? 'live' : 'offline', ...(offline ? { modelUrl: offline.url } : {}), model, repo: repo.label, provider, task })
+    target = await resolveSandboxTarget({ provider: provider as 'local-process' | 'docker', ...(options.image ? { image: options.image } : {}), temp, repo, cli: resolveClaudeExecutable() })
+    controller.signal.throwIfAborted()
+    if (!live) offline = await startOfflineModel(undefined, { host: target.modelListen })
+    reporter.intro?.({ mode: live ? 'live' : 'offline', ...(offline ? { modelUrl: offline.url } : {}), model, repo: repo.label, provider, ...(target.detail ? { providerDetail: target.detail } : {}), task })
     controller.signal.throwIfAborted()
 
     const onReady = async (ready: SandboxHandle) => {
@@ -103,15 +110,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       // A hook that throws is only logged, so a failure here is recorded and aborts the run.
       if (offline) await prepareOfflineScript(offline, ready, repo.sample).catch((error: unknown) => controller.abort((failure = error)))
     }
-    box = defineDemoSandbox({ temp, repo, apiKey, onReady })
+    box = defineDemoSandbox({ target, repo, apiKey, onReady })
     const adapter = claudeCodeText(model, {
-      executable,
+      executable: target.executable,
       maxTurns: 30,
       env: {
-        HOME: join(temp, 'home'), // a fresh ~/.claude: no user settings, hooks or sessions leak in
-        CLAUDE_CODE_TMPDIR: join(temp, 'tmp'), // the CLI's per-session scratch (default /tmp/claude-<uid>/…), removed with temp
-        // Offline: the mock, a placeholder key, no retries (a miss is a script bug). Live: the key is the workspace secret.
-        ...(offline ? { ANTHROPIC_BASE_URL: offline.url, ANTHROPIC_API_KEY: 'offline-demo', CLAUDE_CODE_MAX_RETRIES: '0' } : { CLAUDE_CODE_MAX_RETRIES: '3' }),
+        HOME: target.home, // a fresh ~/.claude: no user settings, hooks or sessions leak in
+        CLAUDE_CODE_TMPDIR: target.tmp, // the CLI's per-session scratch (default /tmp/claude-<uid>/…), removed with the run
+        // Offline: the mock (as the sandbox names this host), a placeholder key, no retries (a miss is a script bug). Live: the key is the workspace secret.
+        ...(offline ? { ANTHROPIC_BASE_URL: `http://${target.modelHost}:${offline.port}`, ANTHROPIC_API_KEY: 'offline-demo', CLAUDE_CODE_MAX_RETRIES: '0' } : { CLAUDE_CODE_MAX_RETRIES: '3' }),
       },
     })
 
@@ -141,17 +148,18 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const timings = { sandboxReadyMs: readyAt, firstTokenMs: outcome.firstTokenAt ?? at(), totalMs: at() }
   return { mode: live ? 'live' : 'offline', timings, usage: outcome.usage, changes, sessionId: outcome.sessionId, toolCalls: outcome.toolCalls, text: outcome.text }
 
-  /** Destroy the sandbox, stop the mock, delete temp dirs. */
+  /** Destroy the sandbox, stop the mock, remove what the provider left (Docker: anything with the run's label), delete temp dirs. */
   async function cleanup(): Promise<void> {
     await Promise.allSettled([box?.destroy(), handle?.destroy(), offline?.stop()])
+    await target?.cleanup()
     await rm(temp, { recursive: true, force: true })
   }
 }
 
 /** Validate the options that need no IO; returns the API key in live mode. */
 function checkOptions(options: DemoOptions, provider: string, live: boolean): string | undefined {
-  if (provider === 'docker') throw new DemoError('unsupported-provider', '--provider docker: the Docker provider (@tanstack/ai-sandbox-docker) arrives in a later release. Use --provider local-process (the default).')
-  if (provider !== 'local-process') throw new DemoError('unsupported-provider', `--provider ${provider}: unknown provider. Available: local-process (the default); docker arrives in a later release.`)
+  if (provider !== 'local-process' && provider !== 'docker') throw new DemoError('unsupported-provider', `--provider ${provider}: unknown provider. Available: local-process (the default) and docker.`)
+  if (options.image !== undefined && provider !== 'docker') throw new DemoError('unsupported-provider', `--image ${options.image}: only a Docker sandbox has an image. Add --provider docker.`)
   if (options.task !== undefined && !live) throw new DemoError('usage', '--task needs --live: offline mode replays a scripted answer to the built-in task.')
   if (!live) return undefined
   const key = process.env.ANTHROPIC_API_KEY ?? ''

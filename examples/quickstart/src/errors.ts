@@ -9,7 +9,8 @@ import { SandboxError } from '@tanstack/ai-sandbox'
 /** Why the demo stopped. */
 export type DemoErrorReason =
   | 'usage' // a bad command-line flag
-  | 'unsupported-provider' // --provider names a provider that is not available yet
+  | 'unsupported-provider' // --provider names an unknown provider, or --image comes without --provider docker
+  | 'docker' // --provider docker, but no engine answers or the image is missing
   | 'missing-api-key' // --live without ANTHROPIC_API_KEY
   | 'cli-missing' // the claude native binary is not installed
   | 'repo' // --repo is not a git repository, or the sample repository could not be made

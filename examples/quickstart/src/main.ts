@@ -1,9 +1,10 @@
 /**
  * `pnpm demo`: the main job. Claude Code edits a git repository inside a
- * local-process sandbox while the terminal shows the sandbox coming up, the
- * agent's streamed text, its tool calls and results, and a closing summary
- * with the diff. Exit 0 on success; on failure the error's message and a
- * non-zero code (2 for bad flags, 130 on Ctrl-C, 1 otherwise).
+ * sandbox (local-process, or a container with --provider docker) while the
+ * terminal shows the sandbox coming up, the agent's streamed text, its tool
+ * calls and results, and a closing summary with the diff. Exit 0 on success;
+ * on failure the error's message and a non-zero code (2 for bad flags, 130 on
+ * Ctrl-C, 1 otherwise).
  * Invariant: one Ctrl-C always cleans up. Handlers are in place before the demo's
  * modules load (they are imported dynamically; early-signals.mjs covers tsx's own
  * start-up), a repeat within REPEAT_WINDOW_MS is the same keypress relayed again
@@ -24,8 +25,11 @@ const REPEAT_WINDOW_MS = 1000
 const interrupt = new AbortController()
 let interruptedAt = 0
 let tempDir: string | undefined
+/** `--provider docker`, and `runDemo` has not settled yet: a forced exit may leave the run's container. */
+let dockerRun = false
+let settled = false
 /** Set once the demo's modules are loaded; before that nothing exists to leave behind. */
-let describeLeftovers: ((temp: string | undefined) => string) | undefined
+let describeLeftovers: ((temp: string | undefined, options: { docker?: boolean }) => string) | undefined
 
 /** Handle a signal received at `at` (ms since the epoch). */
 function onSignal(signal: NodeJS.Signals, at = Date.now()): void {
@@ -37,7 +41,7 @@ function onSignal(signal: NodeJS.Signals, at = Date.now()): void {
     return
   }
   if (at - interruptedAt < REPEAT_WINDOW_MS) return
-  process.stderr.write(`\n✗ ${name} again: exiting before cleanup finished.\n${describeLeftovers?.(tempDir) ?? '  Nothing had been created yet.'}\n`)
+  process.stderr.write(`\n✗ ${name} again: exiting before cleanup finished.\n${describeLeftovers?.(tempDir, { docker: dockerRun && !settled }) ?? '  Nothing had been created yet.'}\n`)
   process.exit(130)
 }
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
@@ -62,8 +66,9 @@ async function main(): Promise<number> {
     console.log(USAGE)
     return 0
   }
+  dockerRun = parsed.options.provider === 'docker'
   const reporter = { ...createTerminalReporter(process.stdout, interrupt.signal), tempCreated: (_at: number, path: string) => void (tempDir = path) }
-  const result = await runDemo({ ...parsed.options, reporter, signal: interrupt.signal })
+  const result = await runDemo({ ...parsed.options, reporter, signal: interrupt.signal }).finally(() => (settled = true))
   printSummary(result)
   return 0
 }

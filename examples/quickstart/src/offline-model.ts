@@ -4,7 +4,8 @@
  * files as `{{workspace}}/…` because Claude Code's file tools need absolute
  * paths and the sandbox's workspace root is only known once it exists;
  * `useWorkspace(root)` loads the script with the root filled in.
- * Invariant: the mock listens on loopback only, and `stop()` is idempotent.
+ * Invariant: the mock listens on loopback unless told otherwise (a Docker
+ * sandbox needs the bridge's address), and `stop()` is idempotent.
  */
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
@@ -23,6 +24,8 @@ export const OFFLINE_STREAMING = { ttft: 150, tps: 400 } as const
 export interface OfflineModel {
   /** Base URL for `ANTHROPIC_BASE_URL`, e.g. `http://127.0.0.1:41234`. */
   readonly url: string
+  /** The port, for a URL with the name a sandbox uses for this host (`http://host.docker.internal:<port>`). */
+  readonly port: number
   /** Load the script with `{{workspace}}` replaced by the sandbox's workspace root (replaces any earlier script). */
   useWorkspace: (workspaceRoot: string) => Promise<void>
   /** How many model requests were answered so far. */
@@ -32,10 +35,11 @@ export interface OfflineModel {
 }
 
 /**
- * Start aimock on a free loopback port. Unmatched requests get a 503 (strict
+ * Start aimock on a free port. Unmatched requests get a 503 (strict
  * mode), which Claude Code reports as `api_error_503`.
  *
  * @param fixturePath - The fixture template. Default {@link DEMO_FIXTURE_PATH}.
+ * @param options - `host`: the address to listen on. Default `127.0.0.1`.
  * @returns The running {@link OfflineModel}; call `useWorkspace` before the agent's first request.
  * @example
  * ```ts
@@ -45,13 +49,14 @@ export interface OfflineModel {
  * await model.stop()
  * ```
  */
-export async function startOfflineModel(fixturePath: string = DEMO_FIXTURE_PATH): Promise<OfflineModel> {
+export async function startOfflineModel(fixturePath: string = DEMO_FIXTURE_PATH, options: { host?: string } = {}): Promise<OfflineModel> {
   const template = await readFile(fixturePath, 'utf8')
-  const mock = new LLMock({ port: 0, host: '127.0.0.1', strict: true })
+  const mock = new LLMock({ port: 0, host: options.host ?? '127.0.0.1', strict: true })
   const url = await mock.start()
   let stopped: Promise<void> | undefined
   return {
     url,
+    port: Number(new URL(url).port),
     async useWorkspace(workspaceRoot) {
       mock.clearFixtures()
       mock.resetMatchCounts()

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { DemoError } from './errors.js'
 
@@ -31,6 +31,8 @@ export interface RepoSource {
   readonly label: string
   /** True for the generated sample repository. */
   readonly sample: boolean
+  /** The host directory, for a local repository (a Docker sandbox mounts it to clone from). */
+  readonly path?: string
 }
 
 /**
@@ -54,7 +56,7 @@ export async function createSampleRepo(dir: string, signal?: AbortSignal): Promi
     if (signal?.aborted) throw new DemoError('aborted', 'Interrupted while creating the sample repository.', { cause })
     throw new DemoError('repo', `Could not create the sample git repository in ${dir}: ${(cause as Error).message.trim()}. Is git (2.28 or newer) on the PATH?`, { cause })
   }
-  return { url: pathToFileURL(dir).href, label: `${dir} (sample: math.js, math.test.js)`, sample: true }
+  return { url: pathToFileURL(dir).href, label: `${dir} (sample: math.js, math.test.js)`, sample: true, path: dir }
 }
 
 /**
@@ -66,7 +68,7 @@ export async function createSampleRepo(dir: string, signal?: AbortSignal): Promi
  * @throws DemoError `repo` when the path does not exist or is not a git repository; `aborted` when `signal` fired.
  */
 export async function resolveRepo(value: string, signal?: AbortSignal): Promise<RepoSource> {
-  if (/^(?:[a-z]+:\/\/|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:)/.test(value)) return { url: value, label: value, sample: false }
+  if (/^(?:[a-z]+:\/\/|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:)/.test(value)) return { url: value, label: value, sample: false, ...(value.startsWith('file://') ? { path: fileURLToPath(value) } : {}) }
   const path = resolve(value)
   if (!existsSync(path) || !statSync(path).isDirectory()) throw new DemoError('repo', `--repo ${value}: ${path} is not a directory. Pass a git repository path or a git URL.`)
   try {
@@ -75,5 +77,5 @@ export async function resolveRepo(value: string, signal?: AbortSignal): Promise<
     if (signal?.aborted) throw new DemoError('aborted', `Interrupted while checking --repo ${value}.`, { cause })
     throw new DemoError('repo', `--repo ${value}: ${path} is not a git repository with at least one commit (git rev-parse HEAD failed).`, { cause })
   }
-  return { url: pathToFileURL(path).href, label: path, sample: false }
+  return { url: pathToFileURL(path).href, label: path, sample: false, path }
 }

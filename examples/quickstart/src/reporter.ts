@@ -13,6 +13,8 @@ export interface DemoIntro {
   readonly model: string
   readonly repo: string
   readonly provider: string
+  /** What the provider runs, e.g. the Docker image. */
+  readonly providerDetail?: string
   readonly task: string
 }
 

@@ -1,21 +1,20 @@
 /**
- * The quickstart's sandbox definition: a local-process sandbox under the
- * run's temp directory whose workspace clones the repository (`gitSource`)
+ * The quickstart's sandbox definition: a sandbox of the run's provider
+ * (`sandbox-target.ts`) whose workspace clones the repository (`gitSource`)
  * and runs the setup steps, with the API key as a workspace secret in live
  * mode. Owns nothing at runtime: `defineSandbox` is lazy and `withSandbox`
  * creates the sandbox when `chat()` starts.
  * Invariant: the key never appears in the definition's hash or in logs, only
  * in the secret registry (`createSecrets`).
  */
-import { join } from 'node:path'
 import { createSecrets, defineSandbox, defineWorkspace, gitSource, type SandboxDefinition, type SandboxHandle } from '@tanstack/ai-sandbox'
-import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import type { RepoSource } from './repo.js'
+import type { SandboxTarget } from './sandbox-target.js'
 
 /** Inputs of {@link defineDemoSandbox}. */
 export interface DemoSandboxInput {
-  /** The run's temp directory; sandboxes live in `<temp>/sandboxes`. */
-  readonly temp: string
+  /** The provider, and the repository's URL as the sandbox sees it. */
+  readonly target: SandboxTarget
   readonly repo: RepoSource
   /** The Anthropic key for live mode; `undefined` offline. */
   readonly apiKey: string | undefined
@@ -40,7 +39,7 @@ export interface DemoSandbox {
  * @throws SandboxConfigError when the repository URL is not a git URL.
  * @example
  * ```ts
- * const box = defineDemoSandbox({ temp, repo, apiKey: undefined, onReady: async (h) => void (handle = h) })
+ * const box = defineDemoSandbox({ target, repo, apiKey: undefined, onReady: async (h) => void (handle = h) })
  * chat({ adapter, threadId: box.threadId, messages, middleware: [withSandbox(box.definition)] })
  * ```
  */
@@ -52,9 +51,11 @@ export function defineDemoSandbox(input: DemoSandboxInput): DemoSandbox {
   const secrets = input.apiKey ? createSecrets({ ANTHROPIC_API_KEY: input.apiKey }) : undefined
   const definition = defineSandbox({
     id: 'quickstart',
-    provider: localProcessSandbox({ root: join(input.temp, 'sandboxes') }),
-    workspace: defineWorkspace({ source: gitSource({ url: input.repo.url }), setup, ...(secrets ? { secrets } : {}) }),
-    lifecycle: { reuse: 'thread' }, // kept after the run so the diff can be read through the handle
+    provider: input.target.provider,
+    workspace: defineWorkspace({ source: gitSource({ url: input.target.repoUrl }), setup, ...(secrets ? { secrets } : {}) }),
+    // Kept after the run so the diff can be read through the handle. No after-setup snapshot (Docker
+    // would take one): the sample is new every run, so it could never be reused, and it would outlive the run.
+    lifecycle: { reuse: 'thread', snapshot: 'none' },
     hooks: { onReady: input.onReady },
   })
   const threadId = `quickstart-${process.pid}`

@@ -68,7 +68,7 @@ export function createTerminalReporter(out: NodeJS.WriteStream = process.stdout,
         ['mode', info.mode === 'offline' ? `offline (aimock at ${info.modelUrl}; --live for the real API)` : 'live (Anthropic API)'],
         ['model', info.model],
         ['repo', info.repo],
-        ['sandbox', `${info.provider}${info.provider === 'local-process' ? c.dim(' (no isolation: a directory on this machine)') : ''}`],
+        ['sandbox', `${info.provider}${c.dim(sandboxNote(info.provider, info.providerDetail))}`],
         ['task', info.task],
       ]
       for (const [key, value] of rows) out.write(`  ${c.dim(key.padEnd(8))} ${value}\n`)
@@ -106,6 +106,13 @@ export function createTerminalReporter(out: NodeJS.WriteStream = process.stdout,
       line(at, c.dim('cleaning up: destroying the sandbox, stopping the model server, removing temp dirs'))
     },
   }
+}
+
+/** What isolation the provider gives, as a note after its name. */
+function sandboxNote(provider: string, detail: string | undefined): string {
+  if (provider === 'local-process') return ' (no isolation: a directory on this machine)'
+  if (provider === 'docker') return ` (a container of ${detail ?? 'the image'}; the CLI mounted read-only)`
+  return ''
 }
 
 /**

@@ -3,8 +3,10 @@
  * model (aimock, in-process, on 127.0.0.1 and a free port), the path of the
  * installed CLI binary, and a private HOME/TMPDIR per CLI run with the
  * environment that points the CLI at the fake. Shared by every suite under
- * `testing/` and by the recorder. It must never listen beyond loopback, and
- * every helper that creates something returns the way to remove it.
+ * `testing/` and by the recorder. It listens on loopback unless a caller
+ * names another local address (the Docker suite: the bridge's host address,
+ * never all interfaces), and every helper that creates something returns the
+ * way to remove it.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -21,12 +23,19 @@ export interface FakeModelOptions {
   vars?: Record<string, string>
   /** Milliseconds between streamed chunks. Default 0. */
   latency?: number
+  /**
+   * Address to listen on. Default `127.0.0.1`. A bridged Docker container
+   * reaches the host only on the bridge's address (the Docker suite's `bridgeHostAddress`).
+   */
+  host?: string
 }
 
 /** A running fake model. */
 export interface FakeModel {
   /** Base URL for `ANTHROPIC_BASE_URL`, e.g. `http://127.0.0.1:39211`. */
   readonly url: string
+  /** The port it listens on (for a URL with another host name, e.g. `host.docker.internal`). */
+  readonly port: number
   /** The journal: every request the fake answered, oldest first, with the fixture that matched. */
   requests: () => JournalEntry[]
   /** Forget the journal and the fixtures' match counts (for `sequenceIndex`). */
@@ -36,7 +45,7 @@ export interface FakeModel {
 }
 
 /**
- * Start aimock on 127.0.0.1 with a free port, serving `source`.
+ * Start aimock on 127.0.0.1 (or `options.host`) with a free port, serving `source`.
  * @param source - See {@link FixtureSource}. The first matching fixture wins.
  * @param options - See {@link FakeModelOptions}.
  * @returns The running fake; call `stop()` when done.
@@ -49,12 +58,13 @@ export interface FakeModel {
  */
 export async function startFakeModel(source: FixtureSource, options: FakeModelOptions = {}): Promise<FakeModel> {
   const fixtures = substitute(readFixtures(source), options.vars ?? {})
-  const mock = new LLMock({ port: 0, host: '127.0.0.1', logLevel: 'silent', journalMaxEntries: 0, ...(options.latency ? { latency: options.latency } : {}) })
+  const mock = new LLMock({ port: 0, host: options.host ?? '127.0.0.1', logLevel: 'silent', journalMaxEntries: 0, ...(options.latency ? { latency: options.latency } : {}) })
   mock.addFixturesFromJSON(fixtures)
   const url = await mock.start()
   let stopped: Promise<void> | undefined
   return {
     url,
+    port: Number(new URL(url).port),
     requests: () => mock.getRequests(),
     reset: () => {
       mock.clearRequests()

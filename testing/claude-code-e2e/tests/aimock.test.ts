@@ -41,6 +41,17 @@ describe('startFakeModel', () => {
     }
   })
 
+  it('listens on another local address when asked, and reports its port', async () => {
+    const model = await startFakeModel([{ match: { userMessage: 'ping' }, response: { content: 'pong' } }], { host: '127.0.0.2' })
+    try {
+      expect(new URL(model.url).hostname).toBe('127.0.0.2')
+      expect(String(model.port)).toBe(new URL(model.url).port)
+      expect((await ask(`http://127.0.0.2:${model.port}`, 'ping')).body.content?.[0]?.text).toBe('pong')
+    } finally {
+      await model.stop()
+    }
+  })
+
   it('reads a fixture file and answers an error fixture with its status', async () => {
     const file = join(dir, 'errors.json')
     writeFileSync(file, JSON.stringify({ fixtures: [{ match: { userMessage: 'fail' }, response: { error: { message: 'nope', type: 'invalid_request_error' }, status: 400 } }] }))

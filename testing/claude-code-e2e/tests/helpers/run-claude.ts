@@ -110,10 +110,10 @@ export function processesMatching(marker: string): number[] {
 }
 
 /** Poll `check` every 50 ms until it holds or `timeoutMs` passes (a hang guard, not a timing claim). */
-export async function waitFor(check: () => boolean, timeoutMs = 20_000): Promise<boolean> {
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
-    if (check()) return true
+    if (await check()) return true
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   return check()
