@@ -14,6 +14,7 @@ import {
   getProjection,
   getSandbox,
   getSandboxPolicy,
+  mergeChunkStreams,
   parseOptions,
   isSecretRef,
   resolveSecret,
@@ -26,6 +27,7 @@ import {
   type SecretRef,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
+import { openClaudeToolBridge } from './bridge.js'
 import { buildClaudeCommand, type ClaudePermissionMode } from './command.js'
 import { ClaudeCodeUnsupportedError } from './errors.js'
 import { claudePolicyFlags } from './policy.js'
@@ -175,48 +177,61 @@ async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options:
   const permissionMode = config.permissionMode ?? policyFlags.permissionMode
   const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
   const timeout = config.timeoutMs ? AbortSignal.timeout(config.timeoutMs) : undefined
-  const signal = requestSignal && timeout ? AbortSignal.any([requestSignal, timeout]) : (requestSignal ?? timeout)
+  // Stops the CLI when the consumer leaves while a read is pending (the merged stream cannot return it).
+  const stop = new AbortController()
+  const signal = AbortSignal.any([stop.signal, ...(requestSignal ? [requestSignal] : []), ...(timeout ? [timeout] : [])])
   const appendSystemPrompt = systemPromptText(options.systemPrompts)
   // Skills, MCP servers and plugins in Claude Code's own format (written once per workspace hash).
   const projected = (await getProjection(capabilities, { optional: true })?.project(claudeCodeProjection)) ?? { args: [] }
-  const commandInput = {
-    model,
-    ...(config.executable ? { executable: config.executable } : {}),
-    ...(sessionId ? { sessionId } : {}),
-    ...(config.maxTurns ? { maxTurns: config.maxTurns } : {}),
-    allowedTools: [...policyFlags.allowedTools, ...(config.allowedTools ?? [])],
-    disallowedTools: [...policyFlags.disallowedTools, ...(config.disallowedTools ?? [])],
-    ...(config.systemPrompt ? { systemPrompt: config.systemPrompt } : {}),
-    ...(appendSystemPrompt ? { appendSystemPrompt } : {}),
-    permissionMode,
-    extraArgs: [...projected.args, ...(config.extraArgs ?? [])],
-  }
-  const env = cliEnv(config, capabilities, permissionMode)
-  const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
-  const promptFile = handle.capabilities.writableStdin ? undefined : await writePromptFile(handle, runId, prompt)
-  const command = buildClaudeCommand({ ...commandInput, ...(promptFile ? { promptFile } : {}) })
-  options.logger.request(`claude-code: ${command}`, { provider: 'claude-code', model, cwd })
+  // chat() tools: served from the host for this run only, as the MCP server `tanstack`.
+  const tools = await openClaudeToolBridge(options, handle, runId)
+  try {
+    const commandInput = {
+      model,
+      ...(config.executable ? { executable: config.executable } : {}),
+      ...(sessionId ? { sessionId } : {}),
+      ...(config.maxTurns ? { maxTurns: config.maxTurns } : {}),
+      allowedTools: [...policyFlags.allowedTools, ...(tools?.flags.allowedTools ?? []), ...(config.allowedTools ?? [])],
+      disallowedTools: [...policyFlags.disallowedTools, ...(config.disallowedTools ?? [])],
+      ...(config.systemPrompt ? { systemPrompt: config.systemPrompt } : {}),
+      ...(appendSystemPrompt ? { appendSystemPrompt } : {}),
+      permissionMode,
+      extraArgs: [...projected.args, ...(tools?.flags.args ?? []), ...(config.extraArgs ?? [])],
+    }
+    const env = { ...cliEnv(config, capabilities, permissionMode), ...tools?.flags.env }
+    const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
+    const promptFile = handle.capabilities.writableStdin ? undefined : await writePromptFile(handle, runId, prompt)
+    const command = buildClaudeCommand({ ...commandInput, ...(promptFile ? { promptFile } : {}) })
+    options.logger.request(`claude-code: ${command}`, { provider: 'claude-code', model, cwd })
 
-  let exit: ClaudeCodeExit = { exitCode: 0, stderrTail: '' }
-  for await (const line of spawnNdjson(handle, command, {
-    cwd,
-    env,
-    ...(promptFile ? {} : { stdin: prompt }),
-    ...(signal ? { signal } : {}),
-    onNonJsonLine: (text) => options.logger.provider(`claude-code: non-JSON stdout line: ${run.redact(text.slice(0, 200))}`),
-    onExit: (result) => {
-      exit = result
-    },
-  })) {
-    options.logger.provider('claude-code line', { line: run.redact(JSON.stringify(line)) })
-    yield* translator.push(line) as AdapterYieldChunk[]
+    let exit: ClaudeCodeExit = { exitCode: 0, stderrTail: '' }
+    const translated = async function* (): AsyncGenerator<AdapterYieldChunk> {
+      for await (const line of spawnNdjson(handle, command, {
+        cwd,
+        env,
+        ...(promptFile ? {} : { stdin: prompt }),
+        signal,
+        onNonJsonLine: (text) => options.logger.provider(`claude-code: non-JSON stdout line: ${run.redact(text.slice(0, 200))}`),
+        onExit: (result) => {
+          exit = result
+        },
+      })) {
+        options.logger.provider('claude-code line', { line: run.redact(JSON.stringify(line)) })
+        yield* translator.push(line) as AdapterYieldChunk[]
+      }
+    }
+    // Live bridged-tool events (CUSTOM chunks) are spliced in as they happen.
+    yield* tools ? mergeChunkStreams(translated(), tools.bridge.chunks as AsyncIterable<AdapterYieldChunk>) : translated()
+    if (timeout?.aborted && !requestSignal?.aborted) {
+      yield runError(runId, threadId, `claude-code: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
+      return
+    }
+    if (requestSignal?.aborted) return
+    yield* translator.finish(exit) as AdapterYieldChunk[]
+  } finally {
+    stop.abort()
+    await tools?.bridge.close()
   }
-  if (timeout?.aborted && !requestSignal?.aborted) {
-    yield runError(runId, threadId, `claude-code: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
-    return
-  }
-  if (requestSignal?.aborted) return
-  yield* translator.finish(exit) as AdapterYieldChunk[]
 }
 
 /**

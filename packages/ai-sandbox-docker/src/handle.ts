@@ -1,13 +1,15 @@
 /**
  * Assembles the `SandboxHandle` of one Docker sandbox from its parts (fs,
- * process, ports, env, git over exec, snapshot and fork). It holds no state of
- * its own: the shared {@link SandboxState} does, and the provider supplies
- * destroy, snapshot and fork, which need the engine client and the config.
+ * process, ports, env, host access, git over exec, snapshot and fork). It
+ * holds no state of its own: the shared {@link SandboxState} does, and the
+ * provider supplies destroy, snapshot and fork, which need the engine client
+ * and the config.
  */
 import { createExecBackedGit } from '@tanstack/ai-sandbox'
 import type { SandboxCapabilities, SandboxHandle, SandboxSnapshotRef } from '@tanstack/ai-sandbox'
 import { PROVIDER_NAME } from './errors.js'
 import { createDockerFs } from './fs.js'
+import { createDockerHostAccess } from './host-access.js'
 import { createDockerPorts } from './ports.js'
 import { createDockerProcess } from './process.js'
 import { setEnv } from './state.js'
@@ -37,6 +39,7 @@ export function createDockerHandle(state: SandboxState, parts: HandleParts): San
     env: { set: (vars) => setEnv(state, vars) },
     snapshot: parts.snapshot,
     fork: parts.fork,
+    hostAccess: createDockerHostAccess(state, parts.network),
     destroy: parts.destroy,
   }
 }

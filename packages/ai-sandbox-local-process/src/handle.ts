@@ -1,8 +1,8 @@
 /**
  * Assembles the `SandboxHandle` of one local-process sandbox from its parts
- * (fs, process, env, ports, git over exec). It holds no state of its own: the
- * shared {@link SandboxState} does. `snapshot` and `fork` are deliberately
- * absent (capabilities `snapshots` and `fork` are false).
+ * (fs, process, env, ports, host access, git over exec). It holds no state of
+ * its own: the shared {@link SandboxState} does. `snapshot` and `fork` are
+ * deliberately absent (capabilities `snapshots` and `fork` are false).
  */
 import { SandboxConfigError, createExecBackedGit } from '@tanstack/ai-sandbox'
 import type { SandboxHandle, SandboxPortConnection } from '@tanstack/ai-sandbox'
@@ -29,6 +29,8 @@ export function createLocalHandle(state: SandboxState, destroy: () => Promise<vo
     git: createExecBackedGit(process, { provider: PROVIDER_NAME, workspaceRoot: state.workspaceRoot }),
     ports: { connect: async (port) => connectPort(port) },
     env: { set: (vars) => setEnv(state, vars) },
+    // Local processes share the host's network: a host server on loopback is reachable as is.
+    hostAccess: async () => ({ hostname: '127.0.0.1', listenAddress: '127.0.0.1' }),
     destroy,
   }
 }

@@ -3,7 +3,8 @@
  * spec 003. Conformance suites live in the `@tanstack/ai-sandbox/testkit`
  * entry so test-only code (vitest) never loads with the runtime. Locks
  * (`withLocks`, `InMemoryLockStore`) are deliberately not re-exported: import
- * them from `@tanstack/ai/locks`.
+ * them from `@tanstack/ai/locks`. The poll listing, the run baseline and the
+ * per-run file-event dispatch stay internal to `withSandbox`.
  */
 
 // Contracts: SandboxHandle, SandboxProvider, capability flags, base errors
@@ -18,8 +19,15 @@ export * from './definition/index.js'
 // Workspace: defineWorkspace, sources, secrets, bootstrap, policy, projection
 export * from './workspace/index.js'
 
-// Tool bridge contract
+// MCP tool-proxy bridge (shared by harness adapters): the transport-agnostic
+// core + the node:http host transport + a fetch-friendly JSON-RPC dispatcher,
+// the provisioner contract and its default, live CUSTOM events, and the
+// co-located seam (toolDescriptors / remoteToolStubs / httpRemoteToolExecutor
+// in the sandbox, executeHostTool on the host).
 export * from './bridge/index.js'
+
+// Watch: watchWorkspace, file-event names, watch errors
+export * from './watch/index.js'
 
 // Harness runner: NDJSON from a spawned agent CLI
 export * from './harness/index.js'

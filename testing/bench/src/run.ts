@@ -3,7 +3,8 @@
  * against the built packages, prints one table per benchmark and writes
  * `bench-results/results.json`. Sandboxes live in a temp root removed at the
  * end. Sizes: BENCH_EXEC_ITERATIONS (200), BENCH_NDJSON_MB (50), BENCH_NDJSON_RUNS (3),
- * BENCH_TRANSLATOR_LINES (10000), BENCH_TRANSLATOR_RUNS (20), BENCH_DEMO_RUNS (3).
+ * BENCH_TRANSLATOR_LINES (10000), BENCH_TRANSLATOR_RUNS (20), BENCH_DEMO_RUNS (3),
+ * BENCH_BRIDGE_ITERATIONS (500), BENCH_FILE_EVENT_ITERATIONS (50), BENCH_FILE_EVENT_DOCKER_ITERATIONS (20).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, tmpdir } from 'node:os'
@@ -14,7 +15,9 @@ import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { benchDemoWallTime, benchTranslatorThroughput, loadTranscript, repeatTranscript } from './claude-code.js'
 import { benchExecRoundTrip } from './exec-round-trip.js'
 import { benchNdjsonThroughput } from './ndjson-throughput.js'
+import { benchFileEventLatency } from './file-events.js'
 import { envInt, round } from './stats.js'
+import { benchToolBridgeRoundTrip } from './tool-bridge.js'
 
 const resultsDir = fileURLToPath(new URL('../bench-results/', import.meta.url))
 
@@ -55,6 +58,14 @@ async function main(): Promise<void> {
     console.log(`\n(d) quickstart demo wall time, offline (ms since runDemo started; aimock paced at ${OFFLINE_STREAMING.ttft} ms to first chunk, ${OFFLINE_STREAMING.tps} chunks/s)`)
     console.table(demo.map((row) => ({ ...row, medianMs: round(row.medianMs, 0), minMs: round(row.minMs, 0), maxMs: round(row.maxMs, 0) })))
 
+    const bridge = await benchToolBridgeRoundTrip(envInt('BENCH_BRIDGE_ITERATIONS', 500))
+    console.log('\n(e) tool bridge round trip, one tools/call of a no-op tool')
+    console.table(bridge.map((row) => ({ ...row, medianMs: round(row.medianMs, 3), p95Ms: round(row.p95Ms, 3) })))
+
+    const fileEvents = await benchFileEventLatency(provider, { iterations: envInt('BENCH_FILE_EVENT_ITERATIONS', 50), dockerIterations: envInt('BENCH_FILE_EVENT_DOCKER_ITERATIONS', 20) })
+    console.log('\n(f) file-event latency, from calling fs.write to the create event (writeMedianMs: the write itself)')
+    console.table(fileEvents.map((row) => ({ ...row, medianMs: round(row.medianMs, 1), p95Ms: round(row.p95Ms, 1), writeMedianMs: round(row.writeMedianMs, 1) })))
+
     const results = {
       date: new Date().toISOString(),
       node: process.version,
@@ -64,6 +75,8 @@ async function main(): Promise<void> {
       ndjsonThroughput: ndjson,
       claudeCodeTranslator: { transcript: transcript.source, rows: translator },
       quickstartDemo: demo,
+      fileEventLatency: fileEvents,
+      toolBridgeRoundTrip: bridge,
     }
     await mkdir(resultsDir, { recursive: true })
     await writeFile(join(resultsDir, 'results.json'), JSON.stringify(results, null, 2) + '\n')

@@ -1,2 +1,22 @@
-// Bridge: the tool-bridge provisioning contract.
-export type { ToolBridgeProvisioner, ProvisionedToolBridge } from './provisioner.js'
+// Bridge: chat() tools served to the agent in the sandbox as MCP tools. The
+// transport-agnostic core, the node:http host transport, the provisioner
+// contract and its default, live events as CUSTOM chunks, and the co-located
+// seam. The internal tool-call path (`tool-call.ts`) stays private.
+export { createToolBridgeCore } from './tool-bridge-core.js'
+export type { ToolBridgeCore, ToolBridgeCoreOptions, ToolBridgeCall, ToolBridgeCallResult, ToolBridgeEvent } from './tool-bridge-core.js'
+export { handleBridgeJsonRpc } from './handle-bridge-json-rpc.js'
+export { startHostToolBridge, TOOL_BRIDGE_PATH } from './host-tool-bridge.js'
+export type { HostToolBridge, HostToolBridgeOptions } from './host-tool-bridge.js'
+export type { ToolBridgeProvisioner, ToolBridgeProvisionInput, ProvisionedToolBridge } from './provisioner.js'
+export { hostToolBridgeProvisioner } from './host-provisioner.js'
+export { openRunToolBridge } from './open-run-tool-bridge.js'
+export type { OpenRunToolBridgeOptions, RunToolBridge } from './open-run-tool-bridge.js'
+export { createBridgeEventChannel, mergeChunkStreams, isBridgeCustomChunk, toolBridgeEventOf, TOOL_BRIDGE_CALL_EVENT, TOOL_BRIDGE_RESULT_EVENT } from './bridge-events.js'
+export type { BridgeEventChannel, ToolBridgeChunkEvent, ToolBridgeCallValue, ToolBridgeResultValue } from './bridge-events.js'
+export { toolDescriptors, remoteToolStubs, httpRemoteToolExecutor } from './remote-tools.js'
+export type { ToolDescriptor, ToolExecRequest, ToolExecResponse, RemoteToolExecutor, HttpRemoteToolExecutorOptions } from './remote-tools.js'
+export { executeHostTool } from './execute-host-tool.js'
+export type { ExecuteHostToolOptions } from './execute-host-tool.js'
+export type { BridgeableTool, BridgeToolContext, JsonSchemaObject } from './tool-call.js'
+export { ToolBridgeError } from './errors.js'
+export type { ToolBridgeErrorReason } from './errors.js'

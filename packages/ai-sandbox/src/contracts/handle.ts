@@ -30,6 +30,22 @@ export interface SandboxEnv {
   set: (vars: Record<string, string>) => Promise<void>
 }
 
+/**
+ * How processes inside the sandbox reach a server on the host, from
+ * {@link SandboxHandle.hostAccess}. The tool bridge uses it to decide where
+ * to listen and which URL to give the agent.
+ */
+export interface SandboxHostAccess {
+  /** Host name or address a process inside uses for the host, e.g. `127.0.0.1` or `host.docker.internal`. */
+  readonly hostname: string
+  /**
+   * The local address a host server must listen on to be reachable from
+   * inside, e.g. `127.0.0.1`, or a Docker bridge's gateway such as `172.17.0.1`
+   * (never all interfaces unless nothing narrower works).
+   */
+  readonly listenAddress: string
+}
+
 /** A provider-native snapshot made by {@link SandboxHandle.snapshot}. */
 export interface SandboxSnapshotRef {
   /** Pass to `provider.restoreSnapshot({ snapshotId })`. */
@@ -65,6 +81,13 @@ export interface SandboxHandle {
   snapshot?: (label?: string) => Promise<SandboxSnapshotRef>
   /** Start an independent copy of this sandbox (capability `fork`). */
   fork?: () => Promise<SandboxHandle>
+  /**
+   * How processes inside reach a server on the host (a hint, not a flag:
+   * absent when the provider cannot say). Resolves `undefined` when the
+   * sandbox cannot reach the host at all (e.g. Docker `network: 'none'`).
+   * The host tool bridge needs it; without it, inject a `ToolBridgeProvisioner`.
+   */
+  hostAccess?: () => Promise<SandboxHostAccess | undefined>
   /** Stop every process and delete the sandbox. Idempotent. */
   destroy: () => Promise<void>
 }

@@ -8,6 +8,7 @@
  */
 import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
+import type { SandboxFileHookEvent } from '@tanstack/ai'
 import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { SandboxProvider } from '../contracts/provider.js'
@@ -43,8 +44,22 @@ export interface SandboxLifecycle {
   snapshotMaxAge?: number | string
 }
 
-/** Sandbox-scoped lifecycle hooks. A hook that throws is logged, never fatal. */
+/**
+ * Sandbox-scoped hooks. A hook that throws is logged, never fatal. The file
+ * hooks fire for every file create/change/delete seen in the workspace while a
+ * `chat()` run holds the sandbox (`fileEvents`), the catch-all `onFile` first;
+ * `e.path` is absolute inside the sandbox, and `e.before()`, `e.after()`,
+ * `e.diff()` read content on call (see `docs/events.md`).
+ */
 export interface SandboxHooks {
+  /** Any file event. */
+  onFile?: (event: SandboxFileHookEvent) => void | Promise<void>
+  /** A file appeared. */
+  onFileCreate?: (event: SandboxFileHookEvent) => void | Promise<void>
+  /** A file's content or metadata changed. */
+  onFileChange?: (event: SandboxFileHookEvent) => void | Promise<void>
+  /** A file was removed. */
+  onFileDelete?: (event: SandboxFileHookEvent) => void | Promise<void>
   /** The sandbox is ready for a run (created and bootstrapped, or resumed). */
   onReady?: (handle: SandboxHandle) => void | Promise<void>
   /** Creating, resuming or bootstrapping failed. */
@@ -64,6 +79,12 @@ export interface SandboxDefinitionInput {
   /** Default: `defineSandboxPolicy({ default: 'allow' })`. */
   policy?: SandboxPolicy
   hooks?: SandboxHooks
+  /**
+   * Watch the workspace during each run: `sandbox.file` chunks, the file
+   * hooks here and in middleware `sandbox` groups, and `file.changed` diffs
+   * after the run. Default `true`; `false` turns all of it off.
+   */
+  fileEvents?: boolean
 }
 
 /** Per-run inputs of {@link SandboxDefinition.ensure}. */
@@ -102,6 +123,8 @@ export interface SandboxDefinition {
   readonly lifecycle: ResolvedSandboxLifecycle
   readonly policy: SandboxPolicy
   readonly hooks: SandboxHooks
+  /** Whether runs watch the workspace (`fileEvents`, default `true`). */
+  readonly fileEvents: boolean
   /** The in-memory store used when neither `withSandbox` nor the capability supplies one. */
   readonly fallbackInstances: SandboxInstanceStore
   /** The compound key for a run (see `computeSandboxKey`). */
@@ -143,7 +166,19 @@ const schema = z
       .strict()
       .optional(),
     policy: z.custom<SandboxPolicy>((v) => typeof v === 'object' && v !== null && 'default' in v && 'commands' in v, { message: 'expected the result of defineSandboxPolicy({ ... })' }).optional(),
-    hooks: z.object({ onReady: fn.optional(), onError: fn.optional(), onDestroy: fn.optional() }).strict().optional(),
+    hooks: z
+      .object({
+        onReady: fn.optional(),
+        onError: fn.optional(),
+        onDestroy: fn.optional(),
+        onFile: fn.optional(),
+        onFileCreate: fn.optional(),
+        onFileChange: fn.optional(),
+        onFileDelete: fn.optional(),
+      })
+      .strict()
+      .optional(),
+    fileEvents: z.boolean().optional(),
   })
   .strict()
 
@@ -159,6 +194,7 @@ const schema = z
  *   provider: localProcessSandbox(),
  *   workspace: defineWorkspace({ setup: ['git init -q'] }),
  *   lifecycle: { reuse: 'thread', keepAlive: '30m' },
+ *   hooks: { onFile: (e) => console.log(e.type, e.path) }, // file events of each run (fileEvents: true by default)
  * })
  * ```
  */
@@ -168,6 +204,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
   const workspace = parsed.workspace ?? defineWorkspace()
   const policy = parsed.policy ?? defineSandboxPolicy()
   const hooks = (parsed.hooks ?? {}) as SandboxHooks
+  const fileEvents = parsed.fileEvents ?? true
   const reuse = parsed.lifecycle?.reuse ?? 'thread'
   const keepAliveMs = parsed.lifecycle?.keepAlive === undefined ? undefined : parseDuration(parsed.lifecycle.keepAlive)
   const lifecycle: ResolvedSandboxLifecycle = Object.freeze({
@@ -324,5 +361,5 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     idleTimers.set(input.key, timer)
   }
 
-  return Object.freeze({ id: parsed.id, provider, workspace, lifecycle, policy, hooks, fallbackInstances, key, ensure, destroy, release })
+  return Object.freeze({ id: parsed.id, provider, workspace, lifecycle, policy, hooks, fileEvents, fallbackInstances, key, ensure, destroy, release })
 }

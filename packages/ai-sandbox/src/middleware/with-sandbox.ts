@@ -1,10 +1,14 @@
 /**
  * `withSandbox`: the chat middleware that gives a run its sandbox. Setup reads
  * top to bottom: resolve the stores, ensure the sandbox, register the run,
- * provide the capabilities. The terminal hooks apply the lifecycle: keep the
- * sandbox for the thread, destroy it after the run, or destroy it on abort
- * (closing an agent's pipe does not stop the agent; destroying its sandbox does).
- * Source: spec 000, "Lifecycle & resume" and "Instance durability".
+ * provide the capabilities, start the file events. While the model streams it
+ * records the harness's tool calls and, at the adapter's `RUN_FINISHED`,
+ * emits `file.changed` (the last point where a chunk still reaches the
+ * stream). The terminal hooks stop the file events, then apply the
+ * lifecycle: keep the sandbox for the thread, destroy it after the run, or
+ * destroy it on abort (closing an agent's pipe does not stop the agent;
+ * destroying its sandbox does).
+ * Source: spec 000, "Lifecycle & resume", "Instance durability", "File-event hooks".
  */
 import { defineChatMiddleware, type ChatMiddlewareContext } from '@tanstack/ai'
 import { getSandboxRuntime, SandboxRuntimeCapability, type InternalLogger } from '@tanstack/ai/adapter-internals'
@@ -16,8 +20,11 @@ import { getSandboxInstanceStore, SandboxInstanceStoreCapability, type SandboxIn
 import { parseOptions } from '../definition/validate.js'
 import { resolveSecretEnv } from '../workspace/define-workspace.js'
 import { provideSandboxPolicy, SandboxPolicyCapability } from '../workspace/policy.js'
-import { ProjectionCapability, projectWorkspace, provideProjection } from '../workspace/projection.js'
+import { PROJECTION_MARKER, ProjectionCapability, projectWorkspace, provideProjection } from '../workspace/projection.js'
+import { redactSecrets } from '../workspace/secrets.js'
+import { FILE_CHANGED_EVENT, startRunFileEvents, type RunFileEvents } from '../watch/run-file-events.js'
 import { provideSandbox, SandboxCapability } from './capabilities.js'
+import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
 
 /** Options of {@link withSandbox}. */
 export interface SandboxMiddlewareOptions {
@@ -35,6 +42,12 @@ interface RunState {
   readonly logger: InternalLogger | undefined
   /** Destroy after the run whatever the lifecycle says (no threadId was given). */
   readonly destroyAfterRun: boolean
+  /** The harness's tool calls seen in the model stream. */
+  readonly history: ToolHistory
+  /** The run's file events (absent with `fileEvents: false` or when they failed to start). */
+  files?: RunFileEvents
+  /** `file.changed` values queued as `sandbox.file.diff` chunks, renamed as they pass. */
+  readonly fileDiffs: Set<object>
   destroying?: Promise<void>
 }
 
@@ -76,6 +89,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
 
   function destroyRun(state: RunState, why: string): Promise<void> {
     state.destroying ??= (async () => {
+      await state.files?.stop({ flush: false })
       state.logger?.sandbox(`destroying sandbox ${state.handle.id} (${why})`)
       try {
         await sandbox.destroy({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
@@ -85,6 +99,40 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       }
     })()
     return state.destroying
+  }
+
+  /**
+   * Emit `file.changed` for the run's changed files. Each goes out through the
+   * runtime's file-diff queue, behind the `sandbox.file` chunks still queued
+   * there, and is renamed from `sandbox.file.diff` when it passes `onChunk`;
+   * `ctx.emitCustomEvent` would overtake them.
+   */
+  async function reportFileChanges(ctx: ChatMiddlewareContext, state: RunState): Promise<void> {
+    if (!state.files) return
+    await state.files.flush()
+    const runtime = getSandboxRuntime(ctx, { optional: true })
+    const secrets = Object.values(sandbox.workspace.secrets)
+    for (const { path, diff } of await state.files.changes()) {
+      // The stream reaches clients and event logs: no workspace secret value travels in a diff.
+      const change = { path, diff: redactSecrets(diff, secrets) }
+      if (!runtime) {
+        ctx.emitCustomEvent(FILE_CHANGED_EVENT, change)
+        continue
+      }
+      state.fileDiffs.add(change)
+      runtime.emitFileDiff(change)
+    }
+  }
+
+  /** Start the run's file events; a failure to start is logged and the run goes on without them. */
+  async function startFileEvents(ctx: ChatMiddlewareContext, handle: SandboxHandle, logger: InternalLogger | undefined): Promise<RunFileEvents | undefined> {
+    const runtime = getSandboxRuntime(ctx, { optional: true })
+    try {
+      return await startRunFileEvents({ handle, hooks: sandbox.hooks, ...(runtime ? { runtime } : {}), ...(logger ? { logger } : {}) })
+    } catch (error) {
+      logger?.errors(`withSandbox: file events for sandbox ${handle.id} could not start; the run goes on without them`, { error })
+      return undefined
+    }
   }
 
   return defineChatMiddleware({
@@ -105,7 +153,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       }
       const handle = await sandbox.ensure({ ...ensureCtx, instances, ...(locks ? { locks } : {}), ...(logger ? { logger } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) })
 
-      const state: RunState = { key, handle, instances, logger, destroyAfterRun: generatedThread }
+      const state: RunState = { key, handle, instances, logger, destroyAfterRun: generatedThread, history: createToolHistory(), fileDiffs: new Set() }
       runs.set(ctx, state)
       // An abort must stop the agent even while the adapter is blocked inside a
       // command, and an abort that landed while ensure() ran must not leak the sandbox.
@@ -120,12 +168,39 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
         workspaceHash: sandbox.workspace.hash,
         workspaceRoot: handle.workspaceRoot,
         resolveSecretEnv: () => resolveSecretEnv(sandbox.workspace),
-        project: (projection) => projectWorkspace(handle, sandbox.workspace, projection),
+        project: (projection) => {
+          // What the harness generates for itself (MCP config with resolved secrets, skill folders) is not the agent's work.
+          state.files?.exclude([PROJECTION_MARKER, ...(projection.paths ?? [])])
+          return projectWorkspace(handle, sandbox.workspace, projection)
+        },
       })
+      if (sandbox.fileEvents && !ctx.signal?.aborted) {
+        state.files = await startFileEvents(ctx, handle, logger)
+        if (state.destroying) await state.files?.stop({ flush: false }) // aborted while it started
+      }
+    },
+    onConfig(_ctx, config) {
+      // The harness already holds its own tool history; the model request gets the transcript without it.
+      const providerMessages = withoutSandboxToolCalls(config.providerMessages ?? config.messages)
+      return providerMessages ? { providerMessages } : undefined
+    },
+    async onChunk(ctx, chunk) {
+      const state = runs.get(ctx)
+      if (!state) return
+      if (chunk.type === 'CUSTOM' && chunk.name === FILE_DIFF_EVENT && state.fileDiffs.delete(chunk.value as object)) return { ...chunk, name: FILE_CHANGED_EVENT }
+      if (ctx.phase !== 'modelStream') return
+      const out = state.history.observe(chunk)
+      if (chunk.type === 'RUN_FINISHED' || chunk.type === 'RUN_ERROR') {
+        const recorded = state.history.take((prefix) => ctx.createId(prefix))
+        if (recorded.length > 0) ctx.messages = [...ctx.messages, ...recorded]
+      }
+      if (chunk.type === 'RUN_FINISHED') await reportFileChanges(ctx, state)
+      return out === chunk ? undefined : out
     },
     async onFinish(ctx) {
       const state = runs.get(ctx)
       if (!state) return
+      await state.files?.stop({ flush: true })
       if (sandbox.lifecycle.destroyOnComplete || state.destroyAfterRun) return destroyRun(state, `run finished, ${sandbox.lifecycle.reuse === 'none' ? "reuse 'none'" : state.destroyAfterRun ? 'no threadId' : 'destroyOnComplete'}`)
       state.logger?.sandbox(`keeping sandbox ${state.handle.id} for thread ${ctx.threadId}`)
       sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
@@ -137,11 +212,15 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     async onError(ctx) {
       const state = runs.get(ctx)
       if (!state) return
+      await state.files?.stop({ flush: true })
       if (sandbox.lifecycle.reuse === 'none' || state.destroyAfterRun) return destroyRun(state, "run failed, reuse 'none'")
       sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
     },
   })
 }
+
+/** Core's name for a per-file diff chunk queued through the sandbox runtime. */
+const FILE_DIFF_EVENT = 'sandbox.file.diff'
 
 /** The shape of the thread id `chat()` makes up when none is passed (`thread-<ms>-<random>`). */
 const GENERATED_THREAD_ID = /^thread-\d{13}-[a-z0-9]{1,12}$/

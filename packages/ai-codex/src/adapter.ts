@@ -1,0 +1,333 @@
+/**
+ * `codexText`: the Codex harness adapter. Its `chatStream` reads the run's
+ * sandbox from the capability bus, builds the prompt and the command, runs
+ * `codex exec --json` inside the sandbox through `spawnNdjson`, and translates
+ * each stdout line into chat chunks. It owns no process management itself:
+ * abort and early stop kill the CLI's process group through the spawn handle.
+ * Invariant: the stream never throws; every failure ends it with `RUN_ERROR`.
+ */
+import { randomUUID } from 'node:crypto'
+import type { AdapterYieldChunk, ModelMessage, StreamChunk, TextAdapter, TextOptions } from '@tanstack/ai'
+import {
+  createRunScopedIdGen,
+  defineSandboxPolicy,
+  excludeFromGit,
+  getProjection,
+  getSandbox,
+  getSandboxPolicy,
+  isSecretRef,
+  mergeChunkStreams,
+  parseOptions,
+  resolveSecret,
+  SandboxCapability,
+  SandboxOperationError,
+  shellQuote,
+  spawnNdjson,
+  toSandboxPath,
+  type SandboxHandle,
+  type SecretRef,
+} from '@tanstack/ai-sandbox'
+import { z } from 'zod'
+import { openCodexToolBridge } from './bridge.js'
+import { buildCodexCommand, codexConfigFlag, type CodexSandboxMode, type TomlValue } from './command.js'
+import { CodexUnsupportedError } from './errors.js'
+import { codexPolicySettings, type CodexPolicySettings } from './policy.js'
+import { codexProjection } from './projection.js'
+import { buildCodexPrompt } from './prompt.js'
+import { createCodexTranslator, type CodexExit } from './translate.js'
+
+/** Options of {@link codexText}. */
+export interface CodexOptions {
+  /** The CLI to run: a name on the sandbox's `PATH` or an absolute path inside the sandbox. Default `codex`. */
+  executable?: string
+  /** Override the sandbox mode mapped from the policy: `'bypass'` (`--dangerously-bypass-approvals-and-sandbox`) or a Codex sandbox mode. */
+  sandboxMode?: CodexSandboxMode | 'bypass'
+  /** `-c key=value` overrides, e.g. `{ model_reasoning_effort: 'high' }`. Applied after the adapter's own. */
+  config?: Record<string, TomlValue>
+  /** Working directory inside the workspace. Default: the workspace root. */
+  cwd?: string
+  /** Extra environment for the CLI (e.g. `CODEX_HOME`, `HOME`, `OPENAI_API_KEY`). Values may be secret references. */
+  env?: Record<string, string | SecretRef>
+  /** Extra CLI flags, appended verbatim before the positional arguments. */
+  extraArgs?: string[]
+  /** Stop the run after this many ms: the CLI's process group is killed and the run ends with `RUN_ERROR` `timeout`. Default: no limit. */
+  timeoutMs?: number
+}
+
+/** Per-call options: `chat({ modelOptions: { sessionId } })` resumes a Codex thread. */
+export interface CodexModelOptions {
+  /** The id from the `codex.session-id` event of an earlier run (`codex exec resume <id>`). */
+  sessionId?: string
+  [key: string]: unknown
+}
+
+/** The adapter type. */
+export type CodexTextAdapter = TextAdapter<string, CodexModelOptions, readonly ['text'], any>
+
+/** Host credentials forwarded to the CLI when the workspace does not set them. (Codex ignores `OPENAI_BASE_URL`: use `config: { openai_base_url }`.) */
+const FORWARDED_HOST_ENV = ['OPENAI_API_KEY', 'CODEX_API_KEY'] as const
+
+/** Settings that keep the CLI from loading plugins or sending analytics from inside a sandbox. */
+const QUIET_CONFIG = [codexConfigFlag('analytics.enabled', false), codexConfigFlag('features.plugins', false)]
+
+/** The execpolicy file the adapter writes for the sandbox policy's command rules (loaded with `--trust`). */
+export const CODEX_POLICY_RULES = '.codex/rules/tanstack-policy.rules'
+
+const tomlValueSchema: z.ZodType<TomlValue> = z.lazy(() => z.union([z.string(), z.number(), z.boolean(), z.array(tomlValueSchema)]))
+
+const optionsSchema = z
+  .object({
+    executable: z.string().min(1).optional(),
+    sandboxMode: z.enum(['bypass', 'read-only', 'workspace-write', 'danger-full-access']).optional(),
+    config: z.record(z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'config keys are dotted TOML paths such as "model_reasoning_effort"'), tomlValueSchema).optional(),
+    cwd: z
+      .string()
+      .min(1)
+      .refine((p) => (!p.startsWith('/') || p === '/workspace' || p.startsWith('/workspace/')) && !p.split('/').includes('..'), 'expected a path inside the workspace: relative, or under /workspace, without ".."')
+      .optional(),
+    env: z
+      .record(
+        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'),
+        z.union([z.string(), z.custom<SecretRef>(isSecretRef)], { error: 'expected a string or a secret reference from createSecrets()' }),
+      )
+      .optional(),
+    extraArgs: z.array(z.string()).optional(),
+    timeoutMs: z.number().int().positive().optional(),
+  })
+  .strict()
+
+const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/
+/** A Codex thread id (a UUID) or thread name: never starts with `-`, so it cannot pass as a flag. */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/
+
+/**
+ * Create the Codex adapter. It requires a sandbox (`withSandbox`).
+ *
+ * @param model - A model id the configured provider serves, e.g. `gpt-5.5` (`codex exec -m`).
+ * @param options - See {@link CodexOptions}.
+ * @throws SandboxConfigError naming the field for an invalid model or option.
+ * @example
+ * ```ts
+ * chat({ adapter: codexText('gpt-5.5', { timeoutMs: 600_000 }), threadId, messages, middleware: [withSandbox(sandbox)] })
+ * ```
+ */
+export function codexText(model: string, options: CodexOptions = {}): CodexTextAdapter {
+  parseOptions(z.string().regex(MODEL, 'expected a model id such as "gpt-5.5"'), model, 'codexText.model')
+  const config = parseOptions(optionsSchema, options, 'codexText.options') as CodexOptions
+
+  return {
+    kind: 'text',
+    name: 'codex',
+    model,
+    requires: [SandboxCapability],
+    '~types': undefined as unknown as CodexTextAdapter['~types'],
+    chatStream: (textOptions) => guarded(model, config, textOptions),
+    async structuredOutput() {
+      throw new CodexUnsupportedError()
+    },
+  }
+}
+
+interface RunContext {
+  runId: string
+  threadId: string
+  redact: (text: string) => string
+}
+
+/**
+ * The run, with its failures turned into chunks: an unexpected error becomes
+ * `RUN_ERROR` `adapter_error` (or nothing, when the run was aborted and the
+ * error is the abort's teardown), and every `RUN_ERROR` message has secret
+ * values redacted. The stream itself does not throw.
+ */
+async function* guarded(model: string, config: CodexOptions, options: TextOptions<CodexModelOptions>): AsyncIterable<AdapterYieldChunk> {
+  const capabilities = options.capabilities!
+  const runId = options.runId ?? contextRunId(capabilities) ?? `codex-${randomUUID()}`
+  const threadId = options.threadId ?? runId
+  const redact = secretRedactor(config, capabilities)
+  const signal = (options.request as RequestInit | undefined)?.signal ?? undefined
+  let ended = false
+  try {
+    for await (const out of runCodex(model, config, options, { runId, threadId, redact })) {
+      if (out.type === 'RUN_ERROR' || out.type === 'RUN_FINISHED') ended = true
+      yield out.type === 'RUN_ERROR' ? redactRunError(out, redact) : out
+    }
+  } catch (error) {
+    if (signal?.aborted || ended) return
+    const message = redact(`codex: the run failed inside the adapter: ${error instanceof Error ? error.message : String(error)}`)
+    options.logger.errors('codex adapter failed', { error: redact(String(error)) })
+    yield runError(runId, threadId, message, 'adapter_error')
+  }
+}
+
+async function* runCodex(model: string, config: CodexOptions, options: TextOptions<CodexModelOptions>, run: RunContext): AsyncIterable<AdapterYieldChunk> {
+  const capabilities = options.capabilities!
+  const handle = getSandbox(capabilities)
+  const { runId, threadId } = run
+  const translator = createCodexTranslator({ runId, threadId, model, genId: createRunScopedIdGen(runId) })
+  const sessionId = typeof options.modelOptions?.sessionId === 'string' ? options.modelOptions.sessionId : undefined
+  const prompt = buildCodexPrompt(options.messages as ModelMessage[], sessionId !== undefined)
+  yield* translator.start() as AdapterYieldChunk[]
+  if (sessionId !== undefined && !SESSION_ID.test(sessionId)) {
+    yield runError(runId, threadId, `codex: modelOptions.sessionId ${JSON.stringify(sessionId.slice(0, 80))} is not a Codex thread id. Pass the value of an earlier run's codex.session-id event.`, 'invalid_session_id')
+    return
+  }
+  if (prompt.trim() === '') {
+    yield runError(runId, threadId, 'codex: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
+    return
+  }
+
+  const policy = codexPolicySettings(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy())
+  for (const warning of policy.warnings) options.logger.warn(`codex: ${warning}`)
+  const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
+  const timeout = config.timeoutMs ? AbortSignal.timeout(config.timeoutMs) : undefined
+  // Stops the CLI when the consumer leaves while a read is pending (the merged stream cannot return it).
+  const stop = new AbortController()
+  const signal = AbortSignal.any([stop.signal, ...(requestSignal ? [requestSignal] : []), ...(timeout ? [timeout] : [])])
+  // Skills and MCP servers in Codex's own format (written once per workspace hash).
+  const projected = (await getProjection(capabilities, { optional: true })?.project(codexProjection)) ?? { args: [] }
+  const rulesWritten = await syncPolicyRules(handle, policy.rules)
+  // chat() tools: served from the host for this run only, as the MCP server `tanstack`.
+  const tools = await openCodexToolBridge(options, handle, runId)
+  try {
+    const instructions = systemPromptText(options.systemPrompts)
+    const projectedArgs = projected.args.filter((arg) => arg !== '--trust')
+    const commandInput = {
+      model,
+      ...(config.executable ? { executable: config.executable } : {}),
+      ...(sessionId ? { sessionId } : {}),
+      bypassSandbox: config.sandboxMode ? config.sandboxMode === 'bypass' : policy.bypassSandbox,
+      config: [
+        ...QUIET_CONFIG,
+        ...sandboxConfig(config.sandboxMode, policy),
+        ...(instructions ? [codexConfigFlag('developer_instructions', instructions)] : []),
+        ...(tools?.flags.config ?? []),
+        ...Object.entries(config.config ?? {}).map(([key, value]) => codexConfigFlag(key, value)),
+      ],
+      trust: rulesWritten || projected.args.includes('--trust'),
+      extraArgs: [...projectedArgs, ...(config.extraArgs ?? [])],
+    }
+    const env = { ...cliEnv(config, capabilities), ...tools?.flags.env }
+    const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
+    const promptFile = handle.capabilities.writableStdin ? undefined : await writePromptFile(handle, runId, prompt)
+    const command = buildCodexCommand({ ...commandInput, ...(promptFile ? { promptFile } : {}) })
+    options.logger.request(`codex: ${run.redact(command)}`, { provider: 'codex', model, cwd })
+
+    let exit: CodexExit = { exitCode: 0, stderrTail: '' }
+    const translated = async function* (): AsyncGenerator<AdapterYieldChunk> {
+      for await (const line of spawnNdjson(handle, command, {
+        cwd,
+        env,
+        ...(promptFile ? {} : { stdin: prompt }),
+        signal,
+        onNonJsonLine: (text) => options.logger.provider(`codex: non-JSON stdout line: ${run.redact(text.slice(0, 200))}`),
+        onExit: (result) => {
+          exit = result
+        },
+      })) {
+        options.logger.provider('codex line', { line: run.redact(JSON.stringify(line)) })
+        yield* translator.push(line) as AdapterYieldChunk[]
+      }
+    }
+    // Live bridged-tool events (CUSTOM chunks) are spliced in as they happen.
+    yield* tools ? mergeChunkStreams(translated(), tools.bridge.chunks as AsyncIterable<AdapterYieldChunk>) : translated()
+    if (timeout?.aborted && !requestSignal?.aborted) {
+      yield runError(runId, threadId, `codex: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
+      return
+    }
+    if (requestSignal?.aborted) return
+    yield* translator.finish(exit) as AdapterYieldChunk[]
+  } finally {
+    stop.abort()
+    await tools?.bridge.close()
+  }
+}
+
+/** `-c` overrides for the sandbox: the explicit `sandboxMode` option, else the policy's. */
+function sandboxConfig(mode: CodexOptions['sandboxMode'], policy: CodexPolicySettings): string[] {
+  if (mode === undefined) return policy.config
+  const rest = policy.config.filter((entry) => !entry.startsWith('sandbox_mode=') && !entry.startsWith('approval_policy='))
+  return mode === 'bypass' ? rest : [codexConfigFlag('sandbox_mode', mode), codexConfigFlag('approval_policy', 'never'), ...rest]
+}
+
+/**
+ * Keep {@link CODEX_POLICY_RULES} in step with the policy: written (and kept
+ * out of git) when there are rules, removed when there are none.
+ * @returns Whether the run has a rules file (and so needs `--trust`).
+ */
+async function syncPolicyRules(handle: SandboxHandle, rules: string): Promise<boolean> {
+  if (rules === '') {
+    await handle.fs.remove(CODEX_POLICY_RULES) // no error when it is missing
+    return false
+  }
+  await handle.fs.write(CODEX_POLICY_RULES, `# Written by @tanstack/ai-codex from the sandbox policy on every run; edit the policy, not this file.\n${rules}`)
+  await excludeFromGit(handle, [CODEX_POLICY_RULES])
+  return true
+}
+
+/**
+ * The run id the chat engine gave the middleware context (chat() passes
+ * `options.runId` only when the caller set one), so the adapter's chunks carry
+ * the same id as the run that withSandbox and devtools saw.
+ */
+function contextRunId(capabilities: object): string | undefined {
+  const runId = (capabilities as { runId?: unknown }).runId
+  return typeof runId === 'string' && runId !== '' ? runId : undefined
+}
+
+/** The CLI's environment: workspace secrets and forwarded host credentials, then `options.env`. */
+function cliEnv(config: CodexOptions, capabilities: NonNullable<TextOptions<CodexModelOptions>['capabilities']>): Record<string, string> {
+  const secrets = getProjection(capabilities, { optional: true })?.resolveSecretEnv() ?? {}
+  const env: Record<string, string> = {}
+  for (const name of FORWARDED_HOST_ENV) {
+    const value = secrets[name] || process.env[name]
+    if (value) env[name] = value
+  }
+  for (const [name, value] of Object.entries(config.env ?? {})) env[name] = typeof value === 'string' ? value : resolveSecret(value)
+  return env
+}
+
+/** Redacts the values of workspace secrets, forwarded host credentials and secret-valued `options.env` entries. */
+function secretRedactor(config: CodexOptions, capabilities: NonNullable<TextOptions<CodexModelOptions>['capabilities']>): (text: string) => string {
+  const projection = getProjection(capabilities, { optional: true })
+  const named: [string, string][] = Object.entries(projection?.resolveSecretEnv() ?? {})
+  for (const name of FORWARDED_HOST_ENV) if (process.env[name]) named.push([name, process.env[name]!])
+  for (const [name, value] of Object.entries(config.env ?? {})) if (isSecretRef(value)) named.push([name, resolveSecret(value)])
+  const values = named.filter(([, value]) => value.length >= 4).sort((a, b) => b[1].length - a[1].length)
+  return (text) => values.reduce((out, [name, value]) => out.split(value).join(`[secret ${name}]`), text)
+}
+
+function redactRunError(chunk: AdapterYieldChunk, redact: (text: string) => string): AdapterYieldChunk {
+  const c = chunk as unknown as { message?: string; error?: { message: string; code?: string } }
+  return { ...chunk, ...(c.message ? { message: redact(c.message) } : {}), ...(c.error ? { error: { ...c.error, message: redact(c.error.message) } } : {}) } as AdapterYieldChunk
+}
+
+function systemPromptText(prompts: TextOptions['systemPrompts']): string {
+  return (prompts ?? [])
+    .map((p) => (typeof p === 'string' ? p : (p as { content?: string }).content ?? ''))
+    .filter((text) => text.trim() !== '')
+    .join('\n\n')
+}
+
+/** Write the prompt to a file only the sandbox user can read, without any shell interpreting it (base64 through exec). The command removes it when the CLI starts. */
+async function writePromptFile(handle: SandboxHandle, runId: string, prompt: string): Promise<string> {
+  const dir = '/tmp/tanstack-codex'
+  const file = `${dir}/${runId.replace(/[^A-Za-z0-9._-]/g, '_')}.prompt`
+  const encoded = Buffer.from(prompt, 'utf8').toString('base64')
+  // One exec argument is capped (128 KiB on Linux), so long prompts go in pieces.
+  // Every piece is a whole number of base64 quanta, so each decodes on its own.
+  for (let offset = 0, first = true; first || offset < encoded.length; offset += PROMPT_PIECE_CHARS, first = false) {
+    const piece = encoded.slice(offset, offset + PROMPT_PIECE_CHARS)
+    const prefix = first ? `umask 077 && mkdir -p ${shellQuote(dir)} && ` : ''
+    const result = await handle.process.exec(`${prefix}printf '%s' ${shellQuote(piece)} | base64 -d ${first ? '>' : '>>'} ${shellQuote(file)}`)
+    if (result.exitCode !== 0) throw new SandboxOperationError('exec-failed', handle.provider, `codex: could not write the prompt file ${file} in the sandbox (exit ${result.exitCode}): ${result.stderr.trim()}. The sandbox needs mkdir, printf and base64.`)
+  }
+  return file
+}
+
+/** Base64 characters per exec when writing a prompt file (a multiple of 4). */
+const PROMPT_PIECE_CHARS = 64 * 1024
+
+function runError(runId: string, threadId: string, message: string, code: string): AdapterYieldChunk {
+  return { type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } } as unknown as StreamChunk as AdapterYieldChunk
+}

@@ -1,0 +1,61 @@
+/**
+ * The sandbox policy mapped onto Codex's sandbox mode, approval policy and
+ * execpolicy prefix rules, with a warning for every rule Codex cannot enforce
+ * as written.
+ */
+import { describe, expect, it } from 'vitest'
+import { defineSandboxPolicy } from '@tanstack/ai-sandbox'
+import { codexPolicySettings, globToPrefix } from '../src/index.js'
+
+const rule = (words: string[], decision: string, source: string, glob: string) =>
+  `prefix_rule(pattern=[${words.map((w) => JSON.stringify(w)).join(', ')}], decision="${decision}", justification=${JSON.stringify(`sandbox policy: ${source} ${JSON.stringify(glob)}`)})\n`
+
+describe('codexPolicySettings', () => {
+  it('bypasses Codex sandbox and approvals under the default policy (the sandbox provider is the boundary)', () => {
+    expect(codexPolicySettings(defineSandboxPolicy())).toEqual({ bypassSandbox: true, config: [], rules: '', warnings: [] })
+    expect(codexPolicySettings(defineSandboxPolicy({ default: 'allow' })).bypassSandbox).toBe(true)
+  })
+
+  it('runs read-only with approvals never for ask, deny, or no file writes', () => {
+    for (const input of [{ default: 'ask' as const }, { default: 'deny' as const }, { capabilities: { fileWrite: false } }]) {
+      expect(codexPolicySettings(defineSandboxPolicy(input)), JSON.stringify(input)).toEqual({ bypassSandbox: false, sandboxMode: 'read-only', config: ['sandbox_mode="read-only"', 'approval_policy="never"'], rules: '', warnings: [] })
+    }
+  })
+
+  it('turns off web search when network is off', () => {
+    expect(codexPolicySettings(defineSandboxPolicy({ capabilities: { network: false } })).config).toEqual(['web_search="disabled"'])
+  })
+
+  it('forbids deny and ask rules, also under the bypass', () => {
+    const settings = codexPolicySettings(defineSandboxPolicy({ commands: { deny: ['git push *'], ask: ['npm publish'] } }))
+    expect(settings.bypassSandbox).toBe(true)
+    expect(settings.rules).toBe(rule(['git', 'push'], 'forbidden', 'commands.deny', 'git push *') + rule(['npm', 'publish'], 'forbidden', 'commands.ask', 'npm publish'))
+    expect(settings.warnings).toEqual([])
+  })
+
+  it('allows allow-listed commands only when Codex sandboxes the rest (they run outside its sandbox)', () => {
+    expect(codexPolicySettings(defineSandboxPolicy({ commands: { allow: ['npm test *'] } })).rules).toBe('')
+    expect(codexPolicySettings(defineSandboxPolicy({ default: 'deny', commands: { allow: ['npm test *', 'git status'] } })).rules).toBe(rule(['npm', 'test'], 'allow', 'commands.allow', 'npm test *') + rule(['git', 'status'], 'allow', 'commands.allow', 'git status'))
+  })
+
+  it('warns about every rule it cannot enforce as written', () => {
+    const settings = codexPolicySettings(defineSandboxPolicy({ default: 'deny', commands: { deny: ['rm -rf /*', '* --force', 'script:deploy', 'echo "hi" > x'], allow: ['git log --grep=*x'] } }))
+    expect(settings.rules).toBe(rule(['rm', '-rf'], 'forbidden', 'commands.deny', 'rm -rf /*'))
+    expect(settings.warnings).toEqual([
+      'commands.deny "rm -rf /*" is enforced by Codex as every command starting with "rm -rf".',
+      expect.stringContaining('commands.deny "* --force" cannot be expressed as a Codex prefix rule'),
+      expect.stringContaining('commands.deny "script:deploy" cannot be expressed'),
+      expect.stringContaining('commands.deny "echo "hi" > x" cannot be expressed'),
+      expect.stringContaining('commands.allow "git log --grep=*x" has a wildcard before its end'),
+    ])
+  })
+})
+
+describe('globToPrefix', () => {
+  it('is exact for a trailing *, widened otherwise', () => {
+    expect(globToPrefix('git push *')).toEqual({ prefix: ['git', 'push'], widened: false })
+    expect(globToPrefix('git  push   origin')).toEqual({ prefix: ['git', 'push', 'origin'], widened: true })
+    expect(globToPrefix('git push origin-?')).toEqual({ prefix: ['git', 'push'], widened: true })
+    expect(globToPrefix('*')).toBeUndefined()
+  })
+})

@@ -1,0 +1,280 @@
+/**
+ * The translator on real CLI output: every recorded version folder must keep
+ * producing the same chunk shapes (so format drift in a new CLI version shows
+ * as a failing replay), deterministically, however the bytes are split into
+ * chunks, with very long lines and noise lines mixed in.
+ */
+import { randomUUID } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import type { StreamChunk } from '@tanstack/ai'
+import { createRunScopedIdGen } from '@tanstack/ai-sandbox'
+import { CODEX_ERROR_EVENT, CODEX_SESSION_EVENT, createCodexTranslator, translateCodexLines } from '../src/index.js'
+import { cliVersions, linesOf, recording, replay, sessionOf, translate, usageOf } from './helpers/recordings.js'
+
+const versions = cliVersions()
+const run = { runId: 'run-1', threadId: 'thread-1' }
+const started = { type: 'RUN_STARTED', ...run }
+const session = (bytes: Buffer) => ({ type: 'CUSTOM', name: CODEX_SESSION_EVENT, value: { sessionId: sessionOf(bytes) } })
+const text = (messageId: string, delta: string) => [
+  { type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' },
+  { type: 'TEXT_MESSAGE_CONTENT', messageId, delta },
+  { type: 'TEXT_MESSAGE_END', messageId },
+]
+const tool = (toolCallId: string, name: string, itemType: string, input: unknown) => [
+  { type: 'TOOL_CALL_START', toolCallId, toolCallName: name, toolName: name, metadata: { providerExecuted: true, harness: 'codex', itemType } },
+  { type: 'TOOL_CALL_ARGS', toolCallId, delta: JSON.stringify(input) },
+  { type: 'TOOL_CALL_END', toolCallId, input },
+]
+const result = (messageId: string, toolCallId: string, content: unknown) => ({ type: 'TOOL_CALL_RESULT', messageId, toolCallId, content, role: 'tool' })
+const finished = (bytes: Buffer) => {
+  const usage = usageOf(bytes)
+  return { type: 'RUN_FINISHED', ...run, finishReason: 'stop', model: 'gpt-5.5', usage: { promptTokens: usage.input_tokens, completionTokens: usage.output_tokens, totalTokens: usage.input_tokens! + usage.output_tokens! } }
+}
+
+it('has recordings to replay', () => {
+  expect(versions.length).toBeGreaterThan(0)
+  for (const version of versions) expect(version).toMatch(/^\d+\.\d+\.\d+$/)
+})
+
+describe.each(versions)('codex %s recordings', (version) => {
+  const load = (scenario: string) => recording(version, scenario)
+
+  it('text: session id right after RUN_STARTED, the message once, RUN_FINISHED with usage', () => {
+    const bytes = load('text')
+    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...text('run-1-0', 'Hello from the fake model. Codex reports a whole message at once.'), finished(bytes)])
+    expect(usageOf(bytes)).toMatchObject({ input_tokens: 21, output_tokens: 17 })
+  })
+
+  it('thinking: the reasoning item, then the answer', () => {
+    const bytes = load('thinking')
+    expect(translate(linesOf(bytes))).toEqual([
+      started,
+      session(bytes),
+      { type: 'REASONING_START', messageId: 'run-1-0' },
+      { type: 'REASONING_MESSAGE_START', messageId: 'run-1-0', role: 'reasoning' },
+      { type: 'REASONING_MESSAGE_CONTENT', messageId: 'run-1-0', delta: 'Option A is cheaper, option B is faster. Speed matters more here.' },
+      { type: 'REASONING_MESSAGE_END', messageId: 'run-1-0' },
+      { type: 'REASONING_END', messageId: 'run-1-0' },
+      ...text('run-1-1', 'Option B is better: it is faster.'),
+      finished(bytes),
+    ])
+  })
+
+  it('tools: a command that writes a file, a patch, a command that reads it, their results, and the text between', () => {
+    const bytes = load('tools')
+    const chunks = translate(linesOf(bytes))
+    const write = linesOf(bytes).find((l) => (l as { item?: { id?: string } }).item?.id === 'item_0') as { item: { command: string } }
+    const patched = linesOf(bytes).find((l) => (l as { item?: { type?: string } }).item?.type === 'file_change') as { item: { changes: { path: string }[] } }
+    const path = patched.item.changes[0]!.path
+    expect(path).toMatch(/\/notes\.txt$/)
+    expect(chunks).toEqual([
+      started,
+      session(bytes),
+      ...tool('run-1-0', 'exec_command', 'command_execution', { command: write.item.command }),
+      result('run-1-1', 'run-1-0', ''),
+      ...text('run-1-2', 'Created it; now the edit.'),
+      ...tool('run-1-3', 'apply_patch', 'file_change', { changes: [{ path, kind: 'update' }] }),
+      result('run-1-4', 'run-1-3', `update ${path}`),
+      ...tool('run-1-5', 'exec_command', 'command_execution', { command: "/bin/bash -lc 'cat notes.txt'" }),
+      result('run-1-6', 'run-1-5', 'final draft\nsecond line "quoted" $HOME\n'),
+      ...text('run-1-7', 'notes.txt now says final draft.'),
+      finished(bytes),
+    ])
+    expect(write.item.command, 'the CLI reports the command as its shell ran it').toMatch(/^\/bin\/bash -lc .*notes\.txt/)
+  })
+
+  it('mcp: a bridged tool call with its arguments and result', () => {
+    const bytes = load('mcp')
+    expect(translate(linesOf(bytes))).toEqual([
+      started,
+      session(bytes),
+      ...tool('run-1-0', 'mcp__tanstack__get_weather', 'mcp_tool_call', { city: 'Paris' }),
+      result('run-1-1', 'run-1-0', 'Sunny in Paris, 21 °C.'),
+      ...text('run-1-2', 'It is sunny in Paris.'),
+      finished(bytes),
+    ])
+  })
+
+  it("resume: the resumed run reports the first run's thread and only the new answer", () => {
+    const first = load('resume-first-turn')
+    const bytes = load('resume')
+    expect(sessionOf(bytes)).toBe(sessionOf(first))
+    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...text('run-1-0', 'You asked me to remember the word pelican.'), finished(bytes)])
+    // Codex reports the whole thread's usage on a resumed turn (20+33 in, 4+10 out), not the turn's.
+    expect(usageOf(bytes)).toMatchObject({ input_tokens: 53, output_tokens: 14 })
+  })
+
+  it("api error: the error notice, then RUN_ERROR with the server's message", () => {
+    const bytes = load('api-error')
+    const message = 'fixture says: the widget count is invalid'
+    const raw = (linesOf(bytes).find((l) => (l as { type?: string }).type === 'error') as { message: string }).message
+    expect(translate(linesOf(bytes), { exit: { exitCode: 1, stderrTail: '' } })).toEqual([
+      started,
+      session(bytes),
+      { type: 'CUSTOM', name: CODEX_ERROR_EVENT, value: { message: raw } },
+      { type: 'RUN_ERROR', ...run, message, code: 'api_error', error: { message, code: 'api_error' } },
+    ])
+  })
+
+  it('policy denied: a command refused by an execpolicy rule leaves no tool item, only the answer', () => {
+    const bytes = load('policy-denied')
+    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...text('run-1-0', 'The push was refused.'), finished(bytes)])
+  })
+
+  it('is deterministic: the same bytes give the same chunks, twice, with run-scoped ids', () => {
+    for (const scenario of ['text', 'tools', 'thinking', 'mcp', 'resume', 'api-error']) {
+      const once = translateCodexLines(linesOf(load(scenario)), { ...run, genId: createRunScopedIdGen('run-1') })
+      const twice = translateCodexLines(linesOf(load(scenario)), { ...run, genId: createRunScopedIdGen('run-1') })
+      expect(twice, scenario).toEqual(once)
+    }
+  })
+
+  it('the determinism check would catch random ids', () => {
+    const lines = linesOf(load('tools'))
+    const once = translateCodexLines(lines, { ...run, genId: () => randomUUID() })
+    const twice = translateCodexLines(lines, { ...run, genId: () => randomUUID() })
+    expect(twice).not.toEqual(once)
+  })
+
+  describe('through toLines', () => {
+    const reference = (scenario: string) => translate(linesOf(load(scenario)))
+
+    it('splits the tools recording at every byte position', async () => {
+      const bytes = load('tools')
+      const expected = reference('tools')
+      for (let at = 0; at <= bytes.length; at++) {
+        const { chunks } = await replay([bytes.subarray(0, at), bytes.subarray(at)])
+        if (JSON.stringify(chunks) !== JSON.stringify(expected)) expect(chunks, `split at byte ${at}`).toEqual(expected)
+      }
+    })
+
+    it('splits inside every multi-byte character of the mcp recording', async () => {
+      const bytes = load('mcp')
+      const expected = reference('mcp')
+      const starts = [...bytes.entries()].filter(([, b]) => b >= 0xc0).map(([i]) => i)
+      expect(starts.length, 'the recording has multi-byte characters (the degree sign in the tool result)').toBeGreaterThan(0)
+      for (const start of starts) expect((await replay([bytes.subarray(0, start + 1), bytes.subarray(start + 1)])).chunks, `split at byte ${start + 1}`).toEqual(expected)
+    })
+
+    it('splits recordings at random positions (seeded), one byte at a time included', async () => {
+      let seed = 7
+      const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+      for (const scenario of ['tools', 'thinking', 'mcp', 'resume']) {
+        const bytes = load(scenario)
+        const expected = reference(scenario)
+        expect((await replay([...bytes].map((b) => Uint8Array.of(b)))).chunks, `${scenario}: byte by byte`).toEqual(expected)
+        for (let trial = 0; trial < 100; trial++) {
+          const cuts = [...new Set(Array.from({ length: 1 + Math.floor(random() * 12) }, () => Math.floor(random() * bytes.length)))].sort((a, b) => a - b)
+          const pieces = [0, ...cuts].map((from, i) => bytes.subarray(from, [...cuts, bytes.length][i]))
+          expect((await replay(pieces)).chunks, `${scenario}: cuts ${cuts.join(',')}`).toEqual(expected)
+        }
+      }
+    })
+
+    it('carries a 2 MB message on one line intact', async () => {
+      const lines = load('text').toString().split('\n')
+      const at = lines.findIndex((line) => line.includes('"agent_message"'))
+      const big = `${'x'.repeat(1024 * 1024)}é${'🚀'.repeat(256 * 1024)}`
+      const bigLine = JSON.parse(lines[at]!) as { item: { text: string } }
+      bigLine.item.text = big
+      const bytes = Buffer.from([...lines.slice(0, at), JSON.stringify(bigLine), ...lines.slice(at + 1)].join('\n'))
+      expect(bytes.length).toBeGreaterThan(2 * 1024 * 1024)
+      const pieces = Array.from({ length: Math.ceil(bytes.length / 65_521) }, (_, i) => bytes.subarray(i * 65_521, (i + 1) * 65_521))
+      const { chunks } = await replay(pieces)
+      const deltas = chunks.filter((c) => c.type === 'TEXT_MESSAGE_CONTENT').map((c) => c.delta)
+      expect(deltas).toHaveLength(1)
+      expect(deltas[0] === big).toBe(true)
+      expect(chunks.at(-1)!.type).toBe('RUN_FINISHED')
+    })
+
+    it('skips noise: non-JSON lines, blank lines, CRLF endings and JSON that is not a CLI event', async () => {
+      const lines = load('tools').toString().split('\n').filter((line) => line !== '')
+      const noise = ['npm WARN something odd', '', '   ', '{not json', '\u001b[31mcolored\u001b[0m', '42', 'null', '"a string"', '[1,2]', '{"unrelated":true}', '{"type":"item.updated","item":{"id":"item_0","type":"todo_list"}}']
+      const mixed = lines.flatMap((line, i) => [noise[i % noise.length]!, line]).join('\r\n')
+      const { chunks, nonJson } = await replay([mixed])
+      expect(chunks).toEqual(reference('tools'))
+      expect(new Set(nonJson)).toEqual(new Set(['npm WARN something odd', '{not json', '\u001b[31mcolored\u001b[0m']))
+    })
+  })
+
+  it('reports the exit when the CLI dies before its turn ended, after the tool call it started', () => {
+    const lines = linesOf(load('tools'))
+    const chunks = translate(lines.slice(0, 3), { exit: { exitCode: 143, signal: 'SIGTERM', stderrTail: '' } })
+    expect(chunks.map((c) => c.type)).toEqual(['RUN_STARTED', 'CUSTOM', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'RUN_ERROR'])
+    expect(chunks.at(-1)).toMatchObject({ code: 'cli_exit', message: expect.stringContaining('killed by SIGTERM') })
+  })
+})
+
+describe('translator edge cases', () => {
+  const make = () => createCodexTranslator({ ...run, genId: createRunScopedIdGen('run-1') })
+  const types = (chunks: StreamChunk[]) => chunks.map((c) => c.type)
+
+  it('reports the session once, from the first thread.started', () => {
+    const t = make()
+    expect(t.push({ type: 'thread.started', thread_id: 't-1' })).toEqual([{ type: 'CUSTOM', name: CODEX_SESSION_EVENT, value: { sessionId: 't-1' } }])
+    expect(t.push({ type: 'thread.started', thread_id: 't-2' })).toEqual([])
+    expect(t.sessionId).toBe('t-1')
+  })
+
+  it('stops after the turn ended and ignores junk values', () => {
+    const t = make()
+    for (const junk of [null, 1, 'x', [], {}, { type: 'item.completed' }, { type: 'item.completed', item: 'x' }, { type: 'item.started', item: { type: 'command_execution' } }, { type: 'turn.started' }]) expect(t.push(junk)).toEqual([])
+    expect(t.push({ type: 'turn.completed', usage: { input_tokens: 1, output_tokens: 2 } })[0]).toMatchObject({ type: 'RUN_FINISHED', usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 } })
+    expect(t.push({ type: 'item.completed', item: { id: 'late', type: 'agent_message', text: 'late' } })).toEqual([])
+    expect(t.finish({ exitCode: 1, stderrTail: 'x' })).toEqual([])
+  })
+
+  it('announces a tool call that completes without having started, then its result', () => {
+    const t = make()
+    expect(types(t.push({ type: 'item.completed', item: { id: 'item_9', type: 'command_execution', command: 'ls', aggregated_output: 'a\n', exit_code: 0, status: 'completed' } }))).toEqual(['TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT'])
+  })
+
+  it('gives a reused CLI item id a new tool-call id once the first call completed', () => {
+    const t = make()
+    const call = (phase: string) => ({ type: `item.${phase}`, item: { id: 'item_0', type: 'command_execution', command: 'ls', status: 'completed', exit_code: 0 } })
+    const first = [...t.push(call('started')), ...t.push(call('completed'))]
+    const second = [...t.push(call('started')), ...t.push(call('completed'))]
+    const ids = (chunks: StreamChunk[]) => new Set(chunks.map((c) => (c as { toolCallId?: string }).toolCallId))
+    expect(ids(first)).toEqual(new Set(['run-1-0']))
+    expect(ids(second)).toEqual(new Set(['run-1-2']))
+  })
+
+  it('reports failed commands with their exit code, and failed MCP calls with their error', () => {
+    const t = make()
+    const failed = t.push({ type: 'item.completed', item: { id: 'a', type: 'command_execution', command: 'false', aggregated_output: 'boom', exit_code: 2, status: 'failed' } }).at(-1)
+    expect(failed).toMatchObject({ type: 'TOOL_CALL_RESULT', content: 'boom\n(exit code 2)' })
+    const mcp = t.push({ type: 'item.completed', item: { id: 'b', type: 'mcp_tool_call', server: 's', tool: 't', arguments: { x: 1 }, result: null, error: { message: 'tool exploded' }, status: 'failed' } })
+    expect(mcp[0]).toMatchObject({ toolCallName: 'mcp__s__t' })
+    expect(mcp.at(-1)).toMatchObject({ content: 'tool exploded' })
+    const web = t.push({ type: 'item.started', item: { id: 'c', type: 'web_search', query: 'tanstack' } })
+    expect(web[2]).toMatchObject({ type: 'TOOL_CALL_END', input: { query: 'tanstack' } })
+  })
+
+  it('turns non-fatal error lines and items into codex.error events, and uses the last one when the CLI dies', () => {
+    const t = make()
+    expect(t.push({ type: 'error', message: 'Reconnecting... 1/5' })).toEqual([{ type: 'CUSTOM', name: CODEX_ERROR_EVENT, value: { message: 'Reconnecting... 1/5' } }])
+    expect(t.push({ type: 'item.completed', item: { id: 'item_0', type: 'error', message: 'Model metadata for `x` not found.' } })).toEqual([{ type: 'CUSTOM', name: CODEX_ERROR_EVENT, value: { message: 'Model metadata for `x` not found.' } }])
+    expect(t.finish({ exitCode: 1, stderrTail: '' })[0]).toMatchObject({ code: 'cli_exit', message: expect.stringContaining('Model metadata for `x` not found.') })
+  })
+
+  it('maps a failed turn: status codes, JSON error bodies and plain messages', () => {
+    const fail = (message: string) => make().push({ type: 'turn.failed', error: { message } })[0]
+    expect(fail('unexpected status 404 Not Found: No fixture matched')).toMatchObject({ code: 'api_error_404', message: 'unexpected status 404 Not Found: No fixture matched' })
+    expect(fail('{"error":{"message":"quota exceeded","type":"insufficient_quota"}}')).toMatchObject({ code: 'api_error', message: 'quota exceeded' })
+    expect(fail('Missing environment variable: `OPENAI_API_KEY`.')).toMatchObject({ code: 'turn_failed', message: 'Missing environment variable: `OPENAI_API_KEY`.' })
+    expect(make().push({ type: 'turn.failed' })[0]).toMatchObject({ code: 'turn_failed', message: expect.stringContaining('without a message') })
+  })
+
+  it('maps usage details: cached and cache-write input, reasoning output', () => {
+    const [finished] = make().push({ type: 'turn.completed', usage: { input_tokens: 100, cached_input_tokens: 60, cache_write_input_tokens: 5, output_tokens: 30, reasoning_output_tokens: 12 } })
+    expect((finished as { usage: unknown }).usage).toEqual({ promptTokens: 100, completionTokens: 30, totalTokens: 130, promptTokensDetails: { cachedTokens: 60, cacheWriteTokens: 5 }, completionTokensDetails: { reasoningTokens: 12 } })
+  })
+
+  it('maps exit 127 to the install hint and other exits to their code with the stderr tail, without the CODEX_HOME warning', () => {
+    expect(make().finish({ exitCode: 127, stderrTail: 'sh: 1: codex: not found\n' })[0]).toMatchObject({ code: 'cli_not_found', message: expect.stringContaining('npm install -g @openai/codex') })
+    const noise = 'WARNING: proceeding, even though we could not create PATH aliases: Refusing to create helper binaries under temporary dir "/tmp"\n'
+    expect(make().finish({ exitCode: 1, stderrTail: `${noise}Error: thread/resume: no rollout found for thread id x\n` })[0]).toMatchObject({ code: 'cli_exit', message: 'Codex exited with code 1 before its turn ended.\nError: thread/resume: no rollout found for thread id x' })
+    expect(make().finish({ exitCode: 3, stderrTail: noise })[0]).toMatchObject({ message: expect.stringContaining('It wrote nothing to stderr.') })
+    expect(() => make().finish({ exitCode: 1, stderrTail: null as never })).not.toThrow()
+  })
+})

@@ -1,0 +1,98 @@
+/**
+ * The ACP transport over a sandbox process: the spawned CLI's stdout and stdin
+ * become the byte streams of the SDK's `ndJsonStream`, and every JSON-RPC
+ * message on the wire, in either direction, is handed to `onMessage` in wire
+ * order (the translator's input and the transcript recorder's). Lines on
+ * stdout that are not JSON objects (a banner, a warning) are set aside, never
+ * parsed by the SDK, so they cannot make it answer the agent with an error.
+ * It owns no process lifecycle: the adapter spawns, waits and kills.
+ */
+import { ndJsonStream, type AnyMessage, type Stream } from '@agentclientprotocol/sdk'
+import { toLines, type SpawnedProcess } from '@tanstack/ai-sandbox'
+import type { AcpMessage, GrokAcpTranscriptEntry } from './cli-events.js'
+
+/** Options of {@link acpStreamOverProcess}. */
+export interface AcpProcessStreamOptions {
+  /** Called with each message on the wire, in order: `agent` for what the CLI wrote, `client` for what the SDK sends. */
+  onMessage: (entry: GrokAcpTranscriptEntry) => void
+  /** Called with each non-empty stdout line that is not a JSON object. */
+  onNonJsonLine?: (line: string) => void
+}
+
+/**
+ * Connect the SDK to a spawned `grok agent … stdio` process.
+ * @param child - A process whose stdin is writable (capability `writableStdin`).
+ * @returns An ACP `Stream` for `client().connectWith(stream, …)`.
+ * @example
+ * ```ts
+ * const stream = acpStreamOverProcess(child, { onMessage: (e) => translator.push(e) })
+ * await client().connectWith(stream, async (ctx) => { await ctx.request(methods.agent.initialize, init) })
+ * ```
+ */
+export function acpStreamOverProcess(child: SpawnedProcess, options: AcpProcessStreamOptions): Stream {
+  const wire = ndJsonStream(stdinWritable(child), jsonLinesReadable(child.stdout, options.onNonJsonLine))
+  const tap = (from: GrokAcpTranscriptEntry['from']) =>
+    new TransformStream<AnyMessage, AnyMessage>({
+      transform(message, controller) {
+        options.onMessage({ from, message: message as AcpMessage })
+        controller.enqueue(message)
+      },
+    })
+  const outgoing = tap('client')
+  // The SDK's own write errors surface on its requests; this pipe only forwards.
+  void outgoing.readable.pipeTo(wire.writable).catch(() => undefined)
+  return { readable: wire.readable.pipeThrough(tap('agent')), writable: outgoing.writable }
+}
+
+/** The process's stdout as bytes, one JSON object per line; other lines go to `onNonJsonLine`. */
+export function jsonLinesReadable(stdout: AsyncIterable<string | Uint8Array>, onNonJsonLine?: (line: string) => void): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder()
+  let lines: AsyncIterator<string> | undefined
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      lines ??= toLines(stdout)[Symbol.asyncIterator]()
+      for (;;) {
+        const next = await lines.next()
+        if (next.done) {
+          controller.close()
+          return
+        }
+        const line = next.value.trim()
+        if (line === '') continue
+        if (isJsonObject(line)) {
+          controller.enqueue(encoder.encode(`${line}\n`))
+          return
+        }
+        onNonJsonLine?.(line)
+      }
+    },
+    async cancel() {
+      await lines?.return?.()
+    },
+  })
+}
+
+/** The process's stdin as a byte sink; closing it sends EOF. */
+function stdinWritable(child: SpawnedProcess): WritableStream<Uint8Array> {
+  let ended = false
+  const end = async () => {
+    if (ended) return
+    ended = true
+    await child.stdin.end().catch(() => undefined) // already gone: the process closed its stdin or exited
+  }
+  return new WritableStream<Uint8Array>({
+    write: (bytes) => child.stdin.write(bytes),
+    close: end,
+    abort: end,
+  })
+}
+
+function isJsonObject(line: string): boolean {
+  if (!line.startsWith('{')) return false
+  try {
+    const value: unknown = JSON.parse(line)
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+  } catch {
+    return false
+  }
+}

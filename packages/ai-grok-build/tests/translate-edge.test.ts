@@ -1,0 +1,123 @@
+/**
+ * The translator on hand-written ACP messages: what recordings of the fake do
+ * not cover (unknown kinds, junk values, reordered or repeated updates,
+ * message ids, notices, cancellation, exit codes).
+ */
+import { describe, expect, it } from 'vitest'
+import type { StreamChunk } from '@tanstack/ai'
+import { createRunScopedIdGen } from '@tanstack/ai-sandbox'
+import { createGrokBuildTranslator, GROK_BUILD_NOTICE_EVENT, GROK_BUILD_SESSION_EVENT, type GrokAcpTranscriptEntry } from '../src/index.js'
+
+const make = () => createGrokBuildTranslator({ runId: 'run-1', threadId: 'thread-1', genId: createRunScopedIdGen('run-1') })
+const types = (chunks: StreamChunk[]) => chunks.map((c) => c.type)
+const agent = (message: Record<string, unknown>): GrokAcpTranscriptEntry => ({ from: 'agent', message: { jsonrpc: '2.0', ...message } })
+const client = (message: Record<string, unknown>): GrokAcpTranscriptEntry => ({ from: 'client', message: { jsonrpc: '2.0', ...message } })
+const update = (u: Record<string, unknown>) => agent({ method: 'session/update', params: { sessionId: 's-1', update: u } })
+const say = (text: string, messageId?: string) => update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text }, ...(messageId ? { messageId } : {}) })
+
+/** A translator past session/new and with session/prompt (id 2) pending. */
+function prompted() {
+  const t = make()
+  t.push(client({ id: 1, method: 'session/new', params: { cwd: '/w', mcpServers: [] } }))
+  t.push(agent({ id: 1, result: { sessionId: 's-1' } }))
+  t.push(client({ id: 2, method: 'session/prompt', params: { sessionId: 's-1', prompt: [] } }))
+  return t
+}
+
+describe('translator edge cases', () => {
+  it('reports the session once', () => {
+    const t = make()
+    t.push(client({ id: 1, method: 'session/new', params: {} }))
+    expect(t.push(agent({ id: 1, result: { sessionId: 's-1' } }))).toEqual([{ type: 'CUSTOM', name: GROK_BUILD_SESSION_EVENT, value: { sessionId: 's-1' } }])
+    expect(t.push(say('hi'))).not.toContainEqual(expect.objectContaining({ name: GROK_BUILD_SESSION_EVENT }))
+    expect(t.sessionId).toBe('s-1')
+  })
+
+  it('ignores junk values and messages it does not know, and never throws', () => {
+    const t = prompted()
+    for (const junk of [null, 1, 'x', [], {}, { from: 'agent' }, { from: 'nobody', message: {} }, agent({ method: 'fs/read_text_file', id: 9, params: {} }), agent({ id: 77, result: {} }), update({ sessionUpdate: 'available_commands_update' }), update({ sessionUpdate: 'mystery' }), update({ sessionUpdate: 'agent_message_chunk', content: { type: 'image' } }), update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 42 } }), update({ sessionUpdate: 'tool_call' }), agent({ method: 'session/update', params: { update: null } })]) {
+      expect(() => t.push(junk as never)).not.toThrow()
+      expect(t.push(junk as never), JSON.stringify(junk)).toEqual([])
+    }
+  })
+
+  it('starts a new text message when the agent changes messageId, and closes text before reasoning', () => {
+    const t = prompted()
+    expect(types(t.push(say('a', 'm1')))).toEqual(['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT'])
+    expect(types(t.push(say('b', 'm1')))).toEqual(['TEXT_MESSAGE_CONTENT'])
+    expect(types(t.push(say('c', 'm2')))).toEqual(['TEXT_MESSAGE_END', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT'])
+    expect(types(t.push(update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'hmm' } })))).toEqual(['TEXT_MESSAGE_END', 'REASONING_START', 'REASONING_MESSAGE_START', 'REASONING_MESSAGE_CONTENT'])
+    expect(types(t.push(agent({ id: 2, result: { stopReason: 'end_turn' } })))).toEqual(['REASONING_MESSAGE_END', 'REASONING_END', 'RUN_FINISHED'])
+  })
+
+  it('starts a tool call first seen in an update or a permission request, reports its input once, and ends it once', () => {
+    const t = prompted()
+    expect(types(t.push(agent({ id: 0, method: 'session/request_permission', params: { sessionId: 's-1', toolCall: { toolCallId: 'c1', title: 'Run ls', kind: 'execute', rawInput: { command: 'ls' } }, options: [{ optionId: 'y', kind: 'allow_once', name: 'Yes' }] } })))).toEqual(['TOOL_CALL_START', 'TOOL_CALL_ARGS'])
+    expect(t.push(client({ id: 0, result: { outcome: { outcome: 'selected', optionId: 'y' } } }))).toMatchObject([{ type: 'CUSTOM', value: { toolCallId: 'c1', decision: 'allow' } }])
+    expect(t.push(update({ sessionUpdate: 'tool_call_update', toolCallId: 'c1', rawInput: { command: 'other' }, status: 'in_progress' }))).toEqual([])
+    expect(t.push(update({ sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'completed', rawOutput: { exitCode: 0 } }))).toEqual([
+      { type: 'TOOL_CALL_END', toolCallId: 'c1', input: { command: 'ls' }, metadata: { status: 'completed' } },
+      { type: 'TOOL_CALL_RESULT', messageId: 'run-1-0', toolCallId: 'c1', content: '{"exitCode":0}', role: 'tool' },
+    ])
+    expect(t.push(update({ sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'failed' })), 'a repeated end adds nothing').toEqual([])
+    expect(types(t.push(update({ sessionUpdate: 'tool_call_update', toolCallId: 'c2', title: 'late', status: 'failed' })))).toEqual(['TOOL_CALL_START', 'TOOL_CALL_END', 'TOOL_CALL_RESULT'])
+  })
+
+  it('reports a cancelled permission answer and an answer to an unknown request not at all', () => {
+    const t = prompted()
+    t.push(agent({ id: 5, method: 'session/request_permission', params: { toolCall: { toolCallId: 'c1', kind: 'edit' }, options: [] } }))
+    expect(t.push(client({ id: 6, result: { outcome: { outcome: 'cancelled' } } }))).toEqual([])
+    expect(t.push(client({ id: 5, result: { outcome: { outcome: 'cancelled' } } }))).toMatchObject([{ value: { decision: 'cancelled' } }])
+  })
+
+  it('does not confuse the agent\'s request ids with the client\'s', () => {
+    const t = prompted()
+    // The agent's request 2 is not the client's session/prompt 2.
+    t.push(agent({ id: 2, method: 'session/request_permission', params: { toolCall: { toolCallId: 'c1' }, options: [] } }))
+    expect(t.closed).toBe(false)
+    expect(types(t.push(agent({ id: 2, result: { stopReason: 'end_turn' } })))).toEqual(['TOOL_CALL_END', 'RUN_FINISHED'])
+  })
+
+  it('maps stop reasons, usage without counts, and a cancelled turn', () => {
+    const finish = (result: unknown) => prompted().push(agent({ id: 2, result })).at(-1)
+    expect(finish({ stopReason: 'max_tokens' })).toMatchObject({ type: 'RUN_FINISHED', finishReason: 'length', usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } })
+    expect(finish({ stopReason: 'max_turn_requests' })).toMatchObject({ finishReason: 'length' })
+    expect(finish({ stopReason: 'refusal' })).toMatchObject({ finishReason: 'content_filter' })
+    expect(finish({ stopReason: 'cancelled' })).toMatchObject({ type: 'RUN_ERROR', code: 'cancelled' })
+    const t = prompted()
+    t.push(update({ sessionUpdate: 'usage_update', used: 1, size: 2, cost: { amount: 3, currency: 'EUR' } }))
+    expect(t.push(agent({ id: 2, result: { stopReason: 'end_turn' } })).at(-1)).not.toHaveProperty('usage.cost')
+  })
+
+  it('emits plans and notices as CUSTOM chunks', () => {
+    const t = prompted()
+    expect(t.push(update({ sessionUpdate: 'notice', severity: 'warning', title: 'Rate limited', description: 'slowing down' }))).toEqual([{ type: 'CUSTOM', name: GROK_BUILD_NOTICE_EVENT, value: { severity: 'warning', title: 'Rate limited', description: 'slowing down' } }])
+  })
+
+  it('drops updates while a session loads, and reports the loaded session id on success', () => {
+    const t = make()
+    t.push(client({ id: 1, method: 'session/load', params: { sessionId: 'old', cwd: '/w', mcpServers: [] } }))
+    expect(t.push(say('replayed history'))).toEqual([])
+    expect(t.push(agent({ id: 1, result: null }))).toEqual([{ type: 'CUSTOM', name: GROK_BUILD_SESSION_EVENT, value: { sessionId: 'old' } }])
+    t.push(client({ id: 2, method: 'session/prompt', params: { sessionId: 'old' } }))
+    expect(types(t.push(say('new')))).toEqual(['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT'])
+  })
+
+  it('a failed load is a RUN_ERROR naming the method', () => {
+    const t = make()
+    t.push(client({ id: 1, method: 'session/load', params: { sessionId: 'gone' } }))
+    expect(t.push(agent({ id: 1, error: { code: -32002, message: 'Resource not found', data: { sessionId: 'gone' } } }))).toEqual([
+      { type: 'RUN_ERROR', runId: 'run-1', threadId: 'thread-1', message: 'Grok Build: session/load failed: Resource not found.', code: 'acp_error_-32002', error: { message: 'Grok Build: session/load failed: Resource not found.', code: 'acp_error_-32002' } },
+    ])
+    expect(t.closed).toBe(true)
+    expect(t.push(say('late'))).toEqual([])
+    expect(t.finish({ exitCode: 0, stderrTail: '' })).toEqual([])
+  })
+
+  it('maps exit 127 and the shell saying "not found" to the install hint; other exits to their code', () => {
+    expect(make().finish({ exitCode: 127, stderrTail: 'sh: 1: exec: grok: not found\n' })[0]).toMatchObject({ code: 'cli_not_found', message: expect.stringContaining('$HOME/.grok/bin/grok') })
+    expect(make().finish({ exitCode: 2, stderrTail: 'sh: 1: exec: /opt/grok: Permission denied' })[0]).toMatchObject({ code: 'cli_not_found' })
+    expect(make().finish({ exitCode: 3, stderrTail: '' })[0]).toMatchObject({ code: 'cli_exit', message: 'Grok Build exited with code 3 before the turn ended. It wrote nothing to stderr.' })
+    expect(() => make().finish({ exitCode: 1, stderrTail: null as never })).not.toThrow()
+  })
+})

@@ -1,0 +1,105 @@
+/**
+ * The native side of `watchWorkspace`: the provider's `fs.watch`, with its
+ * events coalesced per path. A path is settled once it has been quiet for
+ * {@link NATIVE_COALESCE_MS} (at most {@link NATIVE_MAX_DELAY_MS} after its
+ * first event), so an editor's or agent's atomic write (temp file, write,
+ * rename) and the create-then-write pair Node reports for one `>` become one
+ * event, as a poll would see them. Settled paths are handled one at a time.
+ * Invariant: after `close()` resolves, `onSettled` is never called again.
+ */
+import type { SandboxWatcher, SandboxWatchEvent } from '../contracts/fs.js'
+import type { SandboxHandle } from '../contracts/handle.js'
+
+/** Quiet time, in ms, after which a path's native events are settled. */
+export const NATIVE_COALESCE_MS = 50
+
+/** Longest delay, in ms, from a path's first native event to settling it (a file written continuously still reports). */
+export const NATIVE_MAX_DELAY_MS = 500
+
+/** What a settled path is now. */
+export type PathKind = 'file' | 'directory' | 'none'
+
+/** A running native watch. */
+export interface NativeWatch {
+  /** Settle every pending path now and wait until they were handled. */
+  settleNow: () => Promise<void>
+  /** Stop the provider's watcher and drop pending paths; waits for the one being handled. */
+  close: () => Promise<void>
+}
+
+interface Pending {
+  readonly firstAt: number
+  /** The latest native event type of this burst. */
+  readonly lastType: SandboxWatchEvent['type']
+  /** When the first event of this burst was observed (epoch ms). */
+  readonly timestamp: number
+  timer: ReturnType<typeof setTimeout>
+}
+
+/**
+ * Start the provider's watcher.
+ *
+ * @param input.onSettled - Called per settled workspace-relative path with when its burst began and its last native event type.
+ * @returns The watch, or `null` when `fs.watch` is missing or fails to start (`onError` says why).
+ */
+export async function startNativeWatch(
+  handle: SandboxHandle,
+  input: { ignore: readonly string[]; onSettled: (path: string, timestamp: number, lastType: SandboxWatchEvent['type']) => Promise<void>; onError: (message: string, error: unknown) => void },
+): Promise<NativeWatch | null> {
+  if (!handle.fs.watch) return null
+  const pending = new Map<string, Pending>()
+  let chain: Promise<void> = Promise.resolve()
+  let closed = false
+
+  const settle = (path: string) => {
+    const entry = pending.get(path)
+    if (!entry || closed) return
+    clearTimeout(entry.timer)
+    pending.delete(path)
+    chain = chain.then(() => (closed ? undefined : input.onSettled(path, entry.timestamp, entry.lastType))).catch((error: unknown) => input.onError(`handling native events for ${path} failed`, error))
+  }
+
+  let watcher: SandboxWatcher
+  try {
+    watcher = await handle.fs.watch(
+      (event) => {
+        if (closed) return
+        const now = Date.now()
+        const previous = pending.get(event.path)
+        if (previous) clearTimeout(previous.timer)
+        const firstAt = previous?.firstAt ?? now
+        const timer = setTimeout(() => settle(event.path), Math.max(0, Math.min(NATIVE_COALESCE_MS, firstAt + NATIVE_MAX_DELAY_MS - now)))
+        timer.unref?.()
+        pending.set(event.path, { firstAt, lastType: event.type, timestamp: previous?.timestamp ?? event.timestamp, timer })
+      },
+      { ignore: input.ignore },
+    )
+  } catch (error) {
+    input.onError(`native fs.watch of sandbox ${handle.id} failed to start (${(error as Error).message}); polling instead`, error)
+    return null
+  }
+
+  return {
+    async settleNow() {
+      for (const path of [...pending.keys()]) settle(path)
+      await chain
+    },
+    async close() {
+      closed = true
+      for (const entry of pending.values()) clearTimeout(entry.timer)
+      pending.clear()
+      await watcher.close()
+      await chain
+    },
+  }
+}
+
+/** What `path` is now: a file (or symlink), a directory, or gone. Without `fs.lstat`, `fallback`. */
+export async function pathKind(handle: SandboxHandle, path: string, fallback: PathKind): Promise<PathKind> {
+  if (!handle.fs.lstat) return fallback
+  try {
+    return (await handle.fs.lstat(path)).type === 'directory' ? 'directory' : 'file'
+  } catch {
+    return 'none' // not there (or not readable): it reads as gone, and a later event or flush corrects it
+  }
+}

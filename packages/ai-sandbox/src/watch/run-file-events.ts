@@ -1,0 +1,177 @@
+/**
+ * File events of one `chat()` run: watch the workspace while the run holds
+ * its sandbox, turn each event into a hook event with lazy before/after/diff
+ * against the run's baseline, hand it to core's sandbox runtime (which emits
+ * the `sandbox.file` chunk and fires middleware `sandbox` hooks) and to the
+ * definition's hooks, and report the run's file changes as diffs.
+ * Invariant: a hook or listing failure is logged and never reaches the run.
+ */
+import type { SandboxFileEvent, SandboxFileHookEvent } from '@tanstack/ai'
+import type { InternalLogger } from '@tanstack/ai/adapter-internals'
+import type { SandboxHandle } from '../contracts/handle.js'
+import type { SandboxHooks } from '../definition/define-sandbox.js'
+import { captureFileBaseline, type FileBaseline } from './file-baseline.js'
+import { watchWorkspace, type WorkspaceWatcher } from './watch-workspace.js'
+
+/** The `CUSTOM` event with one file's working-tree diff after a run: `{ path, diff }`. */
+export const FILE_CHANGED_EVENT = 'file.changed'
+
+/** The `CUSTOM` event core emits per file event: `{ type, path, timestamp }`. */
+export const SANDBOX_FILE_EVENT = 'sandbox.file'
+
+/** One file's change over a run. */
+export interface FileChange {
+  /** Absolute path inside the sandbox. */
+  readonly path: string
+  /** Unified diff against the run's baseline. */
+  readonly diff: string
+}
+
+/** File events of one run, from {@link startRunFileEvents}. */
+export interface RunFileEvents {
+  /** Deliver every change made so far and wait until the definition hooks ran. */
+  flush: () => Promise<void>
+  /** Diffs of the files changed in this run that differ from what the last call reported (non-empty only). */
+  changes: () => Promise<FileChange[]>
+  /**
+   * Keep workspace-relative paths (a file, or a folder and everything below)
+   * out of events, hooks and diffs from now on: files the harness generates
+   * for itself, such as a projected MCP config holding resolved secrets.
+   */
+  exclude: (paths: readonly string[]) => void
+  /** Stop watching; with `flush`, deliver what is pending first. Waits for running hooks. Idempotent. */
+  stop: (options: { flush: boolean }) => Promise<void>
+}
+
+type FileHook = (event: SandboxFileHookEvent) => void | Promise<void>
+
+/** The part of core's `SandboxRuntime` (`getSandboxRuntime(ctx)`) this uses. */
+export interface FileEventSink {
+  emit: (event: SandboxFileHookEvent) => void
+}
+
+const TYPED_HOOK = { create: 'onFileCreate', change: 'onFileChange', delete: 'onFileDelete' } as const
+
+/** Longest wait, in ms, for the definition's file hooks before a flush or stop goes on without them. */
+const HOOK_DRAIN_TIMEOUT_MS = 10_000
+
+/**
+ * Start watching `handle` for one run.
+ *
+ * @param input.runtime - Core's sandbox runtime of the run (`getSandboxRuntime(ctx)`); without it no chunks are emitted and only definition hooks fire.
+ * @returns The run's {@link RunFileEvents}.
+ * @throws WorkspaceWatchError `list-failed` when the workspace cannot be listed.
+ */
+export async function startRunFileEvents(input: {
+  handle: SandboxHandle
+  hooks: SandboxHooks
+  runtime?: FileEventSink
+  logger?: InternalLogger
+  ignore?: readonly string[]
+  intervalMs?: number
+}): Promise<RunFileEvents> {
+  const { handle, hooks, runtime, logger } = input
+  const baseline = await captureFileBaseline(handle)
+  const touched = new Set<string>()
+  const reported = new Map<string, string>()
+  const root = handle.workspaceRoot.replace(/\/+$/, '')
+  const excluded: string[] = []
+  const isExcluded = (path: string) => excluded.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))
+  let hooksDone: Promise<void> = Promise.resolve()
+  /** Wait for running hooks, but never let a hung hook hold the run. */
+  async function drainHooks(): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), HOOK_DRAIN_TIMEOUT_MS)))
+    const outcome = await Promise.race([hooksDone, late])
+    clearTimeout(timer)
+    if (outcome === 'late') logger?.errors(`sandbox file hooks of sandbox ${handle.id} still running after ${HOOK_DRAIN_TIMEOUT_MS} ms; the run goes on without waiting`)
+  }
+
+  function onEvent(event: SandboxFileEvent): void {
+    if (isExcluded(event.path)) return
+    touched.add(event.path)
+    const hookEvent = toHookEvent(event, baseline)
+    logger?.sandbox(`dispatch file ${event.type} ${event.path}`)
+    try {
+      runtime?.emit(hookEvent)
+    } catch (error) {
+      logger?.errors('sandbox runtime emit failed', { error })
+    }
+    hooksDone = hooksDone.then(() => callFileHooks(hooks, hookEvent, logger))
+  }
+
+  const watcher: WorkspaceWatcher = await watchWorkspace(handle, {
+    onEvent,
+    ...(input.ignore ? { ignore: input.ignore } : {}),
+    ...(input.intervalMs ? { intervalMs: input.intervalMs } : {}),
+    ...(logger ? { logger } : {}),
+  })
+  logger?.sandbox(`file events for sandbox ${handle.id}: ${watcher.mode} watcher, baseline ${baseline.commit ?? '(no git commit)'}`)
+
+  let stopping: Promise<void> | undefined
+  return {
+    async flush() {
+      await watcher.flush()
+      await drainHooks()
+    },
+    exclude(paths) {
+      for (const path of paths) excluded.push(`${root}/${path.replace(/^\.?\/+|\/+$/g, '')}`)
+    },
+    async changes() {
+      const paths = [...touched].filter((path) => !isExcluded(path)).sort()
+      if (paths.length === 0) return []
+      let diffs: Map<string, string>
+      try {
+        diffs = await baseline.diff(paths)
+      } catch (error) {
+        logger?.errors(`diffing the run's changed files in sandbox ${handle.id} failed`, { error })
+        return []
+      }
+      const out: FileChange[] = []
+      for (const path of paths) {
+        const diff = diffs.get(path) ?? ''
+        if (diff === (reported.get(path) ?? '')) continue
+        reported.set(path, diff)
+        if (diff !== '') out.push({ path, diff })
+      }
+      return out
+    },
+    stop({ flush }) {
+      stopping ??= (async () => {
+        if (flush) await watcher.flush()
+        await watcher.stop()
+        await drainHooks()
+      })()
+      return stopping
+    },
+  }
+}
+
+/** The hook event: the serializable event plus accessors that compute on first call. */
+function toHookEvent(event: SandboxFileEvent, baseline: FileBaseline): SandboxFileHookEvent {
+  const once = <T>(compute: () => Promise<T>) => {
+    let value: Promise<T> | undefined
+    return () => (value ??= compute())
+  }
+  return {
+    type: event.type,
+    path: event.path,
+    timestamp: event.timestamp,
+    before: once(() => baseline.before(event.path)),
+    after: once(() => (event.type === 'delete' ? Promise.resolve('') : baseline.after(event.path))),
+    diff: once(async () => (await baseline.diff([event.path])).get(event.path) ?? ''),
+  }
+}
+
+/** The definition's catch-all hook, then the typed one; a throw is logged. */
+async function callFileHooks(hooks: SandboxHooks, event: SandboxFileHookEvent, logger: InternalLogger | undefined): Promise<void> {
+  for (const name of ['onFile', TYPED_HOOK[event.type]] as const) {
+    const hook = hooks[name] as FileHook | undefined
+    if (!hook) continue
+    try {
+      await hook(event)
+    } catch (error) {
+      logger?.errors(`sandbox hook ${name} threw for ${event.type} ${event.path}`, { error })
+    }
+  }
+}

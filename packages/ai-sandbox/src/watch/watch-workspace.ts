@@ -1,0 +1,167 @@
+/**
+ * `watchWorkspace`: file create/change/delete events of a sandbox workspace,
+ * provider-agnostic. With `handle.fs.watch` (local-process) events come from
+ * the native watcher, coalesced per path (`native.ts`); otherwise a portable
+ * listing poll through `exec` (`listing.ts`). Either way `flush()` reconciles
+ * against a fresh listing, so nothing made before the call is missed even
+ * when a native watcher drops an event.
+ * Invariant: subscribers see a consistent story per path (no `change` before
+ * `create`, no double `delete`), and no event after `stop()` resolves.
+ */
+import type { SandboxFileEvent } from '@tanstack/ai'
+import { z } from 'zod'
+import type { SandboxHandle } from '../contracts/handle.js'
+import { parseOptions } from '../definition/validate.js'
+import { diffListings, listWorkspace, type WorkspaceListing } from './listing.js'
+import { pathKind, startNativeWatch } from './native.js'
+
+/** Entries ignored when `ignore` is not given. */
+export const DEFAULT_WATCH_IGNORE: readonly string[] = Object.freeze(['.git', 'node_modules'])
+
+/** Default poll interval in ms for providers without a native watcher. */
+export const DEFAULT_WATCH_INTERVAL_MS = 500
+
+/** How long `flush()` lets a native watcher deliver what the provider already queued, in ms. */
+const NATIVE_SETTLE_MS = 30
+
+/** The logger `watchWorkspace` writes to (`chat()`'s internal logger fits). */
+export interface WatchLogger {
+  sandbox: (message: string, meta?: Record<string, unknown>) => void
+}
+
+/** Options of {@link watchWorkspace}. */
+export interface WatchWorkspaceOptions {
+  /** Called once per event, in order. `path` is absolute inside the sandbox (under `handle.workspaceRoot`). A throw is logged, never fatal. */
+  onEvent: (event: SandboxFileEvent) => void
+  /** Names pruned at any depth, or workspace-relative paths when they contain `/`. Default `['.git', 'node_modules']`; a list replaces it. */
+  ignore?: readonly string[]
+  /** Poll interval in ms when the provider has no native watcher (min 50). Default 500. */
+  intervalMs?: number
+  /** Logs start, stop and failures under the `sandbox` debug category. */
+  logger?: WatchLogger
+}
+
+/** A running watch. */
+export interface WorkspaceWatcher {
+  /** `'native'` (the provider's `fs.watch`) or `'poll'` (listing through `exec`). */
+  readonly mode: 'native' | 'poll'
+  /** Deliver every change made before the call (one listing), then resolve. */
+  flush: () => Promise<void>
+  /** Stop watching. Resolves once no event can fire any more. Idempotent. */
+  stop: () => Promise<void>
+}
+
+const optionsSchema = z
+  .object({
+    onEvent: z.custom<WatchWorkspaceOptions['onEvent']>((v) => typeof v === 'function', { message: 'expected a function (event) => void' }),
+    ignore: z.array(z.string().min(1, 'expected a non-empty name or path')).optional(),
+    intervalMs: z.number().min(50, 'expected at least 50 ms').optional(),
+    logger: z.custom<WatchLogger>((v) => typeof v === 'object' && v !== null && typeof (v as WatchLogger).sandbox === 'function', { message: 'expected a logger with a sandbox(message) method' }).optional(),
+  })
+  .strict()
+
+/**
+ * Watch a sandbox workspace for file create/change/delete (directories are
+ * not reported). Native `fs.watch` when the handle has it, else a poll of
+ * `find` + `stat` every `intervalMs` that works with GNU and BusyBox tools.
+ *
+ * @param handle - A live sandbox.
+ * @param options - `onEvent`, and optional `ignore`, `intervalMs`, `logger`.
+ * @returns A {@link WorkspaceWatcher}; events start after it resolves.
+ * @throws SandboxConfigError for invalid options.
+ * @throws WorkspaceWatchError `list-failed` when the workspace cannot be listed.
+ * @example
+ * ```ts
+ * const watcher = await watchWorkspace(handle, {
+ *   onEvent: (e) => console.log(e.type, e.path),
+ *   ignore: ['.git', 'node_modules'], // default
+ * })
+ * await watcher.stop()
+ * ```
+ */
+export async function watchWorkspace(handle: SandboxHandle, options: WatchWorkspaceOptions): Promise<WorkspaceWatcher> {
+  const { onEvent, ignore = DEFAULT_WATCH_IGNORE, intervalMs = DEFAULT_WATCH_INTERVAL_MS, logger } = parseOptions(optionsSchema, options, 'watchWorkspace') as WatchWorkspaceOptions
+  const root = handle.workspaceRoot.replace(/\/+$/, '')
+  const abort = new AbortController()
+  let stopped = false
+  /** What subscribers were told exists: path to its listing signature, `null` when a native event reported it. */
+  let present = new Map<string, string | null>(await listWorkspace(handle, ignore))
+  /** Listing work runs one at a time. */
+  let queue: Promise<void> = Promise.resolve()
+
+  function deliver(type: SandboxFileEvent['type'], path: string, timestamp: number): void {
+    if (stopped) return
+    try {
+      onEvent({ type, path: `${root}/${path}`, timestamp })
+    } catch (error) {
+      logger?.sandbox(`watchWorkspace onEvent threw for ${type} ${path}`, { error })
+    }
+  }
+
+  function reconcile(next: WorkspaceListing): void {
+    const now = Date.now()
+    for (const change of diffListings(present, next)) deliver(change.type, change.path, now)
+    present = new Map(next)
+  }
+
+  /** Queue one listing and reconcile with it; a failure is logged, not thrown. */
+  function pass(why: string): Promise<void> {
+    queue = queue.then(async () => {
+      if (stopped) return
+      try {
+        reconcile(await listWorkspace(handle, ignore, abort.signal))
+      } catch (error) {
+        if (!stopped) logger?.sandbox(`watchWorkspace ${why} failed for sandbox ${handle.id}: ${(error as Error).message}`, { error })
+      }
+    })
+    return queue
+  }
+
+  const native = await startNativeWatch(handle, { ignore, onSettled, onError: (message, error) => logger?.sandbox(`watchWorkspace: ${message}`, { error }) })
+  const mode = native ? 'native' : 'poll'
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const schedule = () => {
+    if (stopped || native) return
+    timer = setTimeout(() => void pass('poll').then(schedule), intervalMs)
+    timer.unref?.()
+  }
+  schedule()
+  logger?.sandbox(`watching ${root} of sandbox ${handle.id} (${mode}${mode === 'poll' ? ` every ${intervalMs} ms` : ''}; ignore ${ignore.join(', ') || 'nothing'}; files: ${present.size})`)
+
+  /** A settled native path: report what changed against what subscribers were told. */
+  async function onSettled(path: string, timestamp: number, lastType: SandboxFileEvent['type']): Promise<void> {
+    const kind = await pathKind(handle, path, lastType === 'delete' ? 'none' : 'file')
+    if (stopped || kind === 'directory') return
+    if (kind === 'none') {
+      if (present.delete(path)) deliver('delete', path, timestamp)
+      return // never reported: a temp file that came and went
+    }
+    const known = present.has(path)
+    present.set(path, null)
+    deliver(known ? 'change' : 'create', path, timestamp)
+  }
+
+  let stopping: Promise<void> | undefined
+  return {
+    mode,
+    async flush() {
+      if (stopped) return
+      if (native) {
+        await new Promise((resolve) => setTimeout(resolve, NATIVE_SETTLE_MS))
+        await native.settleNow()
+      }
+      await pass('flush')
+    },
+    stop() {
+      stopping ??= (async () => {
+        stopped = true
+        clearTimeout(timer)
+        abort.abort()
+        await native?.close().catch((error: unknown) => logger?.sandbox(`closing the native watcher of sandbox ${handle.id} failed`, { error }))
+        await queue
+        logger?.sandbox(`stopped watching ${root} of sandbox ${handle.id}`)
+      })()
+      return stopping
+    },
+  }
+}
