@@ -218,12 +218,12 @@ describe('file events of a chat() run (local-process, native fs.watch)', () => {
       },
     } as TextAdapter<any, any, any, any>
     const chunks: StreamChunk[] = []
-    for await (const chunk of chat({ adapter, threadId: 't-fe-secrets', messages: [{ role: 'user', content: 'cat .fake-mcp.json > copy.json && echo "$API_TOKEN" > token.txt && echo ok' }], middleware: [withSandbox(sandbox)] } as any) as AsyncIterable<StreamChunk>) chunks.push(chunk)
+    for await (const chunk of chat({ adapter, threadId: 't-fe-secrets', messages: [{ role: 'user', content: 'cat .fake-mcp.json > copy.json && echo "$API_TOKEN" > token.txt && touch "name-$API_TOKEN.txt" && echo ok' }], middleware: [withSandbox(sandbox)] } as any) as AsyncIterable<StreamChunk>) chunks.push(chunk)
     expect((chunks as any[]).find((c) => c.type === 'RUN_ERROR')).toBeUndefined()
-    expect(Object.keys(perPath(customs(chunks, SANDBOX_FILE_EVENT), base)).sort(), 'the projected config and the marker are not reported').toEqual(['copy.json', 'token.txt'])
+    expect(Object.keys(perPath(customs(chunks, SANDBOX_FILE_EVENT), base)).sort(), 'the projected config and the marker are not reported; a secret in a file name is redacted').toEqual(['copy.json', 'name-[secret API_TOKEN].txt', 'token.txt'])
     const changed = customs(chunks, FILE_CHANGED_EVENT)
-    expect(changed.map((c) => base(c.path))).toEqual(['copy.json', 'token.txt'])
-    expect(changed[1].diff).toBe('diff --git a/token.txt b/token.txt\n--- /dev/null\n+++ b/token.txt\n@@ -0,0 +1 @@\n+[secret API_TOKEN]\n')
+    expect(changed.map((c) => base(c.path))).toEqual(['copy.json', 'name-[secret API_TOKEN].txt', 'token.txt'])
+    expect(changed[2].diff).toBe('diff --git a/token.txt b/token.txt\n--- /dev/null\n+++ b/token.txt\n@@ -0,0 +1 @@\n+[secret API_TOKEN]\n')
     expect(changed[0].diff).toContain('Bearer [secret API_TOKEN]')
     expect(JSON.stringify(chunks)).not.toContain('tok-8c1f0a2b')
   })

@@ -114,7 +114,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     const secrets = Object.values(sandbox.workspace.secrets)
     for (const { path, diff } of await state.files.changes()) {
       // The stream reaches clients and event logs: no workspace secret value travels in a diff.
-      const change = { path, diff: redactSecrets(diff, secrets) }
+      const change = { path: redactSecrets(path, secrets), diff: redactSecrets(diff, secrets) }
       if (!runtime) {
         ctx.emitCustomEvent(FILE_CHANGED_EVENT, change)
         continue
@@ -128,7 +128,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
   async function startFileEvents(ctx: ChatMiddlewareContext, handle: SandboxHandle, logger: InternalLogger | undefined): Promise<RunFileEvents | undefined> {
     const runtime = getSandboxRuntime(ctx, { optional: true })
     try {
-      return await startRunFileEvents({ handle, hooks: sandbox.hooks, ...(runtime ? { runtime } : {}), ...(logger ? { logger } : {}) })
+      return await startRunFileEvents({ handle, hooks: sandbox.hooks, redactPath: (path) => redactSecrets(path, Object.values(sandbox.workspace.secrets)), ...(runtime ? { runtime } : {}), ...(logger ? { logger } : {}) })
     } catch (error) {
       logger?.errors(`withSandbox: file events for sandbox ${handle.id} could not start; the run goes on without them`, { error })
       return undefined

@@ -69,8 +69,11 @@ export async function startRunFileEvents(input: {
   logger?: InternalLogger
   ignore?: readonly string[]
   intervalMs?: number
+  /** Applied to the path the runtime streams (a secret in a file name must not travel). Default: none. */
+  redactPath?: (path: string) => string
 }): Promise<RunFileEvents> {
   const { handle, hooks, runtime, logger } = input
+  const redactPath = input.redactPath ?? ((path: string) => path)
   const baseline = await captureFileBaseline(handle)
   const touched = new Set<string>()
   const reported = new Map<string, string>()
@@ -93,7 +96,8 @@ export async function startRunFileEvents(input: {
     const hookEvent = toHookEvent(event, baseline)
     logger?.sandbox(`dispatch file ${event.type} ${event.path}`)
     try {
-      runtime?.emit(hookEvent)
+      // The streamed event carries a redacted path; its accessors still read the real file.
+      runtime?.emit({ ...hookEvent, path: redactPath(event.path) })
     } catch (error) {
       logger?.errors('sandbox runtime emit failed', { error })
     }

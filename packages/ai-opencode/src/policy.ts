@@ -1,0 +1,114 @@
+/**
+ * The sandbox policy mapped onto OpenCode's native `permission` settings, so
+ * the CLI itself refuses what the policy denies. The adapter hands the result
+ * to the CLI as `OPENCODE_PERMISSION`, which OpenCode merges over every
+ * config file. A headless `opencode run` rejects every `ask`, so asks become
+ * denies. Limits of the mapping are listed on {@link opencodePermission}.
+ */
+import type { PolicyDecision, SandboxPolicy } from '@tanstack/ai-sandbox'
+
+/** An OpenCode permission action. */
+export type OpencodePermissionAction = 'allow' | 'ask' | 'deny'
+
+/** OpenCode's `permission` setting: per permission key, one action or `{ pattern: action }` (the LAST matching pattern wins). */
+export type OpencodePermission = Record<string, OpencodePermissionAction | Record<string, OpencodePermissionAction>>
+
+/** Permission keys of OpenCode's network tools. */
+export const OPENCODE_NETWORK_PERMISSIONS = ['webfetch', 'websearch'] as const
+
+/** The package-manager forms that run a workspace script, as core's `evaluateCommand` recognises them. */
+const SCRIPT_FORMS = ['npm run', 'npm', 'pnpm run', 'pnpm', 'yarn run', 'yarn', 'bun run'] as const
+
+/**
+ * Map a policy to OpenCode's `permission` setting.
+ *
+ * | policy | permission |
+ * |---|---|
+ * | `default` | `bash: { "*": <default> }` (`ask` becomes `deny`) |
+ * | `commands.allow` | `bash: { "<glob>": "allow" }` |
+ * | `commands.ask`, `commands.deny` | `bash: { "<glob>": "deny" }` (nobody can answer an ask headless) |
+ * | `script:<name>` patterns | the script's command and `npm run <name>`, `pnpm <name>`, … (unknown scripts are left out) |
+ * | `capabilities.fileWrite: false` | `edit: "deny"` (covers edit, write and patch) |
+ * | `capabilities.network: false` | `webfetch: "deny"`, `websearch: "deny"` |
+ *
+ * Bash entries are ordered default, allow, ask, deny, so OpenCode's
+ * last-match rule gives core's precedence (deny over ask over allow over the
+ * default). Nothing else is set: OpenCode's own defaults stay (edits and
+ * reads allowed; `external_directory`, `doom_loop` and reading `.env` files
+ * ask, which a headless run rejects), and so do the per-agent rules (the
+ * `plan` agent still cannot edit), since a top-level `"*"` rule would
+ * override them. Limits: OpenCode matches each simple command of a compound command
+ * (`a && b`, pipelines) on its own, where core matches the whole string; a
+ * pattern ending in ` *` also matches the bare command (`git push *` matches
+ * `git push`); a `deny` on a script's underlying command does not catch the
+ * package-manager form that runs it unless the policy names `script:<name>`.
+ *
+ * @param policy - The validated sandbox policy.
+ * @param scripts - The workspace's `scripts`, to expand `script:<name>` patterns. Default none.
+ * @returns The `permission` object (plain JSON).
+ * @example
+ * ```ts
+ * opencodePermission(defineSandboxPolicy({ commands: { deny: ['git push *'] } }))
+ * // { bash: { '*': 'allow', 'git push *': 'deny' } }
+ * ```
+ */
+export function opencodePermission(policy: SandboxPolicy, scripts: Readonly<Record<string, string>> = {}): OpencodePermission {
+  const fallback = headless(policy.default)
+  const bash: Record<string, OpencodePermissionAction> = { '*': fallback }
+  for (const [list, action] of [
+    [policy.commands.allow, 'allow'],
+    [policy.commands.ask, 'deny'],
+    [policy.commands.deny, 'deny'],
+  ] as const) {
+    for (const pattern of list.flatMap((p) => expandPattern(p, scripts))) {
+      // Re-inserting moves the key last, so a later list wins over an earlier one.
+      delete bash[pattern]
+      bash[pattern] = action
+    }
+  }
+  const permission: OpencodePermission = { bash }
+  if (!policy.capabilities.fileWrite) permission.edit = 'deny'
+  if (!policy.capabilities.network) for (const key of OPENCODE_NETWORK_PERMISSIONS) permission[key] = 'deny'
+  return permission
+}
+
+/**
+ * Merge `extra` over `base`: an action replaces, pattern objects merge with
+ * `extra`'s patterns moved last (so they win under last-match).
+ * @example
+ * ```ts
+ * mergePermission({ bash: { '*': 'deny' } }, { bash: { 'ls *': 'allow' } }) // { bash: { '*': 'deny', 'ls *': 'allow' } }
+ * ```
+ */
+export function mergePermission(base: OpencodePermission, extra: OpencodePermission): OpencodePermission {
+  const out: OpencodePermission = { ...base }
+  for (const [key, value] of Object.entries(extra)) {
+    const current = out[key]
+    delete out[key]
+    if (typeof value === 'object' && typeof current === 'object') {
+      const merged = { ...current }
+      for (const [pattern, action] of Object.entries(value)) {
+        delete merged[pattern]
+        merged[pattern] = action
+      }
+      out[key] = merged
+    } else {
+      out[key] = typeof value === 'object' ? { ...value } : value
+    }
+  }
+  return out
+}
+
+/** A headless run has nobody to answer an ask. */
+function headless(decision: PolicyDecision): OpencodePermissionAction {
+  return decision === 'allow' ? 'allow' : 'deny'
+}
+
+/** A pattern as OpenCode globs: itself, or a script's command and the package-manager forms that run it. */
+function expandPattern(pattern: string, scripts: Readonly<Record<string, string>>): string[] {
+  const normalised = pattern.trim().replace(/\s+/g, ' ')
+  if (!normalised.startsWith('script:')) return [normalised]
+  const name = normalised.slice('script:'.length)
+  if (!Object.hasOwn(scripts, name)) return []
+  return [scripts[name]!.trim().replace(/\s+/g, ' '), ...SCRIPT_FORMS.map((form) => `${form} ${name}`)]
+}
