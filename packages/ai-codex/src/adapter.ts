@@ -214,6 +214,7 @@ async function* runCodex(model: string, config: CodexOptions, options: TextOptio
     options.logger.request(`codex: ${run.redact(command)}`, { provider: 'codex', model, cwd })
 
     let exit: CodexExit = { exitCode: 0, stderrTail: '' }
+    let resumedElsewhere = false
     const translated = async function* (): AsyncGenerator<AdapterYieldChunk> {
       for await (const line of spawnNdjson(handle, command, {
         cwd,
@@ -226,6 +227,13 @@ async function* runCodex(model: string, config: CodexOptions, options: TextOptio
         },
       })) {
         options.logger.provider('codex line', { line: run.redact(JSON.stringify(line)) })
+        const started = line as { type?: string; thread_id?: string }
+        if (sessionId !== undefined && started.type === 'thread.started' && typeof started.thread_id === 'string' && started.thread_id !== sessionId) {
+          // Codex answers an unknown thread id by silently starting a new thread: refuse instead of losing the context.
+          resumedElsewhere = true
+          yield runError(runId, threadId, `codex: thread ${JSON.stringify(sessionId)} was not found (Codex started a new thread ${started.thread_id} instead, so the run was stopped). Resume only ids from an earlier codex.session-id event, in the same sandbox and CODEX_HOME.`, 'session_not_found')
+          return // leaving the loop kills the CLI
+        }
         yield* translator.push(line) as AdapterYieldChunk[]
       }
     }
@@ -235,7 +243,7 @@ async function* runCodex(model: string, config: CodexOptions, options: TextOptio
       yield runError(runId, threadId, `codex: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
       return
     }
-    if (requestSignal?.aborted) return
+    if (requestSignal?.aborted || resumedElsewhere) return
     yield* translator.finish(exit) as AdapterYieldChunk[]
   } finally {
     stop.abort()

@@ -156,6 +156,14 @@ describe('codex adapter with the real CLI', () => {
     expect(allTexts(resumed)).not.toContain('Earlier in this conversation')
   })
 
+  it('refuses to continue when Codex does not know the thread to resume (instead of a silent new thread)', async () => {
+    const { options } = await setup('resume.json')
+    const sandbox = sandboxFor('cx-resume-unknown', 't-resume-unknown')
+    const out = await runCodex({ adapter: codexText(FAKE_MODEL, options), sandbox, threadId: 't-resume-unknown', messages: [user('Remember the word pelican.')], modelOptions: { sessionId: 'abc123' } })
+    expect(out.error?.code).toMatch(/session_not_found|cli_exit/)
+    expect(out.text, 'nothing from a fresh thread is presented as the resumed conversation').toBe('')
+  })
+
   it('sends earlier turns as a preamble when there is no thread to resume', async () => {
     const { model, options } = await setup('resume.json')
     const sandbox = sandboxFor('cx-preamble', 't-preamble')
