@@ -25,6 +25,7 @@ import {
   toSandboxPath,
   type SandboxHandle,
   type SecretRef,
+  buildHarnessPrompt,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { openClaudeToolBridge } from './bridge.js'
@@ -32,7 +33,6 @@ import { buildClaudeCommand, type ClaudePermissionMode } from './command.js'
 import { ClaudeCodeUnsupportedError } from './errors.js'
 import { claudePolicyFlags } from './policy.js'
 import { claudeCodeProjection } from './projection.js'
-import { buildClaudePrompt } from './prompt.js'
 import { createClaudeCodeTranslator, type ClaudeCodeExit } from './translate.js'
 
 /** Options of {@link claudeCodeText}. */
@@ -166,7 +166,7 @@ async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options:
   const { runId, threadId } = run
   const translator = createClaudeCodeTranslator({ runId, threadId, model, genId: createRunScopedIdGen(runId) })
   const sessionId = typeof options.modelOptions?.sessionId === 'string' ? options.modelOptions.sessionId : undefined
-  const prompt = buildClaudePrompt(options.messages as ModelMessage[], sessionId !== undefined)
+  const prompt = buildHarnessPrompt(options.messages as ModelMessage[], sessionId !== undefined)
   yield* translator.start() as AdapterYieldChunk[]
   if (prompt.trim() === '') {
     yield runError(runId, threadId, 'claude-code: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')

@@ -9,7 +9,6 @@ export { createClaudeCodeTranslator, translateClaudeCodeLines, CLAUDE_CODE_SESSI
 export type { ClaudeCodeTranslator, ClaudeCodeTranslatorOptions, ClaudeCodeExit } from './translate.js'
 export { buildClaudeArgs, buildClaudeCommand } from './command.js'
 export type { ClaudeCommandInput, ClaudePermissionMode } from './command.js'
-export { buildClaudePrompt, MAX_PREAMBLE_CHARS } from './prompt.js'
 export { claudePolicyFlags } from './policy.js'
 export type { ClaudePolicyFlags } from './policy.js'
 export type { ClaudeLine } from './cli-events.js'

@@ -26,6 +26,7 @@ import {
   toSandboxPath,
   type SandboxHandle,
   type SecretRef,
+  buildHarnessPrompt,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { openCodexToolBridge } from './bridge.js'
@@ -33,7 +34,6 @@ import { buildCodexCommand, codexConfigFlag, type CodexSandboxMode, type TomlVal
 import { CodexUnsupportedError } from './errors.js'
 import { codexPolicySettings, type CodexPolicySettings } from './policy.js'
 import { codexProjection } from './projection.js'
-import { buildCodexPrompt } from './prompt.js'
 import { createCodexTranslator, type CodexExit } from './translate.js'
 
 /** Options of {@link codexText}. */
@@ -166,7 +166,7 @@ async function* runCodex(model: string, config: CodexOptions, options: TextOptio
   const { runId, threadId } = run
   const translator = createCodexTranslator({ runId, threadId, model, genId: createRunScopedIdGen(runId) })
   const sessionId = typeof options.modelOptions?.sessionId === 'string' ? options.modelOptions.sessionId : undefined
-  const prompt = buildCodexPrompt(options.messages as ModelMessage[], sessionId !== undefined)
+  const prompt = buildHarnessPrompt(options.messages as ModelMessage[], sessionId !== undefined)
   yield* translator.start() as AdapterYieldChunk[]
   if (sessionId !== undefined && !SESSION_ID.test(sessionId)) {
     yield runError(runId, threadId, `codex: modelOptions.sessionId ${JSON.stringify(sessionId.slice(0, 80))} is not a Codex thread id. Pass the value of an earlier run's codex.session-id event.`, 'invalid_session_id')

@@ -9,7 +9,6 @@ export { createCodexTranslator, translateCodexLines, CODEX_SESSION_EVENT, CODEX_
 export type { CodexTranslator, CodexTranslatorOptions, CodexExit } from './translate.js'
 export { buildCodexArgs, buildCodexCommand, codexConfigFlag, tomlString, tomlValue } from './command.js'
 export type { CodexCommandInput, CodexSandboxMode, TomlValue } from './command.js'
-export { buildCodexPrompt, MAX_PREAMBLE_CHARS } from './prompt.js'
 export { codexPolicySettings, globToPrefix } from './policy.js'
 export type { CodexPolicySettings } from './policy.js'
 export { codexProjection, codexMcpToml, CODEX_CONFIG, CODEX_SKILLS_DIR, CODEX_CONFIG_BLOCK } from './projection.js'

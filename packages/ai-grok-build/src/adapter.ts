@@ -22,6 +22,7 @@ import {
   SandboxCapability,
   toSandboxPath,
   type SecretRef,
+  buildHarnessPrompt,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { grokBridgeServer, openGrokToolBridge } from './bridge.js'
@@ -30,7 +31,6 @@ import { buildGrokCommand } from './command.js'
 import { GrokBuildUnsupportedError } from './errors.js'
 import { decideGrokPermission, grokPolicySettings } from './policy.js'
 import { grokBuildProjection, grokMcpServers } from './projection.js'
-import { buildGrokPrompt } from './prompt.js'
 import { createChunkQueue, settleProcess } from './run-process.js'
 import { driveAcpTurn, GrokBuildSessionError } from './session.js'
 import { createGrokBuildTranslator } from './translate.js'
@@ -161,9 +161,9 @@ async function* runGrokBuild(model: string, config: GrokBuildOptions, options: T
   const { runId, threadId } = run
   const translator = createGrokBuildTranslator({ runId, threadId, model, genId: createRunScopedIdGen(runId) })
   const sessionId = typeof options.modelOptions?.sessionId === 'string' && options.modelOptions.sessionId !== '' ? options.modelOptions.sessionId : undefined
-  const prompt = withSystemPrompts(buildGrokPrompt(options.messages as ModelMessage[], sessionId !== undefined), options.systemPrompts)
+  const prompt = withSystemPrompts(buildHarnessPrompt(options.messages as ModelMessage[], sessionId !== undefined), options.systemPrompts)
   yield* translator.start() as AdapterYieldChunk[]
-  if (buildGrokPrompt(options.messages as ModelMessage[], true).trim() === '') {
+  if (buildHarnessPrompt(options.messages as ModelMessage[], true).trim() === '') {
     yield runError(runId, threadId, 'grok-build: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
     return
   }

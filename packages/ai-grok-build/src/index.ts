@@ -18,7 +18,6 @@ export {
 export type { GrokBuildTranslator, GrokBuildTranslatorOptions, GrokBuildExit } from './translate.js'
 export { buildGrokArgs, buildGrokCommand, GROK_APPROVE_FLAG, GROK_HOME_BINARY } from './command.js'
 export type { GrokCommandInput } from './command.js'
-export { buildGrokPrompt, MAX_PREAMBLE_CHARS } from './prompt.js'
 export { grokPolicySettings, grokPermissionVerdict, decideGrokPermission, GROK_READ_ONLY_KINDS, GROK_FILE_WRITE_KINDS, GROK_NETWORK_KINDS } from './policy.js'
 export type { GrokPolicySettings, GrokPermissionAnswer } from './policy.js'
 export { grokBuildProjection, grokMcpServers, GROK_SKILLS_DIR } from './projection.js'

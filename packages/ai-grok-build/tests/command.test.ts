@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { buildGrokArgs, buildGrokCommand, buildGrokPrompt, MAX_PREAMBLE_CHARS } from '../src/index.js'
+import { buildGrokArgs, buildGrokCommand } from '../src/index.js'
 
 describe('buildGrokArgs / buildGrokCommand', () => {
   it('puts the model, the approve flag and extra args before the stdio transport word', () => {
@@ -31,27 +31,5 @@ describe('buildGrokArgs / buildGrokCommand', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
-  })
-})
-
-describe('buildGrokPrompt', () => {
-  const history = [
-    { role: 'user' as const, content: 'first' },
-    { role: 'assistant' as const, content: 'answer' },
-    { role: 'user' as const, content: [{ type: 'text' as const, content: 'second' }] },
-  ]
-
-  it('sends only the latest message when resuming, a preamble otherwise', () => {
-    expect(buildGrokPrompt(history, true)).toBe('second')
-    expect(buildGrokPrompt(history, false)).toBe('Earlier in this conversation:\n\nUser: first\n\nAssistant: answer\n\nCurrent request:\n\nsecond')
-    expect(buildGrokPrompt([], false)).toBe('')
-    expect(buildGrokPrompt([...history, { role: 'user', content: '  ' }], false).trim()).toBe('')
-  })
-
-  it('keeps the newest part of a long history', () => {
-    const long = [{ role: 'user' as const, content: 'x'.repeat(MAX_PREAMBLE_CHARS * 2) }, { role: 'user' as const, content: 'now' }]
-    const prompt = buildGrokPrompt(long, false)
-    expect(prompt).toContain('[earlier turns omitted]')
-    expect(prompt.length).toBeLessThan(MAX_PREAMBLE_CHARS + 200)
   })
 })

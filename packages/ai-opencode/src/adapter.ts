@@ -23,6 +23,7 @@ import {
   spawnNdjson,
   toSandboxPath,
   type SecretRef,
+  buildHarnessPrompt,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { openOpencodeToolBridge } from './bridge.js'
@@ -30,7 +31,6 @@ import { buildOpencodeCommand } from './command.js'
 import { OpencodeUnsupportedError } from './errors.js'
 import { mergePermission, opencodePermission, type OpencodePermission } from './policy.js'
 import { hasProjectedConfig, OPENCODE_PROJECTED_CONFIG, opencodeProjection } from './projection.js'
-import { buildOpencodePrompt } from './prompt.js'
 import { cliEnv, redactRunError, secretRedactor } from './cli-env.js'
 import { removeRunFiles, runFilePath, writeRunFile } from './run-files.js'
 import { createOpencodeTranslator, type OpencodeExit } from './translate.js'
@@ -169,7 +169,7 @@ async function* runOpencode(model: string, config: OpencodeOptions, options: Tex
   const { runId, threadId } = run
   const sessionId = typeof options.modelOptions?.sessionId === 'string' ? options.modelOptions.sessionId : undefined
   const translator = createOpencodeTranslator({ runId, threadId, model, genId: createRunScopedIdGen(runId), ...(sessionId ? { resumeSessionId: sessionId } : {}) })
-  const prompt = buildOpencodePrompt(options.messages as ModelMessage[], sessionId !== undefined)
+  const prompt = buildHarnessPrompt(options.messages as ModelMessage[], sessionId !== undefined)
   yield* translator.start() as AdapterYieldChunk[]
   if (sessionId !== undefined && !SESSION_ID.test(sessionId)) {
     yield runError(runId, threadId, `opencode: modelOptions.sessionId ${JSON.stringify(sessionId.slice(0, 80))} is not an OpenCode session id. Pass the value of an earlier run's opencode.session-id event.`, 'invalid_session_id')

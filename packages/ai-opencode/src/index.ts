@@ -9,7 +9,6 @@ export { createOpencodeTranslator, translateOpencodeLines, OPENCODE_SESSION_EVEN
 export type { OpencodeTranslator, OpencodeTranslatorOptions, OpencodeExit } from './translate.js'
 export { buildOpencodeArgs, buildOpencodeCommand } from './command.js'
 export type { OpencodeCommandInput } from './command.js'
-export { buildOpencodePrompt, MAX_PREAMBLE_CHARS } from './prompt.js'
 export { opencodePermission, mergePermission, OPENCODE_NETWORK_PERMISSIONS } from './policy.js'
 export type { OpencodePermission, OpencodePermissionAction } from './policy.js'
 export { opencodeProjection, hasProjectedConfig, OPENCODE_PROJECTION_DIR, OPENCODE_PROJECTED_CONFIG, OPENCODE_SKILLS_DIR } from './projection.js'

@@ -1,7 +1,8 @@
 /**
- * Prompt building: the latest user message is the prompt. When the CLI resumes
- * a session it already holds the history, so nothing else is sent; without a
- * session, earlier turns go in a short transcript preamble.
+ * Prompt building shared by every harness adapter: the latest user message is
+ * the prompt. When the CLI resumes a session it already holds the history, so
+ * nothing else is sent; without a session, earlier turns go in a short
+ * transcript preamble. Pure: no IO.
  */
 import type { ModelMessage } from '@tanstack/ai'
 
@@ -22,9 +23,13 @@ export function messageText(message: ModelMessage): string {
  * Build the prompt for one run.
  * @param messages - The conversation as `chat()` passes it.
  * @param resuming - True when the CLI resumes a session (no history re-sent).
+ * @example
+ * ```ts
+ * buildHarnessPrompt([{ role: 'user', content: 'hi' }], false) // 'hi'
+ * ```
  * @returns The prompt text; `''` (or only whitespace) when the latest user message has no text.
  */
-export function buildClaudePrompt(messages: readonly ModelMessage[], resuming: boolean): string {
+export function buildHarnessPrompt(messages: readonly ModelMessage[], resuming: boolean): string {
   const lastUser = messages.map((m, i) => [m, i] as const).filter(([m]) => m.role === 'user').at(-1)
   if (!lastUser) return ''
   const [latest, index] = lastUser
