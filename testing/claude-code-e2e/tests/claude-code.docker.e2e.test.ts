@@ -19,7 +19,7 @@ import { CLAUDE_CODE_INIT_EVENT, CLAUDE_CODE_SESSION_EVENT, claudeCodeText, type
 import { defineSandbox, type SandboxDefinition, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { claudeBinary, conversationOf, startFakeModel, userTexts, type FakeModel } from '../src/aimock.js'
-import { bridgeHostAddress, containerExists, describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { bridgeHostAddress, containerExists, describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { ofType, processesMatching, processesWithHome, runClaude, waitFor } from './helpers/run-claude.js'
 
 const IMAGE = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'

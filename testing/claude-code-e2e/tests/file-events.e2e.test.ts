@@ -20,7 +20,7 @@ import { defineSandbox, defineWorkspace, FILE_CHANGED_EVENT, isSandboxToolCall, 
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { claudeBinary, makeClaudeHome, startFakeModel, type ClaudeHome, type FakeModel } from '../src/aimock.js'
-import { bridgeHostAddress, describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { bridgeHostAddress, describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { ofType, processesWithHome } from './helpers/run-claude.js'
 
 const tools = fileURLToPath(new URL('../fixtures/tools.json', import.meta.url))

@@ -21,7 +21,7 @@ import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker
 import { claudeBinary, startFakeModel, type FakeModel } from '../src/aimock.js'
 import { hits, needlesFor, type Needle } from '../src/leak-search.js'
 import { issueAnswer, startMcpServer, type McpTestServer } from '../src/mcp-server.js'
-import { bridgeHostAddress, describeWithDocker, dockerLeftovers, dockerMissing, engine } from './helpers/docker-engine.js'
+import { bridgeHostAddress, describeWithDocker, dockerLeftovers, dockerMissing, engine } from '@testing/support/docker-engine'
 import { ofType, processesWithHome, runClaude, type AnyChunk } from './helpers/run-claude.js'
 
 const IMAGE = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'

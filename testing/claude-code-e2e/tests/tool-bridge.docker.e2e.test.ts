@@ -15,7 +15,7 @@ import { defineSandbox, TOOL_BRIDGE_RESULT_EVENT, type SandboxDefinition, type S
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { claudeBinary, startFakeModel, type FakeModel } from '../src/aimock.js'
 import { BRIDGE_FIXTURES, postToolCall, provisionerSpy, runWithTools, toolResultsOf } from './helpers/bridge.js'
-import { bridgeHostAddress, describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { bridgeHostAddress, describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { ofType, processesWithHome } from './helpers/run-claude.js'
 
 const IMAGE = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'

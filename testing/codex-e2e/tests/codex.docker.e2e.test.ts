@@ -17,7 +17,7 @@ import { CODEX_SESSION_EVENT, codexText, type CodexOptions } from '@tanstack/ai-
 import { defineSandbox, TOOL_BRIDGE_RESULT_EVENT, type SandboxDefinition, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { codexBinary, FAKE_KEY_ENV, FAKE_MODEL, fakeProviderConfig, startFakeModel, userTexts, allTexts, type FakeModel } from '../src/aimock.js'
-import { bridgeHostAddress, containerExists, describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { bridgeHostAddress, containerExists, describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { ofType, processesMatching, processesWithHome, runCodex, waitFor } from './helpers/run-codex.js'
 
 const IMAGE = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'

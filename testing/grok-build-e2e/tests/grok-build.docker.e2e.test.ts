@@ -16,7 +16,7 @@ import { GROK_BUILD_INIT_EVENT, GROK_BUILD_SESSION_EVENT, grokBuildText, type Gr
 import { defineSandbox, defineWorkspace, TOOL_BRIDGE_RESULT_EVENT, type SandboxDefinition, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { ensureFakeAgent } from '../src/build-fake.js'
-import { containerExists, describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { containerExists, describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { custom, ofType, processesMatching, processesWithEnv, runGrok, waitFor } from './helpers/run-grok.js'
 
 const IMAGE = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'

@@ -19,7 +19,7 @@ import { OPENCODE_SESSION_EVENT, opencodeText, type OpencodeOptions } from '@tan
 import { defineSandbox, defineWorkspace, type SandboxDefinition, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { conversationOf, FAKE_MODEL, homeEnv, offlineHomeSetup, opencodeBinary, opencodeVersion, providerConfig, startFakeModel, type FakeModel } from '../src/aimock.js'
-import { bridgeHostAddress, describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { bridgeHostAddress, describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { ofType, processesWithHome, runOpencode } from './helpers/run-opencode.js'
 
 const IMAGE = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'

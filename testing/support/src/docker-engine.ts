@@ -1,7 +1,6 @@
 /**
- * The Docker engine gate of the OpenCode Docker suite (copied from the Claude
- * Code suite): talk to the Engine API over its unix socket (no client
- * library), say why the suite cannot run
+ * The Docker engine gate shared by the end-to-end suites: talk to the Engine
+ * API over its unix socket (no client library), say why the suite cannot run
  * (engine, image or bridge missing), find the host address a bridged
  * container reaches as `host.docker.internal`, and list what carries the
  * suite's run label. Under REQUIRE_DOCKER=1 a missing engine is a failure.
