@@ -5,7 +5,7 @@
  * real harness adapters (Claude Code, Codex, ...) follow.
  */
 import { EventType, type AdapterYieldChunk, type StreamChunk, type TextAdapter, type TextOptions } from '@tanstack/ai'
-import { getSandbox, SandboxCapability } from '@tanstack/ai-sandbox'
+import { createHarnessSecretRedactor, getSandbox, SandboxCapability } from '@tanstack/ai-sandbox'
 
 type ShellAdapter = TextAdapter<'sh', Record<string, never>, readonly ['text'], any>
 
@@ -19,7 +19,8 @@ function latestUserText(options: TextOptions<Record<string, never>>): string {
 
 /**
  * Create the shell adapter. Each run executes one command in the sandbox's
- * workspace; a non-zero exit becomes `RUN_ERROR` with the tail of stderr.
+ * workspace; a non-zero exit becomes `RUN_ERROR` with the tail of stderr,
+ * with the workspace's secret values replaced by `[secret NAME]`.
  */
 export function shellText(): ShellAdapter {
   return {
@@ -48,7 +49,9 @@ export function shellText(): ShellAdapter {
       await drainErr
       const exit = await child.wait()
       if (exit.exitCode !== 0) {
-        const message = `command exited with code ${exit.exitCode}: ${stderr.join('').slice(-2000)}`
+        // stderr can echo a secret the command was given; errors travel to the client, so redact them.
+        const redact = createHarnessSecretRedactor({ capabilities: options.capabilities })
+        const message = redact(`command exited with code ${exit.exitCode}: ${stderr.join('').slice(-2000)}`)
         yield { type: EventType.RUN_ERROR, runId, threadId, message, error: { message }, timestamp: Date.now() } as AdapterYieldChunk
         return
       }

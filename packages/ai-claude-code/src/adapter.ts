@@ -6,24 +6,26 @@
  * management itself: abort and early stop kill the CLI's process group
  * through the spawn handle.
  */
-import { randomUUID } from 'node:crypto'
-import type { AdapterYieldChunk, ModelMessage, StreamChunk, TextAdapter, TextOptions } from '@tanstack/ai'
+import type { AdapterYieldChunk, ModelMessage, TextAdapter, TextOptions } from '@tanstack/ai'
 import {
   createRunScopedIdGen,
   defineSandboxPolicy,
   getProjection,
   getSandbox,
   getSandboxPolicy,
+  guardHarnessRun,
+  harnessRunError,
+  harnessSystemPrompt,
   mergeChunkStreams,
   parseOptions,
   isSecretRef,
   resolveSecret,
   SandboxCapability,
-  SandboxOperationError,
-  shellQuote,
+  sandboxRunFilePath,
   spawnNdjson,
   toSandboxPath,
-  type SandboxHandle,
+  writeSandboxRunFile,
+  type HarnessRunContext,
   type SecretRef,
   buildHarnessPrompt,
 } from '@tanstack/ai-sandbox'
@@ -71,6 +73,9 @@ export type ClaudeCodeTextAdapter = TextAdapter<string, ClaudeCodeModelOptions, 
 
 /** Host environment variables forwarded to the CLI when the workspace does not set them. */
 const FORWARDED_HOST_ENV = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'CLAUDE_CODE_OAUTH_TOKEN'] as const
+
+/** Where the prompt file goes on providers without writable stdin; the command removes it when the CLI starts. */
+const RUN_FILES_DIR = '/tmp/tanstack-claude-code'
 
 /** Environment that keeps the CLI from updating itself or phoning home from inside a sandbox. */
 const QUIET_ENV = {
@@ -127,40 +132,16 @@ export function claudeCodeText(model: string, options: ClaudeCodeOptions = {}): 
     model,
     requires: [SandboxCapability],
     '~types': undefined as unknown as ClaudeCodeTextAdapter['~types'],
-    chatStream: (textOptions) => guarded(model, config, textOptions),
+    chatStream: (textOptions) =>
+      guardHarnessRun({ harness: 'claude-code', runIdPrefix: 'claude', options: textOptions, secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env }, run: (run) => runClaudeCode(model, config, textOptions, run) }),
     async structuredOutput() {
       throw new ClaudeCodeUnsupportedError()
     },
   }
 }
 
-/**
- * The run, with its failures turned into chunks: an unexpected error becomes
- * `RUN_ERROR` `adapter_error` (or nothing, when the run was aborted and the
- * error is the abort's teardown), and every `RUN_ERROR` message has secret
- * values redacted. The stream itself does not throw.
- */
-async function* guarded(model: string, config: ClaudeCodeOptions, options: TextOptions<ClaudeCodeModelOptions>): AsyncIterable<AdapterYieldChunk> {
-  const capabilities = options.capabilities!
-  const runId = options.runId ?? contextRunId(capabilities) ?? `claude-${randomUUID()}`
-  const threadId = options.threadId ?? runId
-  const redact = secretRedactor(config, capabilities)
-  const signal = (options.request as RequestInit | undefined)?.signal ?? undefined
-  let ended = false
-  try {
-    for await (const out of runClaudeCode(model, config, options, { runId, threadId, redact })) {
-      if (out.type === 'RUN_ERROR' || out.type === 'RUN_FINISHED') ended = true
-      yield out.type === 'RUN_ERROR' ? redactRunError(out, redact) : out
-    }
-  } catch (error) {
-    if (signal?.aborted || ended) return
-    const message = redact(`claude-code: the run failed inside the adapter: ${error instanceof Error ? error.message : String(error)}`)
-    options.logger.errors('claude-code adapter failed', { error: redact(String(error)) })
-    yield runError(runId, threadId, message, 'adapter_error')
-  }
-}
-
-async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options: TextOptions<ClaudeCodeModelOptions>, run: { runId: string; threadId: string; redact: (text: string) => string }): AsyncIterable<AdapterYieldChunk> {
+/** The run itself: prompt, command, the CLI through `spawnNdjson`, its lines translated. Inside `guardHarnessRun`, which reports what it throws as `adapter_error`. */
+async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options: TextOptions<ClaudeCodeModelOptions>, run: HarnessRunContext): AsyncIterable<AdapterYieldChunk> {
   const capabilities = options.capabilities!
   const handle = getSandbox(capabilities)
   const { runId, threadId } = run
@@ -169,18 +150,18 @@ async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options:
   const prompt = buildHarnessPrompt(options.messages as ModelMessage[], sessionId !== undefined)
   yield* translator.start() as AdapterYieldChunk[]
   if (prompt.trim() === '') {
-    yield runError(runId, threadId, 'claude-code: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
+    yield harnessRunError(runId, threadId, 'claude-code: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
     return
   }
 
-  const policyFlags = claudePolicyFlags(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy())
+  const policyFlags = claudePolicyFlags(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy(), { scripts: getProjection(capabilities, { optional: true })?.workspace.scripts, warn: (message) => options.logger.warn(message) })
   const permissionMode = config.permissionMode ?? policyFlags.permissionMode
   const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
   const timeout = config.timeoutMs ? AbortSignal.timeout(config.timeoutMs) : undefined
   // Stops the CLI when the consumer leaves while a read is pending (the merged stream cannot return it).
   const stop = new AbortController()
   const signal = AbortSignal.any([stop.signal, ...(requestSignal ? [requestSignal] : []), ...(timeout ? [timeout] : [])])
-  const appendSystemPrompt = systemPromptText(options.systemPrompts)
+  const appendSystemPrompt = harnessSystemPrompt(options.systemPrompts)
   // Skills, MCP servers and plugins in Claude Code's own format (written once per workspace hash).
   const projected = (await getProjection(capabilities, { optional: true })?.project(claudeCodeProjection)) ?? { args: [] }
   // chat() tools: served from the host for this run only, as the MCP server `tanstack`.
@@ -200,7 +181,7 @@ async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options:
     }
     const env = { ...cliEnv(config, capabilities, permissionMode), ...tools?.flags.env }
     const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
-    const promptFile = handle.capabilities.writableStdin ? undefined : await writePromptFile(handle, runId, prompt)
+    const promptFile = handle.capabilities.writableStdin ? undefined : await writeSandboxRunFile(handle, { file: sandboxRunFilePath(RUN_FILES_DIR, runId, 'prompt'), content: prompt, harness: 'claude-code', what: 'the prompt file' })
     const command = buildClaudeCommand({ ...commandInput, ...(promptFile ? { promptFile } : {}) })
     options.logger.request(`claude-code: ${command}`, { provider: 'claude-code', model, cwd })
 
@@ -223,7 +204,7 @@ async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options:
     // Live bridged-tool events (CUSTOM chunks) are spliced in as they happen.
     yield* tools ? mergeChunkStreams(translated(), tools.bridge.chunks as AsyncIterable<AdapterYieldChunk>) : translated()
     if (timeout?.aborted && !requestSignal?.aborted) {
-      yield runError(runId, threadId, `claude-code: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
+      yield harnessRunError(runId, threadId, `claude-code: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
       return
     }
     if (requestSignal?.aborted) return
@@ -232,16 +213,6 @@ async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options:
     stop.abort()
     await tools?.bridge.close()
   }
-}
-
-/**
- * The run id the chat engine gave the middleware context (chat() passes
- * `options.runId` only when the caller set one), so the adapter's chunks carry
- * the same id as the run that withSandbox and devtools saw.
- */
-function contextRunId(capabilities: object): string | undefined {
-  const runId = (capabilities as { runId?: unknown }).runId
-  return typeof runId === 'string' && runId !== '' ? runId : undefined
 }
 
 /** The CLI's environment: quiet defaults, workspace secrets, forwarded host credentials, then `options.env`. */
@@ -256,49 +227,4 @@ function cliEnv(config: ClaudeCodeOptions, capabilities: NonNullable<TextOptions
   if (permissionMode === 'bypassPermissions') env.IS_SANDBOX = '1'
   for (const [name, value] of Object.entries(config.env ?? {})) env[name] = typeof value === 'string' ? value : resolveSecret(value)
   return env
-}
-
-/** Redacts the values of workspace secrets, forwarded host credentials and secret-valued `options.env` entries. */
-function secretRedactor(config: ClaudeCodeOptions, capabilities: NonNullable<TextOptions<ClaudeCodeModelOptions>['capabilities']>): (text: string) => string {
-  const projection = getProjection(capabilities, { optional: true })
-  const named: [string, string][] = Object.entries(projection?.resolveSecretEnv() ?? {})
-  for (const name of FORWARDED_HOST_ENV) if (process.env[name]) named.push([name, process.env[name]!])
-  for (const [name, value] of Object.entries(config.env ?? {})) if (isSecretRef(value)) named.push([name, resolveSecret(value)])
-  const values = named.filter(([, value]) => value.length >= 4).sort((a, b) => b[1].length - a[1].length)
-  return (text) => values.reduce((out, [name, value]) => out.split(value).join(`[secret ${name}]`), text)
-}
-
-function redactRunError(chunk: AdapterYieldChunk, redact: (text: string) => string): AdapterYieldChunk {
-  const c = chunk as unknown as { message?: string; error?: { message: string; code?: string } }
-  return { ...chunk, ...(c.message ? { message: redact(c.message) } : {}), ...(c.error ? { error: { ...c.error, message: redact(c.error.message) } } : {}) } as AdapterYieldChunk
-}
-
-function systemPromptText(prompts: TextOptions['systemPrompts']): string {
-  return (prompts ?? [])
-    .map((p) => (typeof p === 'string' ? p : (p as { content?: string }).content ?? ''))
-    .filter((text) => text.trim() !== '')
-    .join('\n\n')
-}
-
-/** Write the prompt to a file only the sandbox user can read, without any shell interpreting it (base64 through exec). The command removes it when the CLI starts. */
-async function writePromptFile(handle: SandboxHandle, runId: string, prompt: string): Promise<string> {
-  const dir = '/tmp/tanstack-claude-code'
-  const file = `${dir}/${runId.replace(/[^A-Za-z0-9._-]/g, '_')}.prompt`
-  const encoded = Buffer.from(prompt, 'utf8').toString('base64')
-  // One exec argument is capped (128 KiB on Linux), so long prompts go in pieces.
-  // Every piece is a whole number of base64 quanta, so each decodes on its own.
-  for (let offset = 0, first = true; first || offset < encoded.length; offset += PROMPT_PIECE_CHARS, first = false) {
-    const piece = encoded.slice(offset, offset + PROMPT_PIECE_CHARS)
-    const prefix = first ? `umask 077 && mkdir -p ${shellQuote(dir)} && ` : ''
-    const result = await handle.process.exec(`${prefix}printf '%s' ${shellQuote(piece)} | base64 -d ${first ? '>' : '>>'} ${shellQuote(file)}`)
-    if (result.exitCode !== 0) throw new SandboxOperationError('exec-failed', handle.provider, `claude-code: could not write the prompt file ${file} in the sandbox (exit ${result.exitCode}): ${result.stderr.trim()}. The sandbox needs mkdir, printf and base64.`)
-  }
-  return file
-}
-
-/** Base64 characters per exec when writing a prompt file (a multiple of 4). */
-const PROMPT_PIECE_CHARS = 64 * 1024
-
-function runError(runId: string, threadId: string, message: string, code: string): AdapterYieldChunk {
-  return { type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } } as unknown as StreamChunk as AdapterYieldChunk
 }

@@ -10,7 +10,7 @@ export type { ClaudeCodeTranslator, ClaudeCodeTranslatorOptions, ClaudeCodeExit 
 export { buildClaudeArgs, buildClaudeCommand } from './command.js'
 export type { ClaudeCommandInput, ClaudePermissionMode } from './command.js'
 export { claudePolicyFlags } from './policy.js'
-export type { ClaudePolicyFlags } from './policy.js'
+export type { ClaudePolicyFlags, ClaudePolicyOptions } from './policy.js'
 export type { ClaudeLine } from './cli-events.js'
 export { ClaudeCodeUnsupportedError } from './errors.js'
 export { claudeCodeProjection, CLAUDE_MCP_CONFIG, CLAUDE_SKILLS_DIR } from './projection.js'

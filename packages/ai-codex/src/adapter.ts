@@ -6,8 +6,7 @@
  * abort and early stop kill the CLI's process group through the spawn handle.
  * Invariant: the stream never throws; every failure ends it with `RUN_ERROR`.
  */
-import { randomUUID } from 'node:crypto'
-import type { AdapterYieldChunk, ModelMessage, StreamChunk, TextAdapter, TextOptions } from '@tanstack/ai'
+import type { AdapterYieldChunk, ModelMessage, TextAdapter, TextOptions } from '@tanstack/ai'
 import {
   createRunScopedIdGen,
   defineSandboxPolicy,
@@ -15,15 +14,19 @@ import {
   getProjection,
   getSandbox,
   getSandboxPolicy,
+  guardHarnessRun,
+  harnessRunError,
+  harnessSystemPrompt,
   isSecretRef,
   mergeChunkStreams,
   parseOptions,
   resolveSecret,
   SandboxCapability,
-  SandboxOperationError,
-  shellQuote,
+  sandboxRunFilePath,
   spawnNdjson,
   toSandboxPath,
+  writeSandboxRunFile,
+  type HarnessRunContext,
   type SandboxHandle,
   type SecretRef,
   buildHarnessPrompt,
@@ -64,8 +67,11 @@ export interface CodexModelOptions {
 /** The adapter type. */
 export type CodexTextAdapter = TextAdapter<string, CodexModelOptions, readonly ['text'], any>
 
-/** Host credentials forwarded to the CLI when the workspace does not set them. (Codex ignores `OPENAI_BASE_URL`: use `config: { openai_base_url }`.) */
+/** Host credentials forwarded to the CLI when the workspace does not set them. (Codex ignores `OPENAI_BASE_URL`: for another server declare a provider in `config`, `model_providers.<id>` with `wire_api = "responses"`; see docs/adapters/codex.md.) */
 const FORWARDED_HOST_ENV = ['OPENAI_API_KEY', 'CODEX_API_KEY'] as const
+
+/** Where the prompt file goes on providers without writable stdin; the command removes it when the CLI starts. */
+const RUN_FILES_DIR = '/tmp/tanstack-codex'
 
 /** Settings that keep the CLI from loading plugins or sending analytics from inside a sandbox. */
 const QUIET_CONFIG = [codexConfigFlag('analytics.enabled', false), codexConfigFlag('features.plugins', false)]
@@ -121,46 +127,16 @@ export function codexText(model: string, options: CodexOptions = {}): CodexTextA
     model,
     requires: [SandboxCapability],
     '~types': undefined as unknown as CodexTextAdapter['~types'],
-    chatStream: (textOptions) => guarded(model, config, textOptions),
+    chatStream: (textOptions) =>
+      guardHarnessRun({ harness: 'codex', options: textOptions, secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env }, run: (run) => runCodex(model, config, textOptions, run) }),
     async structuredOutput() {
       throw new CodexUnsupportedError()
     },
   }
 }
 
-interface RunContext {
-  runId: string
-  threadId: string
-  redact: (text: string) => string
-}
-
-/**
- * The run, with its failures turned into chunks: an unexpected error becomes
- * `RUN_ERROR` `adapter_error` (or nothing, when the run was aborted and the
- * error is the abort's teardown), and every `RUN_ERROR` message has secret
- * values redacted. The stream itself does not throw.
- */
-async function* guarded(model: string, config: CodexOptions, options: TextOptions<CodexModelOptions>): AsyncIterable<AdapterYieldChunk> {
-  const capabilities = options.capabilities!
-  const runId = options.runId ?? contextRunId(capabilities) ?? `codex-${randomUUID()}`
-  const threadId = options.threadId ?? runId
-  const redact = secretRedactor(config, capabilities)
-  const signal = (options.request as RequestInit | undefined)?.signal ?? undefined
-  let ended = false
-  try {
-    for await (const out of runCodex(model, config, options, { runId, threadId, redact })) {
-      if (out.type === 'RUN_ERROR' || out.type === 'RUN_FINISHED') ended = true
-      yield out.type === 'RUN_ERROR' ? redactRunError(out, redact) : out
-    }
-  } catch (error) {
-    if (signal?.aborted || ended) return
-    const message = redact(`codex: the run failed inside the adapter: ${error instanceof Error ? error.message : String(error)}`)
-    options.logger.errors('codex adapter failed', { error: redact(String(error)) })
-    yield runError(runId, threadId, message, 'adapter_error')
-  }
-}
-
-async function* runCodex(model: string, config: CodexOptions, options: TextOptions<CodexModelOptions>, run: RunContext): AsyncIterable<AdapterYieldChunk> {
+/** The run itself: prompt, policy rules, command, the CLI through `spawnNdjson`, its lines translated. Inside `guardHarnessRun`, which reports what it throws as `adapter_error`. */
+async function* runCodex(model: string, config: CodexOptions, options: TextOptions<CodexModelOptions>, run: HarnessRunContext): AsyncIterable<AdapterYieldChunk> {
   const capabilities = options.capabilities!
   const handle = getSandbox(capabilities)
   const { runId, threadId } = run
@@ -169,15 +145,15 @@ async function* runCodex(model: string, config: CodexOptions, options: TextOptio
   const prompt = buildHarnessPrompt(options.messages as ModelMessage[], sessionId !== undefined)
   yield* translator.start() as AdapterYieldChunk[]
   if (sessionId !== undefined && !SESSION_ID.test(sessionId)) {
-    yield runError(runId, threadId, `codex: modelOptions.sessionId ${JSON.stringify(sessionId.slice(0, 80))} is not a Codex thread id. Pass the value of an earlier run's codex.session-id event.`, 'invalid_session_id')
+    yield harnessRunError(runId, threadId, `codex: modelOptions.sessionId ${JSON.stringify(sessionId.slice(0, 80))} is not a Codex thread id. Pass the value of an earlier run's codex.session-id event.`, 'invalid_session_id')
     return
   }
   if (prompt.trim() === '') {
-    yield runError(runId, threadId, 'codex: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
+    yield harnessRunError(runId, threadId, 'codex: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
     return
   }
 
-  const policy = codexPolicySettings(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy())
+  const policy = codexPolicySettings(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy(), { scripts: getProjection(capabilities, { optional: true })?.workspace.scripts })
   for (const warning of policy.warnings) options.logger.warn(`codex: ${warning}`)
   const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
   const timeout = config.timeoutMs ? AbortSignal.timeout(config.timeoutMs) : undefined
@@ -190,7 +166,7 @@ async function* runCodex(model: string, config: CodexOptions, options: TextOptio
   // chat() tools: served from the host for this run only, as the MCP server `tanstack`.
   const tools = await openCodexToolBridge(options, handle, runId)
   try {
-    const instructions = systemPromptText(options.systemPrompts)
+    const instructions = harnessSystemPrompt(options.systemPrompts)
     const projectedArgs = projected.args.filter((arg) => arg !== '--trust')
     const commandInput = {
       model,
@@ -209,7 +185,7 @@ async function* runCodex(model: string, config: CodexOptions, options: TextOptio
     }
     const env = { ...cliEnv(config, capabilities), ...tools?.flags.env }
     const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
-    const promptFile = handle.capabilities.writableStdin ? undefined : await writePromptFile(handle, runId, prompt)
+    const promptFile = handle.capabilities.writableStdin ? undefined : await writeSandboxRunFile(handle, { file: sandboxRunFilePath(RUN_FILES_DIR, runId, 'prompt'), content: prompt, harness: 'codex', what: 'the prompt file' })
     const command = buildCodexCommand({ ...commandInput, ...(promptFile ? { promptFile } : {}) })
     options.logger.request(`codex: ${run.redact(command)}`, { provider: 'codex', model, cwd })
 
@@ -231,7 +207,7 @@ async function* runCodex(model: string, config: CodexOptions, options: TextOptio
         if (sessionId !== undefined && started.type === 'thread.started' && typeof started.thread_id === 'string' && started.thread_id !== sessionId) {
           // Codex answers an unknown thread id by silently starting a new thread: refuse instead of losing the context.
           resumedElsewhere = true
-          yield runError(runId, threadId, `codex: thread ${JSON.stringify(sessionId)} was not found (Codex started a new thread ${started.thread_id} instead, so the run was stopped). Resume only ids from an earlier codex.session-id event, in the same sandbox and CODEX_HOME.`, 'session_not_found')
+          yield harnessRunError(runId, threadId, `codex: thread ${JSON.stringify(sessionId)} was not found (Codex started a new thread ${started.thread_id} instead, so the run was stopped). Resume only ids from an earlier codex.session-id event, in the same sandbox and CODEX_HOME.`, 'session_not_found')
           return // leaving the loop kills the CLI
         }
         yield* translator.push(line) as AdapterYieldChunk[]
@@ -240,7 +216,7 @@ async function* runCodex(model: string, config: CodexOptions, options: TextOptio
     // Live bridged-tool events (CUSTOM chunks) are spliced in as they happen.
     yield* tools ? mergeChunkStreams(translated(), tools.bridge.chunks as AsyncIterable<AdapterYieldChunk>) : translated()
     if (timeout?.aborted && !requestSignal?.aborted) {
-      yield runError(runId, threadId, `codex: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
+      yield harnessRunError(runId, threadId, `codex: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
       return
     }
     if (requestSignal?.aborted || resumedElsewhere) return
@@ -273,16 +249,6 @@ async function syncPolicyRules(handle: SandboxHandle, rules: string): Promise<bo
   return true
 }
 
-/**
- * The run id the chat engine gave the middleware context (chat() passes
- * `options.runId` only when the caller set one), so the adapter's chunks carry
- * the same id as the run that withSandbox and devtools saw.
- */
-function contextRunId(capabilities: object): string | undefined {
-  const runId = (capabilities as { runId?: unknown }).runId
-  return typeof runId === 'string' && runId !== '' ? runId : undefined
-}
-
 /** The CLI's environment: workspace secrets and forwarded host credentials, then `options.env`. */
 function cliEnv(config: CodexOptions, capabilities: NonNullable<TextOptions<CodexModelOptions>['capabilities']>): Record<string, string> {
   const secrets = getProjection(capabilities, { optional: true })?.resolveSecretEnv() ?? {}
@@ -293,49 +259,4 @@ function cliEnv(config: CodexOptions, capabilities: NonNullable<TextOptions<Code
   }
   for (const [name, value] of Object.entries(config.env ?? {})) env[name] = typeof value === 'string' ? value : resolveSecret(value)
   return env
-}
-
-/** Redacts the values of workspace secrets, forwarded host credentials and secret-valued `options.env` entries. */
-function secretRedactor(config: CodexOptions, capabilities: NonNullable<TextOptions<CodexModelOptions>['capabilities']>): (text: string) => string {
-  const projection = getProjection(capabilities, { optional: true })
-  const named: [string, string][] = Object.entries(projection?.resolveSecretEnv() ?? {})
-  for (const name of FORWARDED_HOST_ENV) if (process.env[name]) named.push([name, process.env[name]!])
-  for (const [name, value] of Object.entries(config.env ?? {})) if (isSecretRef(value)) named.push([name, resolveSecret(value)])
-  const values = named.filter(([, value]) => value.length >= 4).sort((a, b) => b[1].length - a[1].length)
-  return (text) => values.reduce((out, [name, value]) => out.split(value).join(`[secret ${name}]`), text)
-}
-
-function redactRunError(chunk: AdapterYieldChunk, redact: (text: string) => string): AdapterYieldChunk {
-  const c = chunk as unknown as { message?: string; error?: { message: string; code?: string } }
-  return { ...chunk, ...(c.message ? { message: redact(c.message) } : {}), ...(c.error ? { error: { ...c.error, message: redact(c.error.message) } } : {}) } as AdapterYieldChunk
-}
-
-function systemPromptText(prompts: TextOptions['systemPrompts']): string {
-  return (prompts ?? [])
-    .map((p) => (typeof p === 'string' ? p : (p as { content?: string }).content ?? ''))
-    .filter((text) => text.trim() !== '')
-    .join('\n\n')
-}
-
-/** Write the prompt to a file only the sandbox user can read, without any shell interpreting it (base64 through exec). The command removes it when the CLI starts. */
-async function writePromptFile(handle: SandboxHandle, runId: string, prompt: string): Promise<string> {
-  const dir = '/tmp/tanstack-codex'
-  const file = `${dir}/${runId.replace(/[^A-Za-z0-9._-]/g, '_')}.prompt`
-  const encoded = Buffer.from(prompt, 'utf8').toString('base64')
-  // One exec argument is capped (128 KiB on Linux), so long prompts go in pieces.
-  // Every piece is a whole number of base64 quanta, so each decodes on its own.
-  for (let offset = 0, first = true; first || offset < encoded.length; offset += PROMPT_PIECE_CHARS, first = false) {
-    const piece = encoded.slice(offset, offset + PROMPT_PIECE_CHARS)
-    const prefix = first ? `umask 077 && mkdir -p ${shellQuote(dir)} && ` : ''
-    const result = await handle.process.exec(`${prefix}printf '%s' ${shellQuote(piece)} | base64 -d ${first ? '>' : '>>'} ${shellQuote(file)}`)
-    if (result.exitCode !== 0) throw new SandboxOperationError('exec-failed', handle.provider, `codex: could not write the prompt file ${file} in the sandbox (exit ${result.exitCode}): ${result.stderr.trim()}. The sandbox needs mkdir, printf and base64.`)
-  }
-  return file
-}
-
-/** Base64 characters per exec when writing a prompt file (a multiple of 4). */
-const PROMPT_PIECE_CHARS = 64 * 1024
-
-function runError(runId: string, threadId: string, message: string, code: string): AdapterYieldChunk {
-  return { type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } } as unknown as StreamChunk as AdapterYieldChunk
 }

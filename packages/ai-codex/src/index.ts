@@ -10,7 +10,7 @@ export type { CodexTranslator, CodexTranslatorOptions, CodexExit } from './trans
 export { buildCodexArgs, buildCodexCommand, codexConfigFlag, tomlString, tomlValue } from './command.js'
 export type { CodexCommandInput, CodexSandboxMode, TomlValue } from './command.js'
 export { codexPolicySettings, globToPrefix } from './policy.js'
-export type { CodexPolicySettings } from './policy.js'
+export type { CodexPolicySettings, CodexPolicyOptions } from './policy.js'
 export { codexProjection, codexMcpToml, CODEX_CONFIG, CODEX_SKILLS_DIR, CODEX_CONFIG_BLOCK } from './projection.js'
 export { codexToolBridgeFlags, CODEX_BRIDGE_SERVER, CODEX_BRIDGE_TOKEN_ENV } from './bridge.js'
 export type { CodexToolBridgeFlags } from './bridge.js'

@@ -4,10 +4,11 @@
  * which Codex enforces on every command, in every sandbox mode, including
  * `--dangerously-bypass-approvals-and-sandbox`. Pure: the adapter writes the
  * rules file. A headless run has nobody to approve anything, so `ask` rules
- * become `forbidden` and approvals are `never`. What cannot be expressed as a
+ * become `forbidden` and approvals are `never`. `script:<name>` rules become
+ * rules for the workspace script's commands. What cannot be expressed as a
  * prefix rule is reported as a warning, never silently dropped.
  */
-import type { SandboxPolicy } from '@tanstack/ai-sandbox'
+import { expandScriptPattern, type SandboxPolicy } from '@tanstack/ai-sandbox'
 import { codexConfigFlag, type CodexSandboxMode } from './command.js'
 
 /** What a policy becomes for one Codex run. */
@@ -26,6 +27,12 @@ export interface CodexPolicySettings {
 
 type Decision = 'forbidden' | 'allow'
 
+/** Options of {@link codexPolicySettings}. */
+export interface CodexPolicyOptions {
+  /** The workspace's `scripts` (name → command), to expand `script:<name>` rules. Default none. */
+  scripts?: Readonly<Record<string, string>>
+}
+
 /**
  * Map a policy to Codex settings.
  *
@@ -37,24 +44,30 @@ type Decision = 'forbidden' | 'allow'
  * | `capabilities.network: false` | `web_search="disabled"` (shell network is the provider's: `network: 'none'`) |
  * | `commands.deny`, `commands.ask` | `prefix_rule(..., decision="forbidden")` |
  * | `commands.allow` (read-only runs only) | `prefix_rule(..., decision="allow")`: runs outside Codex's sandbox |
+ * | `script:<name>` in any list | one prefix rule per command of `expandScriptPattern` (the script's command, `npm run <name>`, `pnpm <name>`, …); a warning for a script command with quotes or shell syntax, and for an unknown script |
  *
+ * @param policy - The validated sandbox policy.
+ * @param options - `scripts` for `script:<name>` rules. Default none.
+ * @returns The settings; `warnings` lists every rule Codex does not enforce as written.
  * @example
  * ```ts
  * codexPolicySettings(defineSandboxPolicy({ commands: { deny: ['git push *'] } })).rules
  * // 'prefix_rule(pattern=["git", "push"], decision="forbidden", justification="sandbox policy: commands.deny \\"git push *\\"")\n'
  * ```
  */
-export function codexPolicySettings(policy: SandboxPolicy): CodexPolicySettings {
+export function codexPolicySettings(policy: SandboxPolicy, options: CodexPolicyOptions = {}): CodexPolicySettings {
+  const scripts = options.scripts ?? {}
   const bypassSandbox = policy.default === 'allow' && policy.capabilities.fileWrite
   const config: string[] = []
   const warnings: string[] = []
   if (!bypassSandbox) config.push(codexConfigFlag('sandbox_mode', 'read-only'), codexConfigFlag('approval_policy', 'never'))
   if (!policy.capabilities.network) config.push(codexConfigFlag('web_search', 'disabled'))
+  const rules = (list: readonly string[], decision: Decision, source: string) => list.flatMap((pattern) => patternLines(pattern, decision, source, scripts, warnings))
   const lines = [
-    ...policy.commands.deny.flatMap((glob) => ruleLine(glob, 'forbidden', 'commands.deny', warnings)),
-    ...policy.commands.ask.flatMap((glob) => ruleLine(glob, 'forbidden', 'commands.ask', warnings)),
+    ...rules(policy.commands.deny, 'forbidden', 'commands.deny'),
+    ...rules(policy.commands.ask, 'forbidden', 'commands.ask'),
     // Under the bypass every command already runs unsandboxed: an allow rule changes nothing.
-    ...(bypassSandbox ? [] : policy.commands.allow.flatMap((glob) => ruleLine(glob, 'allow', 'commands.allow', warnings))),
+    ...(bypassSandbox ? [] : rules(policy.commands.allow, 'allow', 'commands.allow')),
   ]
   return { bypassSandbox, ...(bypassSandbox ? {} : { sandboxMode: 'read-only' as const }), config, rules: lines.map((l) => `${l}\n`).join(''), warnings }
 }
@@ -79,10 +92,29 @@ export function globToPrefix(glob: string): { prefix: string[]; widened: boolean
   return { prefix, widened: !(wild === words.length - 1 && words[wild] === '*') }
 }
 
+/** The rule lines of one policy pattern: a glob, or a `script:<name>` expanded to the script's commands. */
+function patternLines(pattern: string, decision: Decision, source: string, scripts: Readonly<Record<string, string>>, warnings: string[]): string[] {
+  if (!pattern.startsWith('script:')) return ruleLine(pattern, decision, source, warnings)
+  const commands = expandScriptPattern(pattern, scripts)
+  if (commands.length === 0) {
+    warnings.push(`${source} "${pattern}" names no workspace script (the workspace has ${Object.keys(scripts).join(', ') || 'none'}); Codex does not get this rule.`)
+    return []
+  }
+  return commands.flatMap((command) => {
+    // A script's command is literal words, not a glob: `*` in it is the shell's.
+    const words = command.split(' ')
+    if (words.some((word) => SHELL_SYNTAX.test(word))) {
+      warnings.push(`${source} "${pattern}": the script's command "${command}" cannot be expressed as a Codex prefix rule (it has quotes or shell syntax); Codex enforces only the package-manager forms that run the script.`)
+      return []
+    }
+    return [prefixRule(words, decision, source, pattern)]
+  })
+}
+
 function ruleLine(glob: string, decision: Decision, source: string, warnings: string[]): string[] {
   const mapped = globToPrefix(glob)
   if (!mapped) {
-    warnings.push(`${source} "${glob}" cannot be expressed as a Codex prefix rule (it needs a literal first word and no quotes or shell syntax; script: patterns are not supported); Codex does not enforce it.`)
+    warnings.push(`${source} "${glob}" cannot be expressed as a Codex prefix rule (it needs a literal first word and no quotes or shell syntax); Codex does not enforce it.`)
     return []
   }
   if (mapped.widened && decision === 'allow' && /[*?]/.test(glob)) {
@@ -90,6 +122,10 @@ function ruleLine(glob: string, decision: Decision, source: string, warnings: st
     return []
   }
   if (mapped.widened && decision === 'forbidden' && /[*?]/.test(glob)) warnings.push(`${source} "${glob}" is enforced by Codex as every command starting with "${mapped.prefix.join(' ')}".`)
-  const justification = `sandbox policy: ${source} ${JSON.stringify(glob)}`
-  return [`prefix_rule(pattern=[${mapped.prefix.map((word) => JSON.stringify(word)).join(', ')}], decision="${decision}", justification=${JSON.stringify(justification)})`]
+  return [prefixRule(mapped.prefix, decision, source, glob)]
+}
+
+function prefixRule(words: readonly string[], decision: Decision, source: string, pattern: string): string {
+  const justification = `sandbox policy: ${source} ${JSON.stringify(pattern)}`
+  return `prefix_rule(pattern=[${words.map((word) => JSON.stringify(word)).join(', ')}], decision="${decision}", justification=${JSON.stringify(justification)})`
 }

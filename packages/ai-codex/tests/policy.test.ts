@@ -44,9 +44,38 @@ describe('codexPolicySettings', () => {
     expect(settings.warnings).toEqual([
       'commands.deny "rm -rf /*" is enforced by Codex as every command starting with "rm -rf".',
       expect.stringContaining('commands.deny "* --force" cannot be expressed as a Codex prefix rule'),
-      expect.stringContaining('commands.deny "script:deploy" cannot be expressed'),
+      'commands.deny "script:deploy" names no workspace script (the workspace has none); Codex does not get this rule.',
       expect.stringContaining('commands.deny "echo "hi" > x" cannot be expressed'),
       expect.stringContaining('commands.allow "git log --grep=*x" has a wildcard before its end'),
+    ])
+  })
+})
+
+describe('codexPolicySettings with workspace scripts', () => {
+  const scripts = { test: 'vitest run', check: 'tsc --noEmit && eslint .', publish: 'node publish.js' }
+
+  it('expands a script rule to prefix rules for its command and the package-manager forms', () => {
+    const settings = codexPolicySettings(defineSandboxPolicy({ commands: { deny: ['script:publish'] } }), { scripts })
+    const forms = [['node', 'publish.js'], ['npm', 'run', 'publish'], ['pnpm', 'run', 'publish'], ['yarn', 'run', 'publish'], ['bun', 'run', 'publish']]
+    expect(settings.rules).toBe(forms.map((words) => rule(words, 'forbidden', 'commands.deny', 'script:publish')).join(''))
+    expect(settings.warnings).toEqual([])
+  })
+
+  it('allows a script under a read-only run, its command taken literally', () => {
+    const settings = codexPolicySettings(defineSandboxPolicy({ default: 'deny', commands: { allow: ['script:lint'] } }), { scripts: { lint: 'eslint src/*.ts' } })
+    expect(settings.rules.split('\n')[0]).toBe(rule(['eslint', 'src/*.ts'], 'allow', 'commands.allow', 'script:lint').trimEnd())
+    expect(settings.warnings).toEqual([])
+  })
+
+  it('keeps the package-manager forms and warns when the script\'s command cannot be a prefix rule', () => {
+    const settings = codexPolicySettings(defineSandboxPolicy({ commands: { ask: ['script:check'] } }), { scripts })
+    expect(settings.rules).toBe([['npm', 'run', 'check'], ['pnpm', 'run', 'check'], ['pnpm', 'check'], ['yarn', 'run', 'check'], ['bun', 'run', 'check']].map((words) => rule(words, 'forbidden', 'commands.ask', 'script:check')).join(''))
+    expect(settings.warnings).toEqual([expect.stringContaining('commands.ask "script:check": the script\'s command "tsc --noEmit && eslint ." cannot be expressed as a Codex prefix rule')])
+  })
+
+  it('warns about a script the workspace does not have', () => {
+    expect(codexPolicySettings(defineSandboxPolicy({ commands: { deny: ['script:deploy'] } }), { scripts }).warnings).toEqual([
+      'commands.deny "script:deploy" names no workspace script (the workspace has test, check, publish); Codex does not get this rule.',
     ])
   })
 })

@@ -7,20 +7,23 @@
  * timeout and early stop kill the CLI's process group through the spawn
  * handle; the stream itself never throws.
  */
-import { randomUUID } from 'node:crypto'
-import type { AdapterYieldChunk, ModelMessage, StreamChunk, TextAdapter, TextOptions } from '@tanstack/ai'
+import type { AdapterYieldChunk, ModelMessage, TextAdapter, TextOptions } from '@tanstack/ai'
 import {
   createRunScopedIdGen,
   defineSandboxPolicy,
   getProjection,
   getSandbox,
   getSandboxPolicy,
+  guardHarnessRun,
+  harnessRunError,
+  harnessSystemPrompt,
   isSecretRef,
   mergeChunkStreams,
   parseOptions,
   resolveSecret,
   SandboxCapability,
   toSandboxPath,
+  type HarnessRunContext,
   type SecretRef,
   buildHarnessPrompt,
 } from '@tanstack/ai-sandbox'
@@ -100,7 +103,6 @@ const optionsSchema = z
 const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/
 
 type Capabilities = NonNullable<TextOptions<GrokBuildModelOptions>['capabilities']>
-type Run = { runId: string; threadId: string; redact: (text: string) => string }
 
 /**
  * Create the Grok Build adapter. It requires a sandbox (`withSandbox`) whose
@@ -123,39 +125,16 @@ export function grokBuildText(model: string, options: GrokBuildOptions = {}): Gr
     model,
     requires: [SandboxCapability],
     '~types': undefined as unknown as GrokBuildTextAdapter['~types'],
-    chatStream: (textOptions) => guarded(model, config, textOptions),
+    chatStream: (textOptions) =>
+      guardHarnessRun({ harness: 'grok-build', runIdPrefix: 'grok', options: textOptions, secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env }, run: (run) => runGrokBuild(model, config, textOptions, run) }),
     async structuredOutput() {
       throw new GrokBuildUnsupportedError()
     },
   }
 }
 
-/**
- * The run, with its failures turned into chunks: an unexpected error becomes
- * `RUN_ERROR` `adapter_error` (or nothing, when the run was aborted), and
- * every `RUN_ERROR` message has secret values redacted.
- */
-async function* guarded(model: string, config: GrokBuildOptions, options: TextOptions<GrokBuildModelOptions>): AsyncIterable<AdapterYieldChunk> {
-  const capabilities = options.capabilities!
-  const runId = options.runId ?? contextRunId(capabilities) ?? `grok-${randomUUID()}`
-  const threadId = options.threadId ?? runId
-  const redact = secretRedactor(config, capabilities)
-  const signal = (options.request as RequestInit | undefined)?.signal ?? undefined
-  let ended = false
-  try {
-    for await (const out of runGrokBuild(model, config, options, { runId, threadId, redact })) {
-      if (out.type === 'RUN_ERROR' || out.type === 'RUN_FINISHED') ended = true
-      yield out.type === 'RUN_ERROR' ? redactRunError(out, redact) : out
-    }
-  } catch (error) {
-    if (signal?.aborted || ended) return
-    const message = redact(`grok-build: the run failed inside the adapter: ${error instanceof Error ? error.message : String(error)}`)
-    options.logger.errors('grok-build adapter failed', { error: redact(String(error)) })
-    yield runError(runId, threadId, message, 'adapter_error')
-  }
-}
-
-async function* runGrokBuild(model: string, config: GrokBuildOptions, options: TextOptions<GrokBuildModelOptions>, run: Run): AsyncIterable<AdapterYieldChunk> {
+/** The run itself: the CLI spawned, one ACP turn driven over its stdio, the wire traffic translated. Inside `guardHarnessRun`, which reports what it throws as `adapter_error`. */
+async function* runGrokBuild(model: string, config: GrokBuildOptions, options: TextOptions<GrokBuildModelOptions>, run: HarnessRunContext): AsyncIterable<AdapterYieldChunk> {
   const capabilities = options.capabilities!
   const handle = getSandbox(capabilities)
   const { runId, threadId } = run
@@ -164,11 +143,11 @@ async function* runGrokBuild(model: string, config: GrokBuildOptions, options: T
   const prompt = withSystemPrompts(buildHarnessPrompt(options.messages as ModelMessage[], sessionId !== undefined), options.systemPrompts)
   yield* translator.start() as AdapterYieldChunk[]
   if (buildHarnessPrompt(options.messages as ModelMessage[], true).trim() === '') {
-    yield runError(runId, threadId, 'grok-build: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
+    yield harnessRunError(runId, threadId, 'grok-build: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
     return
   }
   if (!handle.capabilities.backgroundProcesses || !handle.capabilities.writableStdin) {
-    yield runError(runId, threadId, `grok-build: the ${handle.provider} sandbox cannot write to a spawned process's stdin (capabilities backgroundProcesses and writableStdin), and Grok Build speaks ACP over its stdin and stdout. Use a provider that has both, such as localProcessSandbox() or dockerSandbox().`, 'stdin_unsupported')
+    yield harnessRunError(runId, threadId, `grok-build: the ${handle.provider} sandbox cannot write to a spawned process's stdin (capabilities backgroundProcesses and writableStdin), and Grok Build speaks ACP over its stdin and stdout. Use a provider that has both, such as localProcessSandbox() or dockerSandbox().`, 'stdin_unsupported')
     return
   }
 
@@ -213,7 +192,7 @@ async function* runGrokBuild(model: string, config: GrokBuildOptions, options: T
         })
       } catch (error) {
         // The translator already reported an error answer from the agent; a vanished CLI is reported from its exit below.
-        if (error instanceof GrokBuildSessionError && !translator.closed) queue.push([runError(runId, threadId, error.message, 'resume_unsupported')])
+        if (error instanceof GrokBuildSessionError && !translator.closed) queue.push([harnessRunError(runId, threadId, error.message, 'resume_unsupported')])
         else options.logger.provider(`grok-build: the ACP connection ended: ${run.redact(String(error))}`)
       }
       const exit = await settleProcess(child, config.exitGraceMs ?? 3000)
@@ -228,7 +207,7 @@ async function* runGrokBuild(model: string, config: GrokBuildOptions, options: T
       stop.abort()
       await turn.catch(() => undefined)
     }
-    if (timeout?.aborted && !requestSignal?.aborted) yield runError(runId, threadId, `grok-build: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
+    if (timeout?.aborted && !requestSignal?.aborted) yield harnessRunError(runId, threadId, `grok-build: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
   } finally {
     stop.abort()
     await bridge?.close()
@@ -237,17 +216,8 @@ async function* runGrokBuild(model: string, config: GrokBuildOptions, options: T
 
 /** `chat({ systemPrompts })` go in front of the prompt: ACP has no separate system prompt. */
 function withSystemPrompts(prompt: string, prompts: TextOptions['systemPrompts']): string {
-  const system = (prompts ?? [])
-    .map((p) => (typeof p === 'string' ? p : (p as { content?: string }).content ?? ''))
-    .filter((text) => text.trim() !== '')
-    .join('\n\n')
+  const system = harnessSystemPrompt(prompts)
   return system ? `${system}\n\n${prompt}` : prompt
-}
-
-/** The run id the chat engine gave the middleware context, so chunks carry the id withSandbox saw. */
-function contextRunId(capabilities: object): string | undefined {
-  const runId = (capabilities as { runId?: unknown }).runId
-  return typeof runId === 'string' && runId !== '' ? runId : undefined
 }
 
 /** The CLI's environment: workspace secrets, forwarded host credentials, then `options.env`. */
@@ -262,21 +232,6 @@ function cliEnv(config: GrokBuildOptions, capabilities: Capabilities): Record<st
   return env
 }
 
-/** Redacts the values of workspace secrets, forwarded host credentials and secret-valued `options.env` entries. */
-function secretRedactor(config: GrokBuildOptions, capabilities: Capabilities): (text: string) => string {
-  const projection = getProjection(capabilities, { optional: true })
-  const named: [string, string][] = Object.entries(projection?.resolveSecretEnv() ?? {})
-  for (const name of FORWARDED_HOST_ENV) if (process.env[name]) named.push([name, process.env[name]!])
-  for (const [name, value] of Object.entries(config.env ?? {})) if (isSecretRef(value)) named.push([name, resolveSecret(value)])
-  const values = named.filter(([, value]) => value.length >= 4).sort((a, b) => b[1].length - a[1].length)
-  return (text) => values.reduce((out, [name, value]) => out.split(value).join(`[secret ${name}]`), text)
-}
-
-function redactRunError(chunk: AdapterYieldChunk, redact: (text: string) => string): AdapterYieldChunk {
-  const c = chunk as unknown as { message?: string; error?: { message: string; code?: string } }
-  return { ...chunk, ...(c.message ? { message: redact(c.message) } : {}), ...(c.error ? { error: { ...c.error, message: redact(c.error.message) } } : {}) } as AdapterYieldChunk
-}
-
 /** Read stderr to its end; resolves with its last 64 KiB. */
 async function drainStderr(stderr: AsyncIterable<string>): Promise<string> {
   let tail = ''
@@ -289,8 +244,4 @@ async function drainStderr(stderr: AsyncIterable<string>): Promise<string> {
     // A stderr stream that errors ends the tail there; the exit code tells the outcome.
   }
   return tail.slice(-64 * 1024)
-}
-
-function runError(runId: string, threadId: string, message: string, code: string): AdapterYieldChunk {
-  return { type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } } as unknown as StreamChunk as AdapterYieldChunk
 }

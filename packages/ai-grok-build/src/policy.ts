@@ -6,7 +6,7 @@
  * leaves it off and answers each request from the policy. A headless run has
  * nobody to answer an `ask`, so asks are refused. Pure: no IO.
  */
-import { evaluateCommand, type PolicyDecision, type SandboxPolicy } from '@tanstack/ai-sandbox'
+import { evaluateCommand, shellJoin, type PolicyDecision, type SandboxPolicy } from '@tanstack/ai-sandbox'
 import type { AcpPermissionRequest, AcpSessionUpdate } from './cli-events.js'
 
 /** Tool kinds (ACP `ToolKind`) that change nothing, allowed under every policy. */
@@ -51,12 +51,24 @@ export function grokPolicySettings(policy: SandboxPolicy): GrokPolicySettings {
  * | tool kind | verdict |
  * |---|---|
  * | `read`, `search`, `think`, `switch_mode` | allow |
- * | `execute` with a command in `rawInput` (`command`, `cmd`, argv array) | `evaluateCommand(policy, command)` |
+ * | `execute` with a command in `rawInput` (`command`, `cmd`, argv array) | `evaluateCommand(policy, command, { scripts })`: each simple command of the line judged, deny/ask looking into substitutions and `sh -c`, nothing opaque allow-listed |
  * | `edit`, `delete`, `move` | deny when `capabilities.fileWrite` is false, else `policy.default` |
  * | `fetch` | deny when `capabilities.network` is false, else `policy.default` |
  * | anything else | `policy.default` |
  *
  * `ask` is answered as a refusal: nobody can answer it in a headless run.
+ * `evaluateCommand` is a best-effort judge, not a shell parser that
+ * guarantees safety; the provider (a container, `network: 'none'`) is the
+ * boundary.
+ *
+ * @param policy - The validated sandbox policy.
+ * @param toolCall - The tool call of the permission request.
+ * @param scripts - The workspace's `scripts`, for `script:<name>` rules. Default none.
+ * @returns The verdict.
+ * @example
+ * ```ts
+ * grokPermissionVerdict(defineSandboxPolicy({ commands: { deny: ['git push *'] } }), { kind: 'execute', rawInput: { command: 'npm test && git push' } }) // 'deny'
+ * ```
  */
 export function grokPermissionVerdict(policy: SandboxPolicy, toolCall: AcpSessionUpdate | undefined, scripts?: Readonly<Record<string, string>>): PolicyDecision {
   const kind = typeof toolCall?.kind === 'string' ? toolCall.kind : 'other'
@@ -96,7 +108,8 @@ function commandOf(input: unknown): string | undefined {
   for (const key of ['command', 'cmd']) {
     const value = record[key]
     if (typeof value === 'string' && value.trim() !== '') return value
-    if (Array.isArray(value) && value.every((part) => typeof part === 'string')) return value.join(' ')
+    // An argv is quoted back into one line, so `['sh', '-c', 'a; b']` keeps its script as one word.
+    if (Array.isArray(value) && value.length > 0 && value.every((part) => typeof part === 'string')) return shellJoin(value)
   }
   return undefined
 }

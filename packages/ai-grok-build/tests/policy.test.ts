@@ -32,6 +32,22 @@ describe('permission answers', () => {
     expect(grokPermissionVerdict(defineSandboxPolicy({ default: 'deny' }), { kind: 'execute', rawInput: {} }), 'no command: the default').toBe('deny')
   })
 
+  it('judges every simple command of a compound line, so a compound command cannot slip past a rule', () => {
+    expect(grokPermissionVerdict(policy, { kind: 'execute', rawInput: { command: 'true && git push origin main' } })).toBe('deny')
+    expect(grokPermissionVerdict(policy, { kind: 'execute', rawInput: { command: 'git push' } }), 'a trailing " *" covers the bare command').toBe('deny')
+    const onlyLs = defineSandboxPolicy({ default: 'deny', commands: { allow: ['ls *'] } })
+    expect(grokPermissionVerdict(onlyLs, { kind: 'execute', rawInput: { command: 'ls -la; rm -rf ~' } })).toBe('deny')
+    expect(grokPermissionVerdict(onlyLs, { kind: 'execute', rawInput: { command: 'ls $(rm -rf ~)' } })).toBe('deny')
+    expect(grokPermissionVerdict(onlyLs, { kind: 'execute', rawInput: { command: 'ls -la | ls' } })).toBe('allow')
+  })
+
+  it('quotes an argv back into one line, so a shell script stays one word', () => {
+    expect(grokPermissionVerdict(policy, { kind: 'execute', rawInput: { command: ['bash', '-c', 'ls; git push origin'] } })).toBe('deny')
+    const onlyEcho = defineSandboxPolicy({ default: 'deny', commands: { allow: ['echo *'] } })
+    expect(grokPermissionVerdict(onlyEcho, { kind: 'execute', rawInput: { cmd: ['echo', 'a; rm -rf ~'] } })).toBe('allow')
+    expect(grokPermissionVerdict(onlyEcho, { kind: 'execute', rawInput: { cmd: [] } }), 'an empty argv: the default').toBe('deny')
+  })
+
   it('gates file writes and network by capability, always allows read-only kinds', () => {
     expect(grokPermissionVerdict(policy, { kind: 'fetch' })).toBe('deny')
     expect(grokPermissionVerdict(policy, { kind: 'edit' })).toBe('allow')

@@ -7,21 +7,27 @@
  * process management itself: abort and early stop kill the CLI's process
  * group through the spawn handle.
  */
-import { randomUUID } from 'node:crypto'
 import { posix } from 'node:path'
-import type { AdapterYieldChunk, ModelMessage, StreamChunk, TextAdapter, TextOptions } from '@tanstack/ai'
+import type { AdapterYieldChunk, ModelMessage, TextAdapter, TextOptions } from '@tanstack/ai'
 import {
   createRunScopedIdGen,
   defineSandboxPolicy,
   getProjection,
   getSandbox,
   getSandboxPolicy,
+  guardHarnessRun,
+  harnessRunError,
+  harnessSystemPrompt,
   isSecretRef,
   mergeChunkStreams,
   parseOptions,
+  removeSandboxRunFiles,
   SandboxCapability,
+  sandboxRunFilePath,
   spawnNdjson,
   toSandboxPath,
+  writeSandboxRunFile,
+  type HarnessRunContext,
   type SecretRef,
   buildHarnessPrompt,
 } from '@tanstack/ai-sandbox'
@@ -31,8 +37,7 @@ import { buildOpencodeCommand } from './command.js'
 import { OpencodeUnsupportedError } from './errors.js'
 import { mergePermission, opencodePermission, type OpencodePermission } from './policy.js'
 import { hasProjectedConfig, OPENCODE_PROJECTED_CONFIG, opencodeProjection } from './projection.js'
-import { cliEnv, redactRunError, secretRedactor } from './cli-env.js'
-import { removeRunFiles, runFilePath, writeRunFile } from './run-files.js'
+import { cliEnv, FORWARDED_HOST_ENV } from './cli-env.js'
 import { createOpencodeTranslator, type OpencodeExit } from './translate.js'
 
 /** Options of {@link opencodeText}. */
@@ -77,6 +82,9 @@ export interface OpencodeModelOptions {
 
 /** The adapter type. */
 export type OpencodeTextAdapter = TextAdapter<string, OpencodeModelOptions, readonly ['text'], any>
+
+/** Where run files go: the prompt on providers without writable stdin, and the system-prompt instruction file. Removed when the run ends. */
+const RUN_FILES_DIR = '/tmp/tanstack-opencode'
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 const permissionAction = z.enum(['allow', 'ask', 'deny'])
@@ -130,40 +138,16 @@ export function opencodeText(model: string, options: OpencodeOptions = {}): Open
     model,
     requires: [SandboxCapability],
     '~types': undefined as unknown as OpencodeTextAdapter['~types'],
-    chatStream: (textOptions) => guarded(model, config, textOptions),
+    chatStream: (textOptions) =>
+      guardHarnessRun({ harness: 'opencode', options: textOptions, secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env }, run: (run) => runOpencode(model, config, textOptions, run) }),
     async structuredOutput() {
       throw new OpencodeUnsupportedError()
     },
   }
 }
 
-/**
- * The run, with its failures turned into chunks: an unexpected error becomes
- * `RUN_ERROR` `adapter_error` (or nothing, when the run was aborted and the
- * error is the abort's teardown), and every `RUN_ERROR` message has secret
- * values redacted. The stream itself does not throw.
- */
-async function* guarded(model: string, config: OpencodeOptions, options: TextOptions<OpencodeModelOptions>): AsyncIterable<AdapterYieldChunk> {
-  const capabilities = options.capabilities!
-  const runId = options.runId ?? contextRunId(capabilities) ?? `opencode-${randomUUID()}`
-  const threadId = options.threadId ?? runId
-  const redact = secretRedactor(config, capabilities)
-  const signal = (options.request as RequestInit | undefined)?.signal ?? undefined
-  let ended = false
-  try {
-    for await (const out of runOpencode(model, config, options, { runId, threadId, redact })) {
-      if (out.type === 'RUN_ERROR' || out.type === 'RUN_FINISHED') ended = true
-      yield out.type === 'RUN_ERROR' ? redactRunError(out, redact) : out
-    }
-  } catch (error) {
-    if (signal?.aborted || ended) return
-    const message = redact(`opencode: the run failed inside the adapter: ${error instanceof Error ? error.message : String(error)}`)
-    options.logger.errors('opencode adapter failed', { error: redact(String(error)) })
-    yield runError(runId, threadId, message, 'adapter_error')
-  }
-}
-
-async function* runOpencode(model: string, config: OpencodeOptions, options: TextOptions<OpencodeModelOptions>, run: { runId: string; threadId: string; redact: (text: string) => string }): AsyncIterable<AdapterYieldChunk> {
+/** The run itself: prompt and run files, permissions and inline config, the CLI through `spawnNdjson`, its lines translated. Inside `guardHarnessRun`, which reports what it throws as `adapter_error`. */
+async function* runOpencode(model: string, config: OpencodeOptions, options: TextOptions<OpencodeModelOptions>, run: HarnessRunContext): AsyncIterable<AdapterYieldChunk> {
   const capabilities = options.capabilities!
   const handle = getSandbox(capabilities)
   const { runId, threadId } = run
@@ -172,16 +156,16 @@ async function* runOpencode(model: string, config: OpencodeOptions, options: Tex
   const prompt = buildHarnessPrompt(options.messages as ModelMessage[], sessionId !== undefined)
   yield* translator.start() as AdapterYieldChunk[]
   if (sessionId !== undefined && !SESSION_ID.test(sessionId)) {
-    yield runError(runId, threadId, `opencode: modelOptions.sessionId ${JSON.stringify(sessionId.slice(0, 80))} is not an OpenCode session id. Pass the value of an earlier run's opencode.session-id event.`, 'invalid_session_id')
+    yield harnessRunError(runId, threadId, `opencode: modelOptions.sessionId ${JSON.stringify(sessionId.slice(0, 80))} is not an OpenCode session id. Pass the value of an earlier run's opencode.session-id event.`, 'invalid_session_id')
     return
   }
   if (prompt.trim() === '') {
-    yield runError(runId, threadId, 'opencode: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
+    yield harnessRunError(runId, threadId, 'opencode: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
     return
   }
 
   const projection = getProjection(capabilities, { optional: true })
-  const permission = mergePermission(opencodePermission(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy(), projection?.workspace.scripts), config.permission ?? {})
+  const permission = mergePermission(opencodePermission(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy(), projection?.workspace.scripts, { warn: (message) => options.logger.warn(message) }), config.permission ?? {})
   const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
   const timeout = config.timeoutMs ? AbortSignal.timeout(config.timeoutMs) : undefined
   // Stops the CLI when the consumer leaves while a read is pending (the merged stream cannot return it).
@@ -193,9 +177,9 @@ async function* runOpencode(model: string, config: OpencodeOptions, options: Tex
   const tools = await openOpencodeToolBridge(options, handle, runId)
   const runFiles: string[] = []
   try {
-    const system = systemPromptText(options.systemPrompts)
-    const systemFile = system ? runFilePath(runId, 'system.md') : undefined
-    if (systemFile) await writeRunFile(handle, systemFile, system).finally(() => runFiles.push(systemFile))
+    const system = harnessSystemPrompt(options.systemPrompts)
+    const systemFile = system ? sandboxRunFilePath(RUN_FILES_DIR, runId, 'system.md') : undefined
+    if (systemFile) await writeSandboxRunFile(handle, { file: systemFile, content: system, harness: 'opencode' }).finally(() => runFiles.push(systemFile))
     const inline = inlineConfig(config.config, tools?.config.mcp, systemFile)
     const env: Record<string, string> = {
       ...cliEnv(config, capabilities, {
@@ -206,8 +190,8 @@ async function* runOpencode(model: string, config: OpencodeOptions, options: Tex
       ...tools?.config.env,
     }
     const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
-    const promptFile = handle.capabilities.writableStdin ? undefined : runFilePath(runId, 'prompt')
-    if (promptFile) await writeRunFile(handle, promptFile, prompt).finally(() => runFiles.push(promptFile))
+    const promptFile = handle.capabilities.writableStdin ? undefined : sandboxRunFilePath(RUN_FILES_DIR, runId, 'prompt')
+    if (promptFile) await writeSandboxRunFile(handle, { file: promptFile, content: prompt, harness: 'opencode' }).finally(() => runFiles.push(promptFile))
     const command = buildOpencodeCommand({
       model,
       ...(config.executable ? { executable: config.executable } : {}),
@@ -240,7 +224,7 @@ async function* runOpencode(model: string, config: OpencodeOptions, options: Tex
     // Live bridged-tool events (CUSTOM chunks) are spliced in as they happen.
     yield* tools ? mergeChunkStreams(translated(), tools.bridge.chunks as AsyncIterable<AdapterYieldChunk>) : translated()
     if (timeout?.aborted && !requestSignal?.aborted) {
-      yield runError(runId, threadId, `opencode: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
+      yield harnessRunError(runId, threadId, `opencode: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
       return
     }
     if (requestSignal?.aborted) return
@@ -248,7 +232,7 @@ async function* runOpencode(model: string, config: OpencodeOptions, options: Tex
   } finally {
     stop.abort()
     await tools?.bridge.close()
-    await removeRunFiles(handle, runFiles)
+    await removeSandboxRunFiles(handle, runFiles)
   }
 }
 
@@ -260,27 +244,6 @@ function inlineConfig(base: Record<string, unknown> | undefined, bridgeMcp: Reco
   return Object.keys(out).length > 0 ? out : undefined
 }
 
-/**
- * The run id the chat engine gave the middleware context (chat() passes
- * `options.runId` only when the caller set one), so the adapter's chunks carry
- * the same id as the run that withSandbox and devtools saw.
- */
-function contextRunId(capabilities: object): string | undefined {
-  const runId = (capabilities as { runId?: unknown }).runId
-  return typeof runId === 'string' && runId !== '' ? runId : undefined
-}
-
-function systemPromptText(prompts: TextOptions['systemPrompts']): string {
-  return (prompts ?? [])
-    .map((p) => (typeof p === 'string' ? p : (p as { content?: string }).content ?? ''))
-    .filter((text) => text.trim() !== '')
-    .join('\n\n')
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-function runError(runId: string, threadId: string, message: string, code: string): AdapterYieldChunk {
-  return { type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } } as unknown as StreamChunk as AdapterYieldChunk
 }

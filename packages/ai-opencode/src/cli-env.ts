@@ -1,12 +1,13 @@
 /**
- * The CLI's environment and the redaction of secrets from what a run reports.
- * The environment is layered: quiet defaults, provider keys forwarded from
+ * The CLI's environment, layered: quiet defaults, provider keys forwarded from
  * the workspace or the host, the adapter's per-run settings, then
- * `options.env`. Every value that may be a secret is known to the redactor,
- * so an error message that echoes one shows `[secret NAME]` instead.
+ * `options.env`. The adapter hands the same {@link FORWARDED_HOST_ENV} to
+ * core's `createHarnessSecretRedactor`, so every value that may be a secret
+ * is known to the redactor and an error message that echoes one shows
+ * `[secret NAME]` instead.
  */
-import type { AdapterYieldChunk, TextOptions } from '@tanstack/ai'
-import { getProjection, isSecretRef, resolveSecret, type SecretRef } from '@tanstack/ai-sandbox'
+import type { TextOptions } from '@tanstack/ai'
+import { getProjection, resolveSecret, type SecretRef } from '@tanstack/ai-sandbox'
 
 type Capabilities = NonNullable<TextOptions['capabilities']>
 
@@ -32,20 +33,4 @@ export function cliEnv(config: { env?: Record<string, string | SecretRef> }, cap
   Object.assign(env, settings)
   for (const [name, value] of Object.entries(config.env ?? {})) env[name] = typeof value === 'string' ? value : resolveSecret(value)
   return env
-}
-
-/** Redacts the values of workspace secrets, forwarded host keys and secret-valued `options.env` entries. */
-export function secretRedactor(config: { env?: Record<string, string | SecretRef> }, capabilities: Capabilities): (text: string) => string {
-  const projection = getProjection(capabilities, { optional: true })
-  const named: [string, string][] = Object.entries(projection?.resolveSecretEnv() ?? {})
-  for (const name of FORWARDED_HOST_ENV) if (process.env[name]) named.push([name, process.env[name]!])
-  for (const [name, value] of Object.entries(config.env ?? {})) if (isSecretRef(value)) named.push([name, resolveSecret(value)])
-  const values = named.filter(([, value]) => value.length >= 4).sort((a, b) => b[1].length - a[1].length)
-  return (text) => values.reduce((out, [name, value]) => out.split(value).join(`[secret ${name}]`), text)
-}
-
-/** A `RUN_ERROR` chunk with its messages redacted. */
-export function redactRunError(chunk: AdapterYieldChunk, redact: (text: string) => string): AdapterYieldChunk {
-  const c = chunk as unknown as { message?: string; error?: { message: string; code?: string } }
-  return { ...chunk, ...(c.message ? { message: redact(c.message) } : {}), ...(c.error ? { error: { ...c.error, message: redact(c.error.message) } } : {}) } as AdapterYieldChunk
 }

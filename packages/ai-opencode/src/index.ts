@@ -10,7 +10,7 @@ export type { OpencodeTranslator, OpencodeTranslatorOptions, OpencodeExit } from
 export { buildOpencodeArgs, buildOpencodeCommand } from './command.js'
 export type { OpencodeCommandInput } from './command.js'
 export { opencodePermission, mergePermission, OPENCODE_NETWORK_PERMISSIONS } from './policy.js'
-export type { OpencodePermission, OpencodePermissionAction } from './policy.js'
+export type { OpencodePermission, OpencodePermissionAction, OpencodePermissionOptions } from './policy.js'
 export { opencodeProjection, hasProjectedConfig, OPENCODE_PROJECTION_DIR, OPENCODE_PROJECTED_CONFIG, OPENCODE_SKILLS_DIR } from './projection.js'
 export { opencodeToolBridgeConfig, opencodeBridgedToolName, OPENCODE_BRIDGE_SERVER, OPENCODE_BRIDGE_TOKEN_ENV } from './bridge.js'
 export type { OpencodeToolBridgeConfig } from './bridge.js'

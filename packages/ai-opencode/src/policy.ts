@@ -5,7 +5,7 @@
  * config file. A headless `opencode run` rejects every `ask`, so asks become
  * denies. Limits of the mapping are listed on {@link opencodePermission}.
  */
-import type { PolicyDecision, SandboxPolicy } from '@tanstack/ai-sandbox'
+import { expandScriptPattern, type PolicyDecision, type SandboxPolicy } from '@tanstack/ai-sandbox'
 
 /** An OpenCode permission action. */
 export type OpencodePermissionAction = 'allow' | 'ask' | 'deny'
@@ -16,8 +16,11 @@ export type OpencodePermission = Record<string, OpencodePermissionAction | Recor
 /** Permission keys of OpenCode's network tools. */
 export const OPENCODE_NETWORK_PERMISSIONS = ['webfetch', 'websearch'] as const
 
-/** The package-manager forms that run a workspace script, as core's `evaluateCommand` recognises them. */
-const SCRIPT_FORMS = ['npm run', 'npm', 'pnpm run', 'pnpm', 'yarn run', 'yarn', 'bun run'] as const
+/** Options of {@link opencodePermission}. */
+export interface OpencodePermissionOptions {
+  /** Receives one warning per mapping naming the `script:<name>` rules with no such workspace script. Default `console.warn`. */
+  warn?: (message: string) => void
+}
 
 /**
  * Map a policy to OpenCode's `permission` setting.
@@ -27,7 +30,7 @@ const SCRIPT_FORMS = ['npm run', 'npm', 'pnpm run', 'pnpm', 'yarn run', 'yarn', 
  * | `default` | `bash: { "*": <default> }` (`ask` becomes `deny`) |
  * | `commands.allow` | `bash: { "<glob>": "allow" }` |
  * | `commands.ask`, `commands.deny` | `bash: { "<glob>": "deny" }` (nobody can answer an ask headless) |
- * | `script:<name>` patterns | the script's command and `npm run <name>`, `pnpm <name>`, … (unknown scripts are left out) |
+ * | `script:<name>` patterns | the commands of core's `expandScriptPattern`: the script's command and `npm run <name>`, `pnpm <name>`, … (an unknown script is left out with a warning) |
  * | `capabilities.fileWrite: false` | `edit: "deny"` (covers edit, write and patch) |
  * | `capabilities.network: false` | `webfetch: "deny"`, `websearch: "deny"` |
  *
@@ -37,14 +40,17 @@ const SCRIPT_FORMS = ['npm run', 'npm', 'pnpm run', 'pnpm', 'yarn run', 'yarn', 
  * reads allowed; `external_directory`, `doom_loop` and reading `.env` files
  * ask, which a headless run rejects), and so do the per-agent rules (the
  * `plan` agent still cannot edit), since a top-level `"*"` rule would
- * override them. Limits: OpenCode matches each simple command of a compound command
- * (`a && b`, pipelines) on its own, where core matches the whole string; a
+ * override them. OpenCode, like core's `evaluateCommand`, judges each simple
+ * command of a compound command (`a && b`, pipelines) on its own, and a
  * pattern ending in ` *` also matches the bare command (`git push *` matches
- * `git push`); a `deny` on a script's underlying command does not catch the
- * package-manager form that runs it unless the policy names `script:<name>`.
+ * `git push`). Limits: a `deny` on a script's underlying command does not
+ * catch the package-manager form that runs it unless the policy names
+ * `script:<name>`; core's look past wrappers (`sudo git push`) and its
+ * refusal to allow-list lines with substitutions are core's, not OpenCode's.
  *
  * @param policy - The validated sandbox policy.
  * @param scripts - The workspace's `scripts`, to expand `script:<name>` patterns. Default none.
+ * @param options - `warn` for unknown scripts (default `console.warn`).
  * @returns The `permission` object (plain JSON).
  * @example
  * ```ts
@@ -52,20 +58,28 @@ const SCRIPT_FORMS = ['npm run', 'npm', 'pnpm run', 'pnpm', 'yarn run', 'yarn', 
  * // { bash: { '*': 'allow', 'git push *': 'deny' } }
  * ```
  */
-export function opencodePermission(policy: SandboxPolicy, scripts: Readonly<Record<string, string>> = {}): OpencodePermission {
+export function opencodePermission(policy: SandboxPolicy, scripts: Readonly<Record<string, string>> = {}, options: OpencodePermissionOptions = {}): OpencodePermission {
+  const { warn = (message: string) => console.warn(message) } = options
   const fallback = headless(policy.default)
   const bash: Record<string, OpencodePermissionAction> = { '*': fallback }
-  for (const [list, action] of [
-    [policy.commands.allow, 'allow'],
-    [policy.commands.ask, 'deny'],
-    [policy.commands.deny, 'deny'],
+  const unknown: string[] = []
+  for (const [list, action, source] of [
+    [policy.commands.allow, 'allow', 'commands.allow'],
+    [policy.commands.ask, 'deny', 'commands.ask'],
+    [policy.commands.deny, 'deny', 'commands.deny'],
   ] as const) {
-    for (const pattern of list.flatMap((p) => expandPattern(p, scripts))) {
+    const expanded = list.flatMap((p) => {
+      const commands = expandScriptPattern(p, scripts)
+      if (commands.length === 0) unknown.push(`${source} ${JSON.stringify(p)}`)
+      return commands
+    })
+    for (const pattern of expanded) {
       // Re-inserting moves the key last, so a later list wins over an earlier one.
       delete bash[pattern]
       bash[pattern] = action
     }
   }
+  if (unknown.length > 0) warn(`opencode: the policy rule${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} name${unknown.length > 1 ? '' : 's'} no workspace script (the workspace has ${Object.keys(scripts).join(', ') || 'none'}); left out of the OpenCode permissions.`)
   const permission: OpencodePermission = { bash }
   if (!policy.capabilities.fileWrite) permission.edit = 'deny'
   if (!policy.capabilities.network) for (const key of OPENCODE_NETWORK_PERMISSIONS) permission[key] = 'deny'
@@ -102,13 +116,4 @@ export function mergePermission(base: OpencodePermission, extra: OpencodePermiss
 /** A headless run has nobody to answer an ask. */
 function headless(decision: PolicyDecision): OpencodePermissionAction {
   return decision === 'allow' ? 'allow' : 'deny'
-}
-
-/** A pattern as OpenCode globs: itself, or a script's command and the package-manager forms that run it. */
-function expandPattern(pattern: string, scripts: Readonly<Record<string, string>>): string[] {
-  const normalised = pattern.trim().replace(/\s+/g, ' ')
-  if (!normalised.startsWith('script:')) return [normalised]
-  const name = normalised.slice('script:'.length)
-  if (!Object.hasOwn(scripts, name)) return []
-  return [scripts[name]!.trim().replace(/\s+/g, ' '), ...SCRIPT_FORMS.map((form) => `${form} ${name}`)]
 }

@@ -4,7 +4,7 @@
  * wins, `*` any run, a trailing ` *` also matching the bare command), so the
  * precedence claims are checked, not just the shapes.
  */
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { defineSandboxPolicy, evaluateCommand } from '@tanstack/ai-sandbox'
 import { mergePermission, opencodePermission, type OpencodePermission } from '../src/index.js'
 
@@ -44,20 +44,43 @@ describe('opencodePermission', () => {
   })
 
   it('expands script patterns to the script and the package-manager forms that run it', () => {
-    const permission = opencodePermission(defineSandboxPolicy({ default: 'deny', commands: { allow: ['script:test', 'script:missing'] } }), { test: 'vitest  run' })
+    const warn = vi.fn()
+    const permission = opencodePermission(defineSandboxPolicy({ default: 'deny', commands: { allow: ['script:test', 'script:missing'] } }), { test: 'vitest  run' }, { warn })
     expect(Object.keys(permission.bash as object)).toEqual(['*', 'vitest run', 'npm run test', 'npm test', 'pnpm run test', 'pnpm test', 'yarn run test', 'yarn test', 'bun run test'])
     expect(judge(permission, 'pnpm test')).toBe('allow')
     expect(judge(permission, 'vitest run')).toBe('allow')
     expect(judge(permission, 'pnpm build')).toBe('deny')
+    expect(warn).toHaveBeenCalledTimes(1)
+    expect(warn.mock.calls[0]![0]).toContain('commands.allow "script:missing" names no workspace script (the workspace has test)')
+  })
+
+  it('does not allow a package manager\'s own command through a script of the same name', () => {
+    const permission = opencodePermission(defineSandboxPolicy({ default: 'deny', commands: { allow: ['script:publish', 'script:build'] } }), { publish: 'node publish.js', build: 'tsup' })
+    expect(judge(permission, 'npm run publish')).toBe('allow')
+    expect(judge(permission, 'pnpm publish')).toBe('deny')
+    expect(judge(permission, 'npm publish')).toBe('deny')
+    expect(judge(permission, 'npm build'), 'npm runs only test/start/stop/restart without run').toBe('deny')
+    expect(judge(permission, 'pnpm build')).toBe('allow')
+  })
+
+  it('warns on console by default, once per mapping', () => {
+    const spy = vi.spyOn(console, 'warn').mockImplementation(() => {})
+    try {
+      opencodePermission(defineSandboxPolicy({ commands: { deny: ['script:a', 'script:b'] } }))
+      expect(spy).toHaveBeenCalledTimes(1)
+      expect(spy.mock.calls[0]![0]).toContain('commands.deny "script:a", commands.deny "script:b" name no workspace script (the workspace has none)')
+    } finally {
+      spy.mockRestore()
+    }
   })
 
   it('closes the file-write and network gates with OpenCode\'s own keys', () => {
     expect(opencodePermission(defineSandboxPolicy({ capabilities: { fileWrite: false, network: false } }))).toEqual({ bash: { '*': 'allow' }, edit: 'deny', webfetch: 'deny', websearch: 'deny' })
   })
 
-  it('documents a limit: OpenCode lets a trailing " *" match the bare command too', () => {
+  it('lets a trailing " *" match the bare command too, as core does', () => {
     const policy = defineSandboxPolicy({ commands: { deny: ['git push *'] } })
-    expect(evaluateCommand(policy, 'git push')).toBe('allow')
+    expect(evaluateCommand(policy, 'git push')).toBe('deny')
     expect(judge(opencodePermission(policy), 'git push')).toBe('deny')
   })
 })

@@ -29,7 +29,9 @@ export * from './bridge/index.js'
 // Watch: watchWorkspace, file-event names, watch errors
 export * from './watch/index.js'
 
-// Harness runner: NDJSON from a spawned agent CLI
+// Harness runner: NDJSON from a spawned agent CLI, the prompt, and the run
+// plumbing every adapter shares (the guard, RUN_ERROR chunks, the secret
+// redactor, run files in the sandbox's /tmp)
 export * from './harness/index.js'
 
 // Provider building blocks: path confinement, shell quoting, git over exec

@@ -202,6 +202,11 @@ describe('file events of a chat() run (local-process, native fs.watch)', () => {
       id: 'fe-secrets',
       provider,
       lifecycle: { reuse: 'none' },
+      hooks: {
+        onFileCreate: (event) => {
+          throw new Error(`hook bug while reading ${event.path}`)
+        },
+      },
       workspace: defineWorkspace({ secrets, skills: [mcpSkill('issues', { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: bearer(secrets.API_TOKEN) } })] }),
     })
     // A harness-style adapter: projects its MCP config (holding the resolved token) before running the command.
@@ -217,8 +222,12 @@ describe('file events of a chat() run (local-process, native fs.watch)', () => {
         yield* shell.chatStream(options)
       },
     } as TextAdapter<any, any, any, any>
+    const lines: string[] = []
+    const record = (message: string, ...meta: unknown[]) => void lines.push([message, ...meta.map((m) => JSON.stringify(m))].join(' '))
+    const logger = { debug: record, info: record, warn: record, error: record }
+    const debug = { sandbox: true, errors: true, logger, output: false, provider: false, middleware: false, agentLoop: false, config: false, request: false, tools: false }
     const chunks: StreamChunk[] = []
-    for await (const chunk of chat({ adapter, threadId: 't-fe-secrets', messages: [{ role: 'user', content: 'cat .fake-mcp.json > copy.json && echo "$API_TOKEN" > token.txt && touch "name-$API_TOKEN.txt" && echo ok' }], middleware: [withSandbox(sandbox)] } as any) as AsyncIterable<StreamChunk>) chunks.push(chunk)
+    for await (const chunk of chat({ adapter, threadId: 't-fe-secrets', debug, messages: [{ role: 'user', content: 'cat .fake-mcp.json > copy.json && echo "$API_TOKEN" > token.txt && touch "name-$API_TOKEN.txt" && echo ok' }], middleware: [withSandbox(sandbox)] } as any) as AsyncIterable<StreamChunk>) chunks.push(chunk)
     expect((chunks as any[]).find((c) => c.type === 'RUN_ERROR')).toBeUndefined()
     expect(Object.keys(perPath(customs(chunks, SANDBOX_FILE_EVENT), base)).sort(), 'the projected config and the marker are not reported; a secret in a file name is redacted').toEqual(['copy.json', 'name-[secret API_TOKEN].txt', 'token.txt'])
     const changed = customs(chunks, FILE_CHANGED_EVENT)
@@ -226,5 +235,11 @@ describe('file events of a chat() run (local-process, native fs.watch)', () => {
     expect(changed[2].diff).toBe('diff --git a/token.txt b/token.txt\n--- /dev/null\n+++ b/token.txt\n@@ -0,0 +1 @@\n+[secret API_TOKEN]\n')
     expect(changed[0].diff).toContain('Bearer [secret API_TOKEN]')
     expect(JSON.stringify(chunks)).not.toContain('tok-8c1f0a2b')
+    // The logs name the file too (dispatch, and the throwing hook with its error), redacted like the stream.
+    const log = lines.join('\n')
+    expect(log).toMatch(/dispatch file create \S+\/name-\[secret API_TOKEN\]\.txt/)
+    expect(log).toMatch(/sandbox hook onFileCreate threw for create \S+\/name-\[secret API_TOKEN\]\.txt/)
+    expect(log).toContain('hook bug while reading')
+    expect(log).not.toContain('tok-8c1f0a2b')
   })
 })

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { defineChatMiddleware } from '@tanstack/ai'
 import { InMemoryLockStore, withLocks } from '@tanstack/ai/locks'
 import {
+  createSecrets,
   defineSandbox,
   defineWorkspace,
   InMemorySandboxInstanceStore,
@@ -40,6 +41,14 @@ describe('chat() with a sandbox-requiring adapter', () => {
     expect(pwd!.startsWith(tmp.root)).toBe(true)
     expect(pwd!.endsWith('/workspace')).toBe(true)
     expect(existsSync(pwd!), "reuse 'none' removes the sandbox directory after the run").toBe(false)
+  })
+
+  it('redacts workspace secrets from the error of a failed command', async () => {
+    const secrets = createSecrets({ DEPLOY_TOKEN: 'dtk-5e1f-not-for-errors' })
+    const sandbox = defineSandbox({ id: 'e2e-error-redact', provider, lifecycle: { reuse: 'none' }, workspace: defineWorkspace({ secrets }) })
+    const out = await runShell({ command: 'echo "auth failed for $DEPLOY_TOKEN" >&2; exit 3', threadId: 't-error-redact', middleware: [withSandbox(sandbox)] })
+    expect(out.error).toBe('command exited with code 3: auth failed for [secret DEPLOY_TOKEN]\n')
+    expect(JSON.stringify(out.chunks)).not.toContain('dtk-5e1f')
   })
 
   it('reuses one sandbox per thread: a second run sees the first run\'s files', async () => {

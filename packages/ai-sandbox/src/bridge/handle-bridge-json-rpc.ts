@@ -11,9 +11,13 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolRequest } from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
 import { ToolBridgeError } from './errors.js'
 import type { ToolBridgeCore } from './tool-bridge-core.js'
+
+/** A `tools/call` request of any shape; the SDK validates it properly (see `mcpServerFor`). */
+const ANY_TOOLS_CALL = z.object({ method: z.literal('tools/call'), params: z.unknown() })
 
 /** The version reported on `initialize`. */
 const SERVER_VERSION = '1.0.0'
@@ -49,7 +53,11 @@ export async function handleBridgeJsonRpc(core: ToolBridgeCore, request: Request
 function mcpServerFor(core: ToolBridgeCore, requestSignal: AbortSignal): Server {
   const server = new Server({ name: core.name, version: SERVER_VERSION }, { capabilities: { tools: {} } })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: core.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })) }))
-  server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
+  // The SDK's Server re-checks every tools/call against CallToolRequestSchema and answers a malformed one
+  // (arguments: null, a non-string name) with -32602; registering the strict schema here would make the
+  // base protocol reject it first as -32603 (internal error). So the outer schema only pins the method.
+  server.setRequestHandler(ANY_TOOLS_CALL, async (request, extra) => {
+    const call = request as CallToolRequest
     try {
       return await core.callTool({
         name: call.params.name,

@@ -3,6 +3,7 @@
 // contract and its default, live events as CUSTOM chunks, and the co-located
 // seam. The internal tool-call path (`tool-call.ts`) stays private.
 export { createToolBridgeCore } from './tool-bridge-core.js'
+export { TOOL_BRIDGE_SERVER_NAME } from './server-name.js'
 export type { ToolBridgeCore, ToolBridgeCoreOptions, ToolBridgeCall, ToolBridgeCallResult, ToolBridgeEvent } from './tool-bridge-core.js'
 export { handleBridgeJsonRpc } from './handle-bridge-json-rpc.js'
 export { startHostToolBridge, TOOL_BRIDGE_PATH } from './host-tool-bridge.js'

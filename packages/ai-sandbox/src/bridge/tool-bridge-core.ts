@@ -8,6 +8,7 @@
  * nothing; a call that ran never throws, a failing tool is an `isError` result.
  */
 import { randomUUID } from 'node:crypto'
+import { TOOL_BRIDGE_SERVER_NAME } from './server-name.js'
 import { prepareToolCall, runToolCall, type BridgeableTool } from './tool-call.js'
 import { toolDescriptors, type ToolDescriptor } from './remote-tools.js'
 
@@ -48,7 +49,7 @@ export interface ToolBridgeCoreOptions {
   toolCallIdFrom?: (meta: Record<string, unknown>) => string | undefined
   /** Request-local application state handed to `execute` as `context.context` (`chat({ context })`). */
   context?: unknown
-  /** The server name reported on `initialize`. Default `tanstack`. */
+  /** The server name reported on `initialize`. Default {@link TOOL_BRIDGE_SERVER_NAME} (`tanstack`). */
   name?: string
 }
 
@@ -81,7 +82,7 @@ export function createToolBridgeCore(options: ToolBridgeCoreOptions): ToolBridge
   const { tools, onEvent, toolCallIdFrom, context } = options
   const descriptors = toolDescriptors(tools)
   return {
-    name: options.name ?? 'tanstack',
+    name: options.name ?? TOOL_BRIDGE_SERVER_NAME,
     tools: descriptors,
     callTool: async (call) => {
       const prepared = await prepareToolCall(tools, call.name, call.arguments)

@@ -18,7 +18,7 @@ export interface GitCloneOptions {
   url: string
   /** Target directory inside the sandbox. Default: the workspace root (which must be empty). */
   dir?: string
-  /** Branch or tag to check out. Default: the remote's default branch. */
+  /** Branch or tag to check out (passed as `--branch=<ref>`, never read as an option). Default: the remote's default branch. */
   ref?: string
   /** History depth: a positive number of commits or `'full'`. Default `1` with `--single-branch`. */
   depth?: number | 'full'
@@ -44,9 +44,9 @@ export interface GitStatus {
 
 /** Options of remote operations other than clone. */
 export interface GitRemoteOptions {
-  /** Remote name. Default `origin`. */
+  /** Remote name. Default `origin`. A value starting with `-` is refused (`SandboxConfigError`): git would read it as an option. */
   remote?: string
-  /** Branch. Default: the current branch. */
+  /** Branch. Default: the current branch. A value starting with `-` is refused, like `remote`. */
   branch?: string
   auth?: GitAuth
   /** Repository directory. Default: the workspace root. */

@@ -16,6 +16,7 @@ import { bootstrapWorkspace, withWorkspaceSecrets } from '../workspace/bootstrap
 import { defineWorkspace, type ResolvedWorkspace } from '../workspace/define-workspace.js'
 import { defineSandboxPolicy, type SandboxPolicy } from '../workspace/policy.js'
 import { parseDuration, DURATION_PATTERN } from './duration.js'
+import { setLongTimeout, type LongTimeout } from './long-timeout.js'
 import { InMemorySandboxInstanceStore, type SandboxInstanceRecord, type SandboxInstanceStore } from './instance-store.js'
 import { findSnapshot, restoreFromSnapshot, snapshotAfterSetup, workspaceSnapshotKey } from './snapshot-lifecycle.js'
 import { computeSandboxKey } from './sandbox-key.js'
@@ -27,8 +28,9 @@ export interface SandboxLifecycle {
   reuse?: 'thread' | 'none'
   /**
    * With `reuse: 'thread'`, destroy the sandbox after it has been idle this
-   * long after a run (ms or `'30m'`, `'2h'`). The timer lives in this process;
-   * a later run for the thread cancels it. Default: keep until destroyed.
+   * long after a run (ms or `'30m'`, `'2h'`, `'30d'`; any length, also past
+   * the ~24.8 days a single `setTimeout` holds). The timer lives in this
+   * process; a later run for the thread cancels it. Default: keep until destroyed.
    */
   keepAlive?: number | string
   /** Destroy after every successful run. Default `false` (`true` when `reuse` is `'none'`). */
@@ -216,7 +218,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
   })
   const fallbackInstances = new InMemorySandboxInstanceStore()
   const fallbackLocks = new InMemoryLockStore()
-  const idleTimers = new Map<string, ReturnType<typeof setTimeout>>()
+  const idleTimers = new Map<string, LongTimeout>()
   const inUse = new Map<string, number>()
 
   const keyBase = (tenant: string | undefined) => ({
@@ -250,9 +252,13 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     }
   }
 
-  const destroy: SandboxDefinition['destroy'] = async ({ key: sandboxKey, instances = fallbackInstances, logger }) => {
-    clearTimeout(idleTimers.get(sandboxKey))
+  const cancelIdleTimer = (sandboxKey: string) => {
+    idleTimers.get(sandboxKey)?.cancel()
     idleTimers.delete(sandboxKey)
+  }
+
+  const destroy: SandboxDefinition['destroy'] = async ({ key: sandboxKey, instances = fallbackInstances, logger }) => {
+    cancelIdleTimer(sandboxKey)
     inUse.delete(sandboxKey)
     const record = await instances.get(sandboxKey)
     if (!record) return
@@ -267,8 +273,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     const instances = ctx.instances ?? fallbackInstances
     const locks = ctx.locks ?? fallbackLocks
     const { logger } = ctx
-    clearTimeout(idleTimers.get(sandboxKey))
-    idleTimers.delete(sandboxKey)
+    cancelIdleTimer(sandboxKey)
     return locks.withLock(`sandbox:${sandboxKey}`, async () => {
       try {
         const record = await instances.get(sandboxKey)
@@ -352,12 +357,12 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     }
     inUse.delete(input.key)
     if (lifecycle.keepAliveMs === undefined) return
-    clearTimeout(idleTimers.get(input.key))
-    const timer = setTimeout(() => {
+    cancelIdleTimer(input.key)
+    // Chunked: keepAlive may exceed the 2^31-1 ms a single setTimeout can hold (e.g. '30d').
+    const timer = setLongTimeout(() => {
       idleTimers.delete(input.key)
       destroy(input).catch((error: unknown) => input.logger?.errors('idle sandbox destroy failed', { error }))
     }, lifecycle.keepAliveMs)
-    timer.unref?.()
     idleTimers.set(input.key, timer)
   }
 

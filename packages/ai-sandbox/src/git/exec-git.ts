@@ -4,7 +4,7 @@
  * `GIT_CONFIG_*` environment variables of the one command that needs them, so
  * they never land in `.git/config`, a remote URL, argv (`ps`) or an error.
  */
-import { SandboxOperationError } from '../contracts/errors.js'
+import { SandboxConfigError, SandboxOperationError } from '../contracts/errors.js'
 import type { GitAuth, GitCloneOptions, GitRemoteOptions, GitStatus, SandboxGit } from '../contracts/git.js'
 import type { ExecResult, SandboxProcess } from '../contracts/process.js'
 import { toSandboxPath } from '../paths/workspace-path.js'
@@ -24,6 +24,7 @@ export interface ExecBackedGitOptions {
  *
  * @throws SandboxOperationError `git-failed` from every method when git exits
  *   non-zero; the message carries git's stderr with any token removed.
+ * @throws SandboxConfigError from `push`/`pull` for a remote or branch starting with `-`.
  */
 export function createExecBackedGit(process: SandboxProcess, options: ExecBackedGitOptions): SandboxGit {
   const { provider, workspaceRoot } = options
@@ -48,7 +49,8 @@ export function createExecBackedGit(process: SandboxProcess, options: ExecBacked
       const args = ['clone', '--quiet']
       const depth = input.depth ?? 1
       if (depth !== 'full') args.push('--depth', String(depth), '--single-branch')
-      if (input.ref) args.push('--branch', input.ref)
+      // `--branch=<ref>` and `--` before the URL: neither can be read as an option, whatever they hold.
+      if (input.ref) args.push(`--branch=${input.ref}`)
       args.push('--', input.url, target)
       await git(args, workspaceRoot, input.auth, `clone ${redactUrl(input.url)}`)
     },
@@ -68,14 +70,16 @@ export function createExecBackedGit(process: SandboxProcess, options: ExecBacked
       const sha = await git(['rev-parse', 'HEAD'], dir)
       return { sha: sha.stdout.trim() }
     },
+    // git reads options after positionals too, so a remote or branch like `--receive-pack=...` would run a command:
+    // refuse a leading "-" (`git pull` does not pass `--` on to the fetch it runs), and put `--` first where git honours it.
     async push(input?: GitRemoteOptions) {
-      const args = ['push', '--quiet', input?.remote ?? 'origin']
-      if (input?.branch) args.push(input.branch)
+      const args = ['push', '--quiet', '--', notAnOption(input?.remote ?? 'origin', 'git.push.remote')]
+      if (input?.branch) args.push(notAnOption(input.branch, 'git.push.branch'))
       await git(args, dirOf(input?.dir), input?.auth)
     },
     async pull(input?: GitRemoteOptions) {
-      const args = ['pull', '--quiet', '--ff-only', input?.remote ?? 'origin']
-      if (input?.branch) args.push(input.branch)
+      const args = ['pull', '--quiet', '--ff-only', notAnOption(input?.remote ?? 'origin', 'git.pull.remote')]
+      if (input?.branch) args.push(notAnOption(input.branch, 'git.pull.branch'))
       await git(args, dirOf(input?.dir), input?.auth)
     },
     async branch(name, input) {
@@ -88,6 +92,12 @@ export function createExecBackedGit(process: SandboxProcess, options: ExecBacked
       return { name: current.exitCode === 0 ? current.stdout.trim() : null }
     },
   }
+}
+
+/** `value`, unless git could read it as an option. @throws SandboxConfigError naming `field`. */
+function notAnOption(value: string, field: string): string {
+  if (!value.startsWith('-')) return value
+  throw new SandboxConfigError(field, `Invalid option ${field}: ${JSON.stringify(value)} starts with "-", which git would read as an option. Pass a remote or branch name.`)
 }
 
 /**

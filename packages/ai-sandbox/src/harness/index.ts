@@ -1,7 +1,15 @@
-// Harness: what every harness adapter shares to run an agent CLI and read its NDJSON stdout.
+// Harness: what every harness adapter shares to run an agent CLI: NDJSON from its stdout, the prompt, the run guard, RUN_ERROR chunks, the secret redactor and run files.
 export { toLines, LineTooLongError } from './to-lines.js'
 export type { ToLinesOptions } from './to-lines.js'
 export { spawnNdjson } from './spawn-ndjson.js'
 export type { SpawnNdjsonOptions, SpawnNdjsonExit } from './spawn-ndjson.js'
 export { createRunScopedIdGen } from './run-scoped-id.js'
 export { buildHarnessPrompt, messageText, MAX_PREAMBLE_CHARS } from './build-prompt.js'
+export { harnessSystemPrompt } from './harness-system-prompt.js'
+export { guardHarnessRun, harnessRunIds } from './guard-harness-run.js'
+export type { GuardHarnessRunOptions, HarnessRunContext, HarnessRunOptions } from './guard-harness-run.js'
+export { harnessRunError, redactRunErrorChunk } from './harness-run-error.js'
+export { createHarnessSecretRedactor } from './harness-secret-redactor.js'
+export type { HarnessSecretRedactorOptions } from './harness-secret-redactor.js'
+export { writeSandboxRunFile, sandboxRunFilePath, removeSandboxRunFiles } from './sandbox-run-file.js'
+export type { WriteSandboxRunFileOptions } from './sandbox-run-file.js'

@@ -22,6 +22,7 @@ import { resolveSecretEnv } from '../workspace/define-workspace.js'
 import { provideSandboxPolicy, SandboxPolicyCapability } from '../workspace/policy.js'
 import { PROJECTION_MARKER, ProjectionCapability, projectWorkspace, provideProjection } from '../workspace/projection.js'
 import { redactSecrets } from '../workspace/secrets.js'
+import { redactingLogger } from './redacting-logger.js'
 import { FILE_CHANGED_EVENT, startRunFileEvents, type RunFileEvents } from '../watch/run-file-events.js'
 import { provideSandbox, SandboxCapability } from './capabilities.js'
 import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
@@ -140,7 +141,8 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     provides: [SandboxCapability, SandboxPolicyCapability, ProjectionCapability],
     optionalRequires: [LocksCapability, SandboxInstanceStoreCapability, SandboxRuntimeCapability],
     async setup(ctx) {
-      const logger = getSandboxRuntime(ctx, { optional: true })?.logger
+      // Everything this run logs has the workspace's secret values removed (a secret can sit in a file name or an error).
+      const logger = redactingLogger(getSandboxRuntime(ctx, { optional: true })?.logger, (text) => redactSecrets(text, Object.values(sandbox.workspace.secrets)))
       const instances = parsed.instances ?? getSandboxInstanceStore(ctx, { optional: true }) ?? sandbox.fallbackInstances
       const locks = parsed.locks ?? getLocks(ctx, { optional: true })
       const tenant = tenantOf(ctx)

@@ -11,6 +11,7 @@
 import type { SandboxFileEvent } from '@tanstack/ai'
 import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
+import { MAX_TIMER_MS } from '../definition/long-timeout.js'
 import { parseOptions } from '../definition/validate.js'
 import { diffListings, listWorkspace, type WorkspaceListing } from './listing.js'
 import { pathKind, startNativeWatch } from './native.js'
@@ -35,7 +36,7 @@ export interface WatchWorkspaceOptions {
   onEvent: (event: SandboxFileEvent) => void
   /** Names pruned at any depth, or workspace-relative paths when they contain `/`. Default `['.git', 'node_modules']`; a list replaces it. */
   ignore?: readonly string[]
-  /** Poll interval in ms when the provider has no native watcher (min 50). Default 500. */
+  /** Poll interval in ms when the provider has no native watcher (min 50, max 2^31-1, the longest `setTimeout` delay). Default 500. */
   intervalMs?: number
   /** Logs start, stop and failures under the `sandbox` debug category. */
   logger?: WatchLogger
@@ -55,7 +56,7 @@ const optionsSchema = z
   .object({
     onEvent: z.custom<WatchWorkspaceOptions['onEvent']>((v) => typeof v === 'function', { message: 'expected a function (event) => void' }),
     ignore: z.array(z.string().min(1, 'expected a non-empty name or path')).optional(),
-    intervalMs: z.number().min(50, 'expected at least 50 ms').optional(),
+    intervalMs: z.number().min(50, 'expected at least 50 ms').max(MAX_TIMER_MS, `expected at most ${MAX_TIMER_MS} ms (2^31-1, the longest delay setTimeout can hold)`).optional(),
     logger: z.custom<WatchLogger>((v) => typeof v === 'object' && v !== null && typeof (v as WatchLogger).sandbox === 'function', { message: 'expected a logger with a sandbox(message) method' }).optional(),
   })
   .strict()

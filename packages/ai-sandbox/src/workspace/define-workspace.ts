@@ -13,6 +13,7 @@ import { createSecrets, isSecretRef, resolveSecret, sameSecret, type SecretRef }
 import { sourceSchema, type WorkspaceSource } from './sources.js'
 import { recordSetupPlan, type SetupInput, type SetupStep } from './setup-plan.js'
 import { skillSchema, type Skill } from './skills.js'
+import { assertNoWorkspaceConflicts } from './workspace-conflicts.js'
 
 /** Package managers a workspace can declare. */
 export type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun'
@@ -37,9 +38,14 @@ export interface WorkspaceInput {
    * object from `createSecrets`, or plain strings (wrapped for you).
    */
   secrets?: Record<string, SecretRef | string>
-  /** Skills: `agentSkill`, `gitSkill`, `mcpSkill`, `fileSkill`. */
+  /**
+   * Skills: `agentSkill`, `gitSkill`, `mcpSkill`, `fileSkill`. Two of a kind
+   * that would land in the same place (same name, clone folder or file path),
+   * an `mcpSkill` named `tanstack` (the tool bridge's) and a `fileSkill` at
+   * `AGENTS.md`/`CLAUDE.md`/`GEMINI.md` together with `instructions` are refused.
+   */
   skills?: readonly Skill[]
-  /** Harness plugins: plugin directories inside the sandbox (absolute, or workspace-relative). */
+  /** Harness plugins: plugin directories inside the sandbox (absolute, or workspace-relative), without `..`. */
   plugins?: readonly string[]
   /** Project instructions, written as `AGENTS.md` (with `CLAUDE.md` and `GEMINI.md` pointing at it). */
   instructions?: string
@@ -74,7 +80,14 @@ const schema = z
       )
       .optional(),
     skills: z.array(skillSchema).optional(),
-    plugins: z.array(z.string().min(1, 'a plugin is a non-empty directory path')).optional(),
+    plugins: z
+      .array(
+        z
+          .string()
+          .min(1, 'a plugin is a non-empty directory path')
+          .refine((p) => !p.split('/').includes('..'), 'expected a plugin directory inside the sandbox: an absolute path, or one relative to the workspace, without ".." (a relative path is joined to the workspace root and must stay inside it)'),
+      )
+      .optional(),
     instructions: z.string().optional(),
   })
   .strict()
@@ -84,7 +97,7 @@ const schema = z
  *
  * @param input - See {@link WorkspaceInput}; every field is optional.
  * @returns A frozen {@link ResolvedWorkspace} with its `hash`.
- * @throws SandboxConfigError naming the field (e.g. `workspace.source.url`).
+ * @throws SandboxConfigError naming the field (e.g. `workspace.source.url`, `workspace.plugins.0`, or `workspace.skills.<index>` for colliding skills).
  * @throws UnknownSecretError when the source's `secret` is not one of `secrets`.
  * @example
  * ```ts
@@ -104,6 +117,7 @@ export function defineWorkspace(input: WorkspaceInput = {}): ResolvedWorkspace {
   if (source.type === 'git' && source.secret) requireListed(source.secret, secrets, 'workspace.source.secret')
   const skills = [...(parsed.skills ?? [])] as Skill[]
   skills.forEach((skill, i) => skillSecrets(skill).forEach((ref) => requireListed(ref, secrets, `workspace.skills.${i}`)))
+  assertNoWorkspaceConflicts(skills, parsed.instructions)
   const base = {
     source,
     setup: recordSetupPlan((parsed.setup ?? []) as SetupInput),

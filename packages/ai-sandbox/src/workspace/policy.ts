@@ -1,18 +1,29 @@
 /**
  * The sandbox permission policy: a default verdict, allow/ask/deny glob
  * patterns for shell commands, and capability gates for file writes and
- * network. Core validates it, evaluates commands against it
- * (`evaluateCommand`) and carries it to harness adapters, which map it onto
- * their CLI's native permissions. Source: spec 000, "Policy".
+ * network. Core validates it, judges command lines against it
+ * (`evaluateCommand`, per simple command; the shell reading lives in
+ * `shell/`), expands `script:<name>` patterns for the mappers, and carries it
+ * to harness adapters, which map it onto their CLI's native permissions.
+ * Invariant: an allow rule never allows a line whose effect its words do not
+ * show. Source: spec 000, "Policy".
  */
 import { z } from 'zod'
 import { createCapability } from '@tanstack/ai'
 import { parseOptions } from '../definition/validate.js'
+import { splitCommandLine } from '../shell/command-line.js'
+import { readSimpleCommand, type SimpleCommand } from '../shell/simple-command.js'
 
 /** A verdict for an action the agent wants to take. */
 export type PolicyDecision = 'allow' | 'ask' | 'deny'
 
-/** Glob patterns per verdict. `*` matches any run of characters, `?` one; a pattern must match the WHOLE command. */
+/**
+ * Glob patterns per verdict, matched against each simple command of a line
+ * (see {@link evaluateCommand}). `*` matches any run of characters, `?` one;
+ * a pattern must match the whole simple command; a trailing ` *` also
+ * matches the bare command (`git push *` matches `git push`). `script:<name>`
+ * names a workspace script.
+ */
 export interface CommandRules {
   allow?: readonly string[]
   ask?: readonly string[]
@@ -87,56 +98,226 @@ export interface EvaluateCommandOptions {
 }
 
 /**
- * Decide a shell command under a policy. Patterns are globs anchored to the
- * whole (trimmed, whitespace-collapsed) command. Precedence: deny, then ask,
- * then allow, then the default. Script-aware: a pattern `script:<name>`
- * matches the script's own command and the package-manager forms that run it
- * (`npm run <name>`, `pnpm <name>`, `yarn <name>`, `bun run <name>`), and a
- * command that runs a script is also checked under the script's command.
+ * Decide a shell command line under a policy: the best-effort judge for
+ * adapters that answer the agent's permission requests themselves (Grok
+ * Build). It is not a shell parser that guarantees safety: the boundary is
+ * the provider (a container, `network: 'none'`).
  *
+ * 1. The line is split into its simple commands at `;`, `&&`, `||`, `|`,
+ *    `&` and newlines, honouring quotes, backslashes and comments
+ *    (shell-quote reads the words). Quotes are removed and whitespace
+ *    collapsed: `git 'push'  origin` is judged as `git push origin`.
+ *    Redirections are left out of the words (`2>&1`, `> /dev/null`).
+ * 2. Each simple command is judged alone: **deny**, then **ask**, then
+ *    **allow**, else it is unmatched. Deny and ask rules see the command as
+ *    written and what it runs underneath: past `VAR=value`, wrappers
+ *    (`sudo`, `env`, `timeout`, `nice`, `nohup`, `xargs`, `command`,
+ *    `exec`, `time`), `!`, compound keywords (`if`, `do`, `{`), a program's
+ *    directory (`/usr/bin/git`), and into `$(…)`, backticks, `<(…)`,
+ *    `sh -c '…'`/`bash -c` scripts and `eval`. Allow rules match only the
+ *    command exactly as written.
+ * 3. Allow rules never apply to a line holding something whose effect its
+ *    words do not show: command or process substitution, a subshell or
+ *    group, a compound command, a here-document, output redirection to a
+ *    file (other than `/dev/null`, `/dev/stdout`, `/dev/stderr` and fd
+ *    copies like `2>&1`), `eval`, a shell given a script inline or on stdin
+ *    (`sh -c`, `curl … | bash`), a program named by a variable, or an
+ *    unterminated quote. Such a line gets the deny/ask verdict of what is
+ *    visible, else the default: with `default: 'deny'` it is denied.
+ * 4. The line's verdict is the strictest of its parts, an unmatched part
+ *    counting as the default: any deny (or an unmatched part under
+ *    `default: 'deny'`) → `'deny'`; else any ask → `'ask'`; else any
+ *    unmatched part → the default; else (every part allowed by a rule)
+ *    `'allow'`. An empty line gets the default.
+ *
+ * Patterns are globs over a simple command: `*` matches any run of
+ * characters, `?` one, everything else is literal, anchored at both ends; a
+ * trailing ` *` means "with any arguments or none", so `git push *` also
+ * matches the bare `git push` (never `git pushy`). Script-aware: `script:<name>`
+ * matches the workspace script's own command and the package-manager forms
+ * that run it ({@link expandScriptPattern}); a command that runs a script is
+ * also judged by the script's command (deny and ask always; it is allowed
+ * when the script's command is allowed by rules), and a line that is exactly
+ * a script's command takes that script's `script:<name>` rules as a whole.
+ *
+ * @param policy - The validated policy.
+ * @param command - The command line as the agent would run it (`sh -c`).
+ * @param options - `scripts`: the workspace's scripts, for `script:<name>` rules. Default none.
  * @returns `'allow'`, `'ask'` or `'deny'`.
  * @example
  * ```ts
- * evaluateCommand(policy, 'git push origin main') // 'deny' with deny: ['git push *']
+ * const policy = defineSandboxPolicy({ commands: { deny: ['git push *'] } })
+ * evaluateCommand(policy, 'git push')                       // 'deny'
+ * evaluateCommand(policy, 'npm test && git push origin')    // 'deny'
+ * evaluateCommand(policy, 'git status')                     // 'allow' (the default)
  * ```
  */
 export function evaluateCommand(policy: SandboxPolicy, command: string, options: EvaluateCommandOptions = {}): PolicyDecision {
-  const candidates = commandForms(command, options.scripts ?? {})
-  const matches = (list: readonly string[]) => list.some((pattern) => candidates.some((form) => matchPattern(pattern, form, options.scripts ?? {})))
-  if (matches(policy.commands.deny)) return 'deny'
-  if (matches(policy.commands.ask)) return 'ask'
-  if (matches(policy.commands.allow)) return 'allow'
-  return policy.default
+  const judged = judgeLine(policy, command, options.scripts ?? {}, 0)
+  if (judged.deny || (judged.unmatched && policy.default === 'deny')) return 'deny'
+  if (judged.ask) return 'ask'
+  return judged.unmatched ? policy.default : 'allow'
 }
+
+/**
+ * The commands a pattern stands for: a `script:<name>` pattern becomes the
+ * script's own command and the package-manager forms that run it
+ * (`npm run <name>`, `pnpm run <name>`, `pnpm <name>`, `yarn run <name>`,
+ * `yarn <name>`, `bun run <name>`; `npm <name>` only for npm's own
+ * shortcuts `test`, `start`, `stop`, `restart`; the bare `pnpm <name>` and
+ * `yarn <name>` not for names that are those tools' own commands, such as
+ * `install` or `publish`). Any other pattern is returned as it is
+ * (whitespace collapsed). For mappers that hand patterns to a CLI.
+ *
+ * @param pattern - A policy pattern.
+ * @param scripts - The workspace's `scripts` (name → command). Default none.
+ * @returns The commands; `[]` for a `script:<name>` the workspace does not define.
+ * @example
+ * ```ts
+ * expandScriptPattern('script:test', { test: 'vitest run' })
+ * // ['vitest run', 'npm run test', 'npm test', 'pnpm run test', 'pnpm test', 'yarn run test', 'yarn test', 'bun run test']
+ * expandScriptPattern('git push *') // ['git push *']
+ * ```
+ */
+export function expandScriptPattern(pattern: string, scripts: Readonly<Record<string, string>> = {}): string[] {
+  const normalised = normalise(pattern)
+  if (!normalised.startsWith(SCRIPT_PREFIX)) return [normalised]
+  const name = normalised.slice(SCRIPT_PREFIX.length)
+  if (!Object.hasOwn(scripts, name)) return []
+  return [...new Set([normalise(scripts[name]!), ...runnerForms(name)])]
+}
+
+const SCRIPT_PREFIX = 'script:'
+/** npm runs these scripts without `run`. */
+const NPM_SHORTCUTS = new Set(['test', 'start', 'stop', 'restart'])
+/** Names pnpm takes as its own command rather than a script's (`pnpm publish` publishes). */
+const PNPM_COMMANDS = new Set([
+  'access', 'add', 'adduser', 'approve-builds', 'audit', 'bin', 'bugs', 'c', 'cat-file', 'cat-index', 'config', 'create', 'dedupe',
+  'deploy', 'deprecate', 'dist-tag', 'dlx', 'docs', 'doctor', 'edit', 'env', 'exec', 'fetch', 'find-hash', 'i', 'ignored-builds',
+  'import', 'info', 'init', 'install', 'install-test', 'it', 'la', 'licenses', 'link', 'list', 'll', 'ln', 'login', 'logout', 'ls',
+  'outdated', 'owner', 'pack', 'patch', 'patch-commit', 'patch-remove', 'ping', 'pkg', 'prefix', 'profile', 'prune', 'publish',
+  'rb', 'rebuild', 'recursive', 'remove', 'repo', 'rm', 'root', 'run', 's', 'search', 'self-update', 'server', 'setup', 'show',
+  'star', 'stars', 'store', 'team', 'token', 'un', 'uninstall', 'unlink', 'unpublish', 'unstar', 'up', 'update', 'upgrade',
+  'version', 'view', 'whoami', 'why',
+])
+/** Names yarn (classic and berry) takes as its own command rather than a script's. */
+const YARN_COMMANDS = new Set([
+  'access', 'add', 'audit', 'autoclean', 'bin', 'cache', 'check', 'config', 'constraints', 'create', 'dedupe', 'dlx', 'exec',
+  'explain', 'generate-lock-entry', 'global', 'help', 'import', 'info', 'init', 'install', 'licenses', 'link', 'list', 'login',
+  'logout', 'node', 'npm', 'outdated', 'owner', 'pack', 'patch', 'patch-commit', 'plugin', 'policies', 'publish', 'rebuild',
+  'remove', 'run', 'search', 'set', 'stage', 'tag', 'team', 'unlink', 'unplug', 'up', 'upgrade', 'upgrade-interactive', 'version',
+  'versions', 'why', 'workspace', 'workspaces',
+])
 
 const normalise = (command: string) => command.trim().replace(/\s+/g, ' ')
 
-/** The command itself plus, when it runs a workspace script, that script's command. */
-function commandForms(command: string, scripts: Readonly<Record<string, string>>): string[] {
-  const forms = [normalise(command)]
-  const name = scriptInvoked(forms[0]!, scripts)
-  if (name !== undefined) forms.push(normalise(scripts[name]!))
-  return forms
+/** The package-manager commands that run the script `name`. */
+function runnerForms(name: string): string[] {
+  return [
+    `npm run ${name}`,
+    ...(NPM_SHORTCUTS.has(name) ? [`npm ${name}`] : []),
+    `pnpm run ${name}`,
+    ...(PNPM_COMMANDS.has(name) ? [] : [`pnpm ${name}`]),
+    `yarn run ${name}`,
+    ...(YARN_COMMANDS.has(name) ? [] : [`yarn ${name}`]),
+    `bun run ${name}`,
+  ]
 }
 
-/** The script name `command` runs through a package manager, if any. */
-function scriptInvoked(command: string, scripts: Readonly<Record<string, string>>): string | undefined {
-  const match = /^(?:npm run|npm|pnpm run|pnpm|yarn run|yarn|bun run) (\S+)$/.exec(command)
-  return match && Object.hasOwn(scripts, match[1]!) ? match[1] : undefined
+/** What a line or command was found to hold: any denied part, any asked part, any part no rule allows. */
+interface Judgement {
+  deny: boolean
+  ask: boolean
+  unmatched: boolean
 }
 
-function matchPattern(pattern: string, command: string, scripts: Readonly<Record<string, string>>): boolean {
-  if (pattern.startsWith('script:')) {
-    const name = pattern.slice('script:'.length)
-    return Object.hasOwn(scripts, name) && (command === normalise(scripts[name]!) || scriptInvoked(command, scripts) === name)
+/** Scripts that run scripts, shells in shells: judged this deep, then unmatched. */
+const MAX_DEPTH = 8
+
+function merge(into: Judgement, from: Judgement): void {
+  into.deny ||= from.deny
+  into.ask ||= from.ask
+  into.unmatched ||= from.unmatched
+}
+
+function judgeLine(policy: SandboxPolicy, line: string, scripts: Readonly<Record<string, string>>, depth: number): Judgement {
+  const judged: Judgement = { deny: false, ask: false, unmatched: false }
+  if (depth > MAX_DEPTH) return { ...judged, unmatched: true }
+  const parsed = splitCommandLine(line)
+  if (parsed.commands.length === 0) judged.unmatched = true
+  for (const body of parsed.hidden) merge(judged, judgeLine(policy, body, scripts, depth + 1))
+  for (const words of parsed.commands) merge(judged, judgeCommand(policy, readSimpleCommand(words), parsed.opaque, scripts, depth))
+  // A line that is exactly a workspace script's command takes its script:<name> rules whole.
+  const whole = normalise(line)
+  const scriptRule = (list: readonly string[]) => list.some((p) => p.startsWith(SCRIPT_PREFIX) && scriptCommand(p, scripts) === whole)
+  if (scriptRule(policy.commands.deny)) judged.deny = true
+  if (scriptRule(policy.commands.ask)) judged.ask = true
+  if (scriptRule(policy.commands.allow)) judged.unmatched = false
+  return judged
+}
+
+function judgeCommand(policy: SandboxPolicy, command: SimpleCommand, lineOpaque: boolean, scripts: Readonly<Record<string, string>>, depth: number): Judgement {
+  const judged: Judgement = { deny: false, ask: false, unmatched: false }
+  for (const inner of command.nested) merge(judged, judgeLine(policy, inner, scripts, depth + 1))
+  const matches = (list: readonly string[], forms: readonly string[]) => list.some((pattern) => forms.some((form) => matchPattern(pattern, form, scripts)))
+  const denied = matches(policy.commands.deny, command.forms)
+  const asked = matches(policy.commands.ask, command.forms)
+  judged.deny ||= denied
+  judged.ask ||= asked
+  // A command that runs a workspace script is also judged by the script's own command.
+  let scriptAllowed = false
+  for (const form of command.forms) {
+    const name = scriptRunBy(form, scripts)
+    if (name === undefined) continue
+    const script = judgeLine(policy, scripts[name]!, scripts, depth + 1)
+    judged.deny ||= script.deny
+    judged.ask ||= script.ask
+    if (form === command.exact && !script.deny && !script.ask && !script.unmatched) scriptAllowed = true
   }
-  return globToRegExp(normalise(pattern)).test(command)
+  const allowed = !lineOpaque && !command.opaque && (scriptAllowed || matches(policy.commands.allow, [command.exact]))
+  // A part a deny or ask rule names is matched: only a part no rule names falls to the default.
+  if (!allowed && !denied && !asked) judged.unmatched = true
+  return judged
 }
 
-/** Anchored glob: `*` any run (spaces included), `?` one character, everything else literal. */
+/** The normalised command of the script a `script:<name>` pattern names, if the workspace has it. */
+function scriptCommand(pattern: string, scripts: Readonly<Record<string, string>>): string | undefined {
+  const name = normalise(pattern).slice(SCRIPT_PREFIX.length)
+  return Object.hasOwn(scripts, name) ? normalise(scripts[name]!) : undefined
+}
+
+/** The script a simple command runs through a package manager, if any. */
+function scriptRunBy(form: string, scripts: Readonly<Record<string, string>>): string | undefined {
+  const name = form.slice(form.lastIndexOf(' ') + 1)
+  return Object.hasOwn(scripts, name) && runnerForms(name).includes(form) ? name : undefined
+}
+
+function matchPattern(pattern: string, form: string, scripts: Readonly<Record<string, string>>): boolean {
+  if (!normalise(pattern).startsWith(SCRIPT_PREFIX)) return globToRegExp(pattern).test(form)
+  const own = scriptCommand(pattern, scripts)
+  if (own === undefined) return false
+  // The script's own command, also as its words would be read (quotes removed).
+  const simple = splitCommandLine(own)
+  const read = simple.commands.length === 1 && !simple.opaque ? simple.commands[0]!.join(' ') : own
+  return form === own || form === read || runnerForms(normalise(pattern).slice(SCRIPT_PREFIX.length)).includes(form)
+}
+
+/**
+ * A policy glob as an anchored regular expression: `*` any run (spaces
+ * included), `?` one character, everything else literal; whitespace
+ * collapsed; a trailing ` *` also matches nothing (`git push *` matches
+ * `git push`).
+ * @example
+ * ```ts
+ * globToRegExp('git push *').test('git push') // true
+ * ```
+ */
 export function globToRegExp(glob: string): RegExp {
-  const body = [...glob].map((ch) => (ch === '*' ? '.*' : ch === '?' ? '.' : ch.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join('')
-  return new RegExp(`^${body}$`, 's')
+  const normalised = normalise(glob)
+  const bare = normalised.endsWith(' *')
+  const chars = [...(bare ? normalised.slice(0, -2) : normalised)]
+  const body = chars.map((ch) => (ch === '*' ? '.*' : ch === '?' ? '.' : ch.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join('')
+  return new RegExp(`^${body}${bare ? '(?: .*)?' : ''}$`, 's')
 }
 
 /** The active policy, provided by `withSandbox`; harness adapters read it. */

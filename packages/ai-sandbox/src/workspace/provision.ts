@@ -31,21 +31,49 @@ export function gitSkillPath(skill: GitSkill, workspaceRoot: string): string {
 
 /**
  * Clone git skills, write file skills and the instruction files.
- * @throws WorkspaceBootstrapError `source` naming the skill when a clone or write fails (secrets redacted).
+ * @throws WorkspaceBootstrapError `source` naming the skill when a clone or write fails (secrets redacted), or naming the path when the source has a directory where an instruction file goes.
  */
 export async function provisionWorkspace(handle: SandboxHandle, workspace: ResolvedWorkspace): Promise<void> {
-  const refs = Object.values(workspace.secrets)
+  const redact = (text: string) => redactSecrets(text, Object.values(workspace.secrets))
   for (const skill of workspace.skills) {
-    if (skill.kind === 'git') await cloneSkill(handle, skill, (text) => redactSecrets(text, refs))
-    else if (skill.kind === 'file') await handle.fs.write(skill.path, skill.content)
+    if (skill.kind === 'git') await cloneSkill(handle, skill, redact)
+    else if (skill.kind === 'file') await writeOrExplain(() => handle.fs.write(skill.path, skill.content), `fileSkill "${skill.path}" could not be written into the workspace`, 'Check that the source has no directory at that path.', redact)
   }
-  if (workspace.instructions !== undefined) await writeInstructions(handle, workspace.instructions)
+  if (workspace.instructions === undefined) return
+  await refuseInstructionDirectories(handle)
+  await writeOrExplain(() => writeInstructions(handle, workspace.instructions!), `instructions could not be written as ${INSTRUCTION_FILES.join(', ')}`, 'Check what the source has at those paths.', redact)
+}
+
+/**
+ * Instructions replace files named like the instruction files, never a
+ * directory (that would be EISDIR, or a silently deleted tree for the links).
+ * @throws WorkspaceBootstrapError `source` naming the first such directory.
+ */
+async function refuseInstructionDirectories(handle: SandboxHandle): Promise<void> {
+  const found = await handle.process.exec(`for f in ${INSTRUCTION_FILES.join(' ')}; do if [ -d "$f" ]; then printf '%s\\n' "$f"; fi; done`)
+  const dir = found.stdout.split('\n').find((line) => (INSTRUCTION_FILES as readonly string[]).includes(line))
+  if (dir === undefined) return
+  throw new WorkspaceBootstrapError(
+    'source',
+    `The workspace source has a directory at ${posix.join(handle.workspaceRoot, dir)}, where instructions write the file ${dir} (AGENTS.md holds the text; CLAUDE.md and GEMINI.md link to it). ` +
+      `Remove or rename the ${dir} directory in the source, or drop defineWorkspace({ instructions }).`,
+  )
+}
+
+/** Run a write; turn its failure into a `source` bootstrap error that says what was being written. */
+async function writeOrExplain(write: () => Promise<void>, what: string, fix: string, redact: (text: string) => string): Promise<void> {
+  try {
+    await write()
+  } catch (error) {
+    const detail = redact(error instanceof Error ? error.message : String(error))
+    throw new WorkspaceBootstrapError('source', `${what}: ${detail}\n${fix}`, { cause: error })
+  }
 }
 
 async function cloneSkill(handle: SandboxHandle, skill: GitSkill, redact: (text: string) => string): Promise<void> {
   const target = gitSkillPath(skill, handle.workspaceRoot)
   const { env, secret } = gitAuthEnv(skill.secret ? { token: skill.secret } : undefined)
-  const args = ['git', 'clone', '--quiet', '--depth', '1', '--single-branch', ...(skill.ref ? ['--branch', skill.ref] : []), '--', skill.url, target]
+  const args = ['git', 'clone', '--quiet', '--depth', '1', '--single-branch', ...(skill.ref ? [`--branch=${skill.ref}`] : []), '--', skill.url, target]
   const result = await handle.process.exec(`mkdir -p ${shellQuote(posix.dirname(target))} && ${shellJoin(args)}`, { env: { GIT_TERMINAL_PROMPT: '0', ...env } })
   if (result.exitCode === 0) return
   let detail = redact(redactUrl(`${result.stderr}${result.stdout}`.trim()))

@@ -23,10 +23,19 @@ export type SetupInput = readonly string[] | ((recorder: SetupRecorder) => void)
 
 /**
  * Record a setup plan.
- * @throws SandboxConfigError `workspace.setup` for an empty command, an empty parallel group, or a callback that throws or returns a promise.
+ * @throws SandboxConfigError `workspace.setup` for an empty command, an empty parallel group, a callback that throws or returns a promise, and (later) for `serial`/`parallel` called after the callback returned.
  */
 export function recordSetupPlan(input: SetupInput): readonly SetupStep[] {
   const steps: SetupStep[] = []
+  let recording = true
+  const open = (what: string) => {
+    if (!recording) {
+      throw new SandboxConfigError(
+        'workspace.setup',
+        `Invalid option workspace.setup: ${what}() was called after the setup callback returned. Steps must be recorded synchronously inside the callback ({ serial, parallel }) => { ... }: defineWorkspace records the plan once and it cannot change afterwards. Call ${what}() in the callback itself, not later or after an await.`,
+      )
+    }
+  }
   const command = (value: unknown, where: string): string => {
     if (typeof value !== 'string' || value.trim() === '') throw new SandboxConfigError('workspace.setup', `Invalid option workspace.setup: ${where} must be a non-empty shell command.`)
     return value
@@ -37,8 +46,12 @@ export function recordSetupPlan(input: SetupInput): readonly SetupStep[] {
   }
   if (typeof input !== 'function') throw new SandboxConfigError('workspace.setup', 'Invalid option workspace.setup: expected an array of shell commands or a callback ({ serial, parallel }) => { ... }.')
   const recorder: SetupRecorder = {
-    serial: (value) => void steps.push({ kind: 'serial', command: command(value, `serial step ${steps.length + 1}`) }),
+    serial: (value) => {
+      open('serial')
+      steps.push({ kind: 'serial', command: command(value, `serial step ${steps.length + 1}`) })
+    },
     parallel: (values) => {
+      open('parallel')
       if (!Array.isArray(values) || values.length === 0) throw new SandboxConfigError('workspace.setup', `Invalid option workspace.setup: parallel() at step ${steps.length + 1} needs a non-empty array of commands.`)
       steps.push({ kind: 'parallel', commands: Object.freeze(values.map((v, i) => command(v, `parallel step ${steps.length + 1}, command ${i + 1}`))) })
     },
@@ -49,8 +62,12 @@ export function recordSetupPlan(input: SetupInput): readonly SetupStep[] {
   } catch (error) {
     if (error instanceof SandboxConfigError) throw error
     throw new SandboxConfigError('workspace.setup', `Invalid option workspace.setup: the setup callback threw: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+  } finally {
+    recording = false // a recorder kept past this point throws instead of touching the frozen plan
   }
   if (result && typeof (result as Promise<unknown>).then === 'function') {
+    // Its later serial()/parallel() calls reject it; that is reported by the throw below, not as an unhandled rejection.
+    void Promise.resolve(result).catch(() => undefined)
     throw new SandboxConfigError('workspace.setup', 'Invalid option workspace.setup: the setup callback must record steps synchronously (do not make it async); it runs once when the workspace is defined.')
   }
   return Object.freeze(steps)

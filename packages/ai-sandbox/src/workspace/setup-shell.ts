@@ -2,11 +2,13 @@
  * Runs a setup plan as one persistent shell: the working directory and the
  * exported environment left by a serial step are restored before the next
  * step, and every command of a parallel group starts from that state. The
- * state lives in two owner-only files under /tmp inside the sandbox, written
- * by an EXIT trap, so it works with any POSIX `sh` (dash, bash, BusyBox ash)
- * over plain `exec`. Secret values are filtered out of the saved state and the
- * files are removed when the plan ends, whatever the outcome.
+ * state lives in a private directory under /tmp inside the sandbox (mode 700,
+ * its files 600 whatever umask a step sets), written by an EXIT trap, so it
+ * works with any POSIX `sh` (dash, bash, BusyBox ash) over plain `exec`.
+ * Secret values are filtered out of the saved state, and the directory is
+ * removed when the plan ends, whatever the outcome.
  */
+import { randomBytes } from 'node:crypto'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { shellQuote } from '../shell/quote.js'
 import { SetupStepFailedError, WorkspaceBootstrapError } from './errors.js'
@@ -31,40 +33,66 @@ export interface RunSetupPlanOptions {
  */
 export async function runSetupPlan(handle: SandboxHandle, steps: readonly SetupStep[], options: RunSetupPlanOptions): Promise<void> {
   if (steps.length === 0) return
-  const base = `/tmp/tanstack-setup-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}`
-  const files = { cwd: `${base}.cwd`, env: `${base}.env` }
-  const init = await handle.process.exec(`umask 077 && pwd > ${shellQuote(files.cwd)} && : > ${shellQuote(files.env)}`)
-  if (init.exitCode !== 0) throw new WorkspaceBootstrapError('setup', `Could not create the setup shell state under /tmp in the sandbox: ${init.stderr.trim()}`)
+  const state = await createStateDir(handle)
   try {
     let number = 0
     for (const step of steps) {
       throwIfAborted(options.signal)
       if (step.kind === 'serial') {
         number += 1
-        await runOne(handle, wrap(step.command, files, options.secretNames, true), { step: number, command: step.command }, options)
+        await runOne(handle, wrap(step.command, state, options.secretNames, true), { step: number, command: step.command }, options)
       } else {
         const first = number + 1
         number += step.commands.length
-        const results = await Promise.allSettled(step.commands.map((command, i) => runOne(handle, wrap(command, files, options.secretNames, false), { step: first + i, command }, options)))
+        const results = await Promise.allSettled(step.commands.map((command, i) => runOne(handle, wrap(command, state, options.secretNames, false), { step: first + i, command }, options)))
         const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
         if (failed) throw failed.reason
       }
     }
   } finally {
-    await handle.process.exec(`rm -f ${shellQuote(files.cwd)} ${shellQuote(files.env)} ${shellQuote(`${files.env}.next`)}`).catch(() => undefined) // best effort: the sandbox may already be gone
+    // A step's trap that still ran after this could not recreate anything: it writes only into this
+    // directory, never makes it. Best effort: the sandbox may already be gone.
+    await handle.process.exec(`rm -rf -- ${shellQuote(state.dir)}`).catch(() => undefined)
   }
 }
 
-/** A step's script: restore the state, (for serial steps) save it on exit, then the user's command. */
-function wrap(command: string, files: { cwd: string; env: string }, secretNames: readonly string[], save: boolean): string {
+/** The setup shell's state: a private directory and the files in it. */
+interface StateFiles {
+  readonly dir: string
+  readonly cwd: string
+  readonly env: string
+}
+
+/**
+ * Make the state directory (mode 700; `mkdir` fails rather than reuse a path
+ * that exists) with the starting directory and an empty environment in it.
+ * @throws WorkspaceBootstrapError `setup` when it cannot be made.
+ */
+async function createStateDir(handle: SandboxHandle): Promise<StateFiles> {
+  const dir = `/tmp/tanstack-setup-${randomBytes(9).toString('hex')}`
+  const state = { dir, cwd: `${dir}/cwd`, env: `${dir}/env` }
+  const [d, cwd, env] = [state.dir, state.cwd, state.env].map(shellQuote)
+  const init = await handle.process.exec(`umask 077 && mkdir -m 700 ${d} || exit 1\n{ pwd > ${cwd} && : > ${env}; } || { rm -rf -- ${d}; exit 1; }`)
+  if (init.exitCode !== 0) throw new WorkspaceBootstrapError('setup', `Could not create the setup shell state under /tmp in the sandbox (exit ${init.exitCode}): ${init.stderr.trim()}\nThe setup steps need a writable /tmp.`)
+  return state
+}
+
+/**
+ * A step's script: restore the state, (for serial steps) save it on exit, then
+ * the user's command. The save sets `umask 077` itself, so a step that
+ * loosened its umask still leaves owner-only files.
+ */
+function wrap(command: string, files: StateFiles, secretNames: readonly string[], save: boolean): string {
   const restore = `cd "$(cat ${shellQuote(files.cwd)})" && . ${shellQuote(files.env)}`
   if (!save) return `${restore}\n${command}`
   const skip = ['PWD', 'OLDPWD', 'SHLVL', '_', ...secretNames].join('|')
+  const next = `${files.env}.next`
   const saveState = [
     '__tanstack_rc=$?',
+    'umask 077',
     `pwd > ${shellQuote(files.cwd)}`,
-    `export -p | grep -v -E ${shellQuote(`^(export|declare -x) (${skip})(=|$)`)} > ${shellQuote(`${files.env}.next`)}`,
-    `mv ${shellQuote(`${files.env}.next`)} ${shellQuote(files.env)}`,
+    `export -p | grep -v -E ${shellQuote(`^(export|declare -x) (${skip})(=|$)`)} > ${shellQuote(next)}`,
+    `mv ${shellQuote(next)} ${shellQuote(files.env)}`,
     'exit $__tanstack_rc',
   ].join('; ')
   return `${restore}\ntrap ${shellQuote(saveState)} EXIT\n${command}`

@@ -10,6 +10,7 @@
 import { posix } from 'node:path'
 import { z } from 'zod'
 import { parseOptions } from '../definition/validate.js'
+import { gitRefSchema } from '../git/ref-name.js'
 import { isSecretRef, type SecretRef } from './secrets.js'
 
 /** A named skill: instructions the agent can load when relevant. */
@@ -80,7 +81,7 @@ export function gitSkill(input: { repo: string; secret?: SecretRef; ref?: string
       .object({
         repo: z.string().min(1, 'expected "owner/name" or a git URL'),
         secret: z.custom<SecretRef>(isSecretRef, { message: 'expected a secret reference from createSecrets()' }).optional(),
-        ref: z.string().min(1).optional(),
+        ref: gitRefSchema.optional(),
         into: z.string().refine((p) => p.startsWith('/') && !p.split('/').includes('..'), 'expected an absolute path inside the sandbox, without ".."').optional(),
       })
       .strict(),

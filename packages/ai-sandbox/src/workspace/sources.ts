@@ -6,6 +6,7 @@
  */
 import { z } from 'zod'
 import { parseOptions } from '../definition/validate.js'
+import { gitRefSchema } from '../git/ref-name.js'
 import { isSecretRef, type SecretRef } from './secrets.js'
 
 /** Clone a git repository into the workspace root. */
@@ -13,7 +14,7 @@ export interface GitWorkspaceSource {
   readonly type: 'git'
   /** https, http, ssh, `git@host:owner/repo` or file URL. */
   readonly url: string
-  /** Branch or tag. Default: the remote's default branch. */
+  /** Branch or tag, as `git check-ref-format` accepts it (no leading `-`, spaces, `..`, `~^:?*[\`). Default: the remote's default branch. */
   readonly ref?: string
   /** Commits of history: a positive number or `'full'`. Default `1` (`--depth 1 --single-branch`). */
   readonly depth?: number | 'full'
@@ -60,7 +61,7 @@ export const gitSourceSchema = z
     }).refine((url) => !/^https?:\/\/[^/\s]*@/i.test(url), {
       message: 'do not put credentials in the URL (git would store them in .git/config); pass the token as gitSource({ url, secret: secrets.TOKEN })',
     }),
-    ref: z.string().min(1).optional(),
+    ref: gitRefSchema.optional(),
     depth: depth.optional(),
     secret: secretRef.optional(),
   })
@@ -86,7 +87,7 @@ export const sourceSchema = z.discriminatedUnion('type', [
  * A git source for any remote.
  *
  * @param input - `url` (required), `ref`, `depth` (default 1; `'full'` for all history), `secret` for private HTTPS remotes.
- * @throws SandboxConfigError `source.url` for a malformed URL, `source.depth` for a bad depth.
+ * @throws SandboxConfigError `source.url` for a malformed URL, `source.ref` for a ref git would refuse (or read as an option), `source.depth` for a bad depth.
  * @example
  * ```ts
  * defineWorkspace({ source: gitSource({ url: 'https://gitlab.com/acme/app.git', ref: 'main' }) })

@@ -132,6 +132,23 @@ describe('startHostToolBridge with the MCP SDK client', () => {
     expect(events).toEqual([])
   })
 
+  it('answers malformed tools/call params (arguments null or an array, a non-string name) with -32602, running nothing', async () => {
+    const { tools, ran } = hostTools()
+    const bridge = await startBridge(tools)
+    const post = (params: unknown) =>
+      fetch(bridge.url, { method: 'POST', headers: { ...MCP_POST_HEADERS, authorization: `Bearer ${bridge.token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params }) }).then((r) => r.json() as Promise<{ id: number; error?: { code: number; message: string } }>)
+    for (const [params, field] of [[{ name: 'shout', arguments: null }, 'arguments'], [{ name: 'shout', arguments: ['x'] }, 'arguments'], [{ name: null, arguments: {} }, 'name']] as const) {
+      const reply = await post(params)
+      expect(reply.id).toBe(7)
+      expect(reply.error?.code, JSON.stringify(params)).toBe(-32602)
+      expect(reply.error?.message).toContain('Invalid tools/call request')
+      expect(reply.error?.message).toContain(`"${field}"`)
+    }
+    // No params at all is not a JSON-RPC request the transport accepts.
+    expect((await post(null)).error?.code).toBe(-32700)
+    expect(ran).toEqual([])
+  })
+
   it('refuses a missing or wrong token with 401, and nothing runs', async () => {
     const { tools, ran } = hostTools()
     const bridge = await startBridge(tools)

@@ -117,6 +117,8 @@ describe('watchWorkspace (poll)', () => {
     const { handle } = workspace()
     await expect(watchWorkspace(handle, {} as never)).rejects.toThrow(SandboxConfigError)
     await expect(watchWorkspace(handle, { onEvent: () => undefined, intervalMs: 5 })).rejects.toThrow(/watchWorkspace\.intervalMs: expected at least 50 ms/)
+    // A longer delay would overflow setTimeout and poll every 1 ms.
+    await expect(watchWorkspace(handle, { onEvent: () => undefined, intervalMs: 2 ** 31 })).rejects.toThrow(/watchWorkspace\.intervalMs: expected at most 2147483647 ms/)
     await expect(watchWorkspace(handle, { onEvent: () => undefined, ignore: [''] })).rejects.toThrow(/watchWorkspace\.ignore\.0/)
   })
 })

@@ -1,0 +1,107 @@
+/**
+ * The guard every harness adapter's `chatStream` runs inside: it fixes the
+ * run's ids, redacts secret values from every `RUN_ERROR`, and turns an
+ * unexpected throw into a `RUN_ERROR` `adapter_error`. It knows nothing of
+ * any CLI. Invariant: the guarded stream never throws what the run throws,
+ * and the guard adds no chunk of its own after a `RUN_FINISHED` or a
+ * `RUN_ERROR` of the run, nor once the request was aborted.
+ */
+import { randomUUID } from 'node:crypto'
+import type { AdapterYieldChunk, TextOptions } from '@tanstack/ai'
+import { harnessRunError, redactRunErrorChunk } from './harness-run-error.js'
+import { createHarnessSecretRedactor, type HarnessSecretRedactorOptions } from './harness-secret-redactor.js'
+
+/** What {@link guardHarnessRun} hands the run. */
+export interface HarnessRunContext {
+  /** The run's id; every chunk of the run carries it. */
+  readonly runId: string
+  /** The run's thread id. */
+  readonly threadId: string
+  /** Takes the run's secret values out of a text; use it on everything the run logs. */
+  readonly redact: (text: string) => string
+}
+
+/** The part of `chatStream`'s options that {@link guardHarnessRun} reads (any `TextOptions` fits). */
+export type HarnessRunOptions = Pick<TextOptions, 'runId' | 'threadId' | 'capabilities' | 'request'> & {
+  /** Receives one `errors` line, redacted, when the run throws. */
+  logger: Pick<TextOptions['logger'], 'errors'>
+}
+
+/** Options of {@link guardHarnessRun}. */
+export interface GuardHarnessRunOptions {
+  /** The adapter's name (its `TextAdapter.name`, e.g. `claude-code`): starts the `adapter_error` message and the log line. */
+  harness: string
+  /** Start of a generated run id, `<prefix>-<uuid>`. Default: `harness`. */
+  runIdPrefix?: string
+  /** `chatStream`'s options: ids, capabilities, the request's abort signal, the logger. */
+  options: HarnessRunOptions
+  /**
+   * The secret values besides the workspace's (which come from `options.capabilities`):
+   * forwarded host variables and the adapter's `env` option, as for
+   * `createHarnessSecretRedactor`. Read once, when iteration starts. Default: workspace secrets only.
+   */
+  secrets?: Omit<HarnessSecretRedactorOptions, 'capabilities'>
+  /** The run itself: the adapter's chunks. It may throw; the guard reports it. */
+  run: (run: HarnessRunContext) => AsyncIterable<AdapterYieldChunk>
+}
+
+/**
+ * The ids of one harness run.
+ *
+ * @param options - `chatStream`'s options.
+ * @param runIdPrefix - Start of a generated run id, e.g. `codex`.
+ * @returns `runId`: `options.runId`, else the run id the chat engine put on
+ *   the middleware context (so chunks carry the id `withSandbox` and devtools
+ *   saw), else `<runIdPrefix>-<uuid>`; `threadId`: `options.threadId`, else the run id.
+ * @example
+ * ```ts
+ * harnessRunIds({ threadId: 't1' }, 'codex') // { runId: 'codex-1b4e…', threadId: 't1' }
+ * ```
+ */
+export function harnessRunIds(options: Pick<TextOptions, 'runId' | 'threadId' | 'capabilities'>, runIdPrefix: string): { runId: string; threadId: string } {
+  const runId = options.runId ?? contextRunId(options.capabilities) ?? `${runIdPrefix}-${randomUUID()}`
+  return { runId, threadId: options.threadId ?? runId }
+}
+
+/**
+ * Run a harness adapter's stream inside the guard. Every chunk of `run`
+ * passes through, `RUN_ERROR` chunks with their messages redacted. When `run`
+ * throws, the stream ends with `RUN_ERROR` `adapter_error`
+ * (`<harness>: the run failed inside the adapter: <error message>`, redacted)
+ * and `options.logger.errors` gets `<harness> adapter failed`; it ends with
+ * nothing instead when the request was aborted (the throw is the abort's
+ * teardown) or the run had already ended.
+ *
+ * @param input - See {@link GuardHarnessRunOptions}.
+ * @returns The guarded stream, lazy like an async generator: nothing runs before the first `next()`.
+ * @throws UnknownSecretError from iteration when a `secrets.env` reference was not made by `createSecrets`; never what `run` throws.
+ * @example
+ * ```ts
+ * chatStream: (options) =>
+ *   guardHarnessRun({ harness: 'codex', options, secrets: { forwardedHostEnv: ['OPENAI_API_KEY'], env: config.env }, run: (run) => runCodex(model, config, options, run) }),
+ * ```
+ */
+export async function* guardHarnessRun(input: GuardHarnessRunOptions): AsyncGenerator<AdapterYieldChunk, void, undefined> {
+  const { harness, options, run } = input
+  const { runId, threadId } = harnessRunIds(options, input.runIdPrefix ?? harness)
+  const redact = createHarnessSecretRedactor({ ...input.secrets, capabilities: options.capabilities })
+  const signal = (options.request as RequestInit | undefined)?.signal ?? undefined
+  let ended = false
+  try {
+    for await (const out of run({ runId, threadId, redact })) {
+      if (out.type === 'RUN_ERROR' || out.type === 'RUN_FINISHED') ended = true
+      yield out.type === 'RUN_ERROR' ? redactRunErrorChunk(out, redact) : out
+    }
+  } catch (error) {
+    if (signal?.aborted || ended) return
+    const message = redact(`${harness}: the run failed inside the adapter: ${error instanceof Error ? error.message : String(error)}`)
+    options.logger.errors(`${harness} adapter failed`, { error: redact(String(error)) })
+    yield harnessRunError(runId, threadId, message, 'adapter_error')
+  }
+}
+
+/** The run id the chat engine put on the middleware context; `chat()` passes `options.runId` only when the caller set one. */
+function contextRunId(capabilities: object | undefined): string | undefined {
+  const runId = (capabilities as { runId?: unknown } | undefined)?.runId
+  return typeof runId === 'string' && runId !== '' ? runId : undefined
+}
