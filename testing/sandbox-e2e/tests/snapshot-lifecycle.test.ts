@@ -3,7 +3,7 @@
  * snapshot (setup skipped), else create and bootstrap. Proven with a setup
  * step that leaves a marker in the workspace and bumps a counter on the host.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -73,6 +73,18 @@ describe('snapshot after setup', () => {
     expect(readFileSync(join(other.workspaceRoot, 'marker.txt'), 'utf8').trim()).toBe('built')
     expect(setupCount(f.counter), 'a new thread of the same workspace restores too').toBe(1)
     await f.cleanup('t1', 't2')
+  })
+
+  it('takes no snapshot of an empty workspace without setup (it would hold nothing a new sandbox lacks)', async () => {
+    const store = join(host, 'empty-snaps')
+    const provider = withTarSnapshots(localProcessSandbox({ root: tmp.root }), store)
+    const sandbox = defineSandbox({ id: 'snap-empty', provider, lifecycle: { snapshot: 'after-setup' } })
+    const instances = new InMemorySandboxInstanceStore()
+    await sandbox.ensure({ threadId: 't-empty', runId: 'r1', instances })
+    const record = await instances.get(sandbox.key({ threadId: 't-empty', runId: '' }))
+    expect(record?.latestSnapshotId).toBeUndefined()
+    expect(existsSync(store) ? readdirSync(store) : [], 'no snapshot was taken').toEqual([])
+    await sandbox.destroy({ key: sandbox.key({ threadId: 't-empty', runId: '' }), instances })
   })
 
   it('never restores the snapshot of a different workspace under the same definition id', async () => {

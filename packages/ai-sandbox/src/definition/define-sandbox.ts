@@ -12,7 +12,7 @@ import type { SandboxFileHookEvent } from '@tanstack/ai'
 import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { SandboxProvider } from '../contracts/provider.js'
-import { bootstrapWorkspace, withWorkspaceSecrets } from '../workspace/bootstrap.js'
+import { bootstrapWorkspace, bootstrapWritesAnything, withWorkspaceSecrets } from '../workspace/bootstrap.js'
 import { defineWorkspace, type ResolvedWorkspace } from '../workspace/define-workspace.js'
 import { defineSandboxPolicy, type SandboxPolicy } from '../workspace/policy.js'
 import { parseDuration, DURATION_PATTERN } from './duration.js'
@@ -332,8 +332,11 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
       await raw.destroy().catch((destroyError: unknown) => ctx.logger?.errors('destroying a half-made sandbox failed', { error: destroyError }))
       throw error
     }
+    // An empty workspace without setup has nothing to restore: a snapshot would only leave an image behind.
+    const worthSnapshotting = bootstrapWritesAnything(workspace)
+    if (lifecycle.snapshot === 'after-setup' && !worthSnapshotting) ctx.logger?.sandbox(`no snapshot after setup for ${sandboxKey}: the workspace has no source, setup, skills or instructions`)
     const snapshot =
-      lifecycle.snapshot === 'after-setup'
+      lifecycle.snapshot === 'after-setup' && worthSnapshotting
         ? await snapshotAfterSetup({ handle: raw, provider, instances, workspaceKey: snapshotKeyFor(ctx), threadId: ctx.threadId, ...(ctx.logger ? { logger: ctx.logger } : {}) })
         : null
     await instances.upsert({

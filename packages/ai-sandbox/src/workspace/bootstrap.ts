@@ -40,6 +40,15 @@ export async function bootstrapWorkspace(handle: SandboxHandle, workspace: Resol
 }
 
 /**
+ * Whether bootstrapping `workspace` leaves anything in the sandbox: a source
+ * to clone or copy, setup steps, git or file skills, or instructions. When it
+ * does not, an after-setup snapshot would hold nothing a fresh sandbox lacks.
+ */
+export function bootstrapWritesAnything(workspace: ResolvedWorkspace): boolean {
+  return workspace.source.type !== 'empty' || workspace.setup.length > 0 || workspace.instructions !== undefined || workspace.skills.some((skill) => skill.kind === 'git' || skill.kind === 'file')
+}
+
+/**
  * The workspace's non-empty secrets as an in-memory environment overlay on
  * `handle` (see `withSecretEnv`): resolved at each exec/spawn, never written
  * to the provider. Empty values count as unset.
