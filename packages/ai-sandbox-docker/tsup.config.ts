@@ -7,5 +7,5 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
-  external: ['@tanstack/ai', '@tanstack/ai-sandbox', 'dockerode', 'tar-stream'],
+  external: ['@tanstack/ai', '@tanstack/ai-sandbox', 'dockerode'],
 })

@@ -110,6 +110,8 @@ const optionsSchema = z
   .strict()
 
 const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@/[\]-]*$/
+/** A Claude Code session id (a UUID; other id forms allowed): never starts with `-`, so the CLI cannot read it as a flag. */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 
 /**
  * Create the Claude Code adapter. It requires a sandbox (`withSandbox`).
@@ -149,6 +151,10 @@ async function* runClaudeCode(model: string, config: ClaudeCodeOptions, options:
   const sessionId = typeof options.modelOptions?.sessionId === 'string' ? options.modelOptions.sessionId : undefined
   const prompt = buildHarnessPrompt(options.messages as ModelMessage[], sessionId !== undefined)
   yield* translator.start() as AdapterYieldChunk[]
+  if (sessionId !== undefined && !SESSION_ID.test(sessionId)) {
+    yield harnessRunError(runId, threadId, `claude-code: modelOptions.sessionId ${JSON.stringify(sessionId.slice(0, 80))} is not a Claude Code session id: expected a session UUID such as "0b5c3f0e-8a1d-4e0a-9f3b-2d6c1e7a4b90" (letters, digits, ".", "_", ":" or "-", not starting with "-"). Pass the value of an earlier run's claude-code.session-id event, or leave sessionId out to start a new session.`, 'invalid_session_id')
+    return
+  }
   if (prompt.trim() === '') {
     yield harnessRunError(runId, threadId, 'claude-code: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
     return

@@ -13,7 +13,7 @@ export interface ClaudeCommandInput {
   /** Path or name of the CLI. Default `claude`. */
   executable?: string
   model: string
-  /** Session to continue (`--resume`). */
+  /** Session to continue (`--resume=<id>`: one argument, so the CLI never reads the id as a flag of its own). */
   sessionId?: string
   maxTurns?: number
   allowedTools?: readonly string[]
@@ -33,7 +33,7 @@ export interface ClaudeCommandInput {
  */
 export function buildClaudeArgs(input: ClaudeCommandInput): string[] {
   const args = [input.executable ?? 'claude', '-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--model', input.model]
-  if (input.sessionId) args.push('--resume', input.sessionId)
+  if (input.sessionId) args.push(`--resume=${input.sessionId}`)
   if (input.maxTurns !== undefined) args.push('--max-turns', String(input.maxTurns))
   if (input.allowedTools && input.allowedTools.length > 0) args.push('--allowedTools', ...input.allowedTools)
   if (input.disallowedTools && input.disallowedTools.length > 0) args.push('--disallowedTools', ...input.disallowedTools)

@@ -198,6 +198,13 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
     return []
   }
 
+  function onSessionGone(reason: string): StreamChunk[] {
+    closed = true
+    const message = `Claude Code could not resume the session: ${reason}. The session is gone (sessions live under $HOME/.claude inside the sandbox that ran them); start a new session by leaving sessionId out of modelOptions.`
+    const code = 'session_not_found'
+    return [chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+  }
+
   function onResult(line: ClaudeLine): StreamChunk[] {
     closed = true
     const denials = permissionDenials(line)
@@ -225,6 +232,9 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
     push(raw) {
       if (closed || typeof raw !== 'object' || raw === null) return []
       const line = raw as ClaudeLine
+      // A resume of a session the CLI does not have: its result line carries no session worth announcing.
+      const gone = line.type === 'result' ? sessionGoneReason(line) : undefined
+      if (gone !== undefined) return [...closeOpenBlocks(), ...onSessionGone(gone)]
       const out = noteSession(line)
       // Lines of a sub-agent (Task tool) belong to that tool call, not to the conversation.
       if (line.parent_tool_use_id) return out
@@ -307,6 +317,23 @@ function resultText(content: unknown): string {
     return content.map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : JSON.stringify(part))).join('\n')
   }
   return content === undefined ? '' : JSON.stringify(content)
+}
+
+/** The CLI's answers to `--resume` with an id it has no session (or session title) for. */
+const SESSION_GONE = [/No conversation found with session ID: \S+/, /Provided value .* is not a UUID and does not match any session title/]
+
+/** The CLI's one-line reason when an error result says the session to resume does not exist, else `undefined`. */
+function sessionGoneReason(line: ClaudeLine): string | undefined {
+  const isError = line.is_error === true || (typeof line.subtype === 'string' && line.subtype.startsWith('error'))
+  if (!isError) return undefined
+  const texts = [...(Array.isArray(line.errors) ? line.errors : []), line.result].filter((e): e is string => typeof e === 'string')
+  for (const text of texts) {
+    for (const pattern of SESSION_GONE) {
+      const match = pattern.exec(text)
+      if (match) return match[0].replace(/\.$/, '')
+    }
+  }
+  return undefined
 }
 
 function resultErrorMessage(line: ClaudeLine): string {

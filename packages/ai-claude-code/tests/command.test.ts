@@ -46,7 +46,7 @@ describe('buildClaudeArgs', () => {
       }),
     ).toEqual([
       '/opt/claude/bin/claude', '-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--model', 'claude-sonnet-4-5',
-      '--resume', 'a1b2', '--max-turns', '7', '--allowedTools', 'Bash(git status)', 'Edit', '--disallowedTools', 'Bash(rm *)',
+      '--resume=a1b2', '--max-turns', '7', '--allowedTools', 'Bash(git status)', 'Edit', '--disallowedTools', 'Bash(rm *)',
       '--system-prompt', 'You are terse.', '--append-system-prompt', 'Answer in French.', '--permission-mode', 'dontAsk', '--effort', 'high',
     ])
   })

@@ -85,6 +85,20 @@ describe.each(versions)('claude %s recordings', (version) => {
     expect(translate(linesOf(bytes))).toEqual([started, session(bytes), init(bytes), { type: 'RUN_ERROR', ...run, message, code: 'api_error_400', error: { message, code: 'api_error_400' } }])
   })
 
+  it('resume of an unknown session id: RUN_ERROR session_not_found with the CLI\'s reason, and no session event for the id', () => {
+    const bytes = load('resume-unknown')
+    const id = sessionOf(bytes)
+    const message = `Claude Code could not resume the session: No conversation found with session ID: ${id}. The session is gone (sessions live under $HOME/.claude inside the sandbox that ran them); start a new session by leaving sessionId out of modelOptions.`
+    expect(translate(linesOf(bytes), { exit: { exitCode: 1, stderrTail: `No conversation found with session ID: ${id}\n` } })).toEqual([started, { type: 'RUN_ERROR', ...run, message, code: 'session_not_found', error: { message, code: 'session_not_found' } }])
+  })
+
+  it('resume of a value that is neither a session id nor a title: session_not_found, naming the value', () => {
+    const chunks = translate(linesOf(load('resume-unknown-title')), { exit: { exitCode: 1, stderrTail: '' } })
+    expect(chunks.map((c) => c.type), 'the fresh session id the CLI reports for the failed run is not announced').toEqual(['RUN_STARTED', 'RUN_ERROR'])
+    expect(chunks[1]).toMatchObject({ code: 'session_not_found', message: expect.stringContaining('Provided value "no-such-session" is not a UUID and does not match any session title. The session is gone') })
+    expect((chunks[1] as { message: string }).message).not.toContain('--resume requires')
+  })
+
   it('model rejected: RUN_ERROR naming the model', () => {
     const bytes = load('model-rejected')
     const chunks = translate(linesOf(bytes))

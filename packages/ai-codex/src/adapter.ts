@@ -37,7 +37,7 @@ import { buildCodexCommand, codexConfigFlag, type CodexSandboxMode, type TomlVal
 import { CodexUnsupportedError } from './errors.js'
 import { codexPolicySettings, type CodexPolicySettings } from './policy.js'
 import { codexProjection } from './projection.js'
-import { createCodexTranslator, type CodexExit } from './translate.js'
+import { codexSessionGoneMessage, createCodexTranslator, type CodexExit } from './translate.js'
 
 /** Options of {@link codexText}. */
 export interface CodexOptions {
@@ -207,7 +207,7 @@ async function* runCodex(model: string, config: CodexOptions, options: TextOptio
         if (sessionId !== undefined && started.type === 'thread.started' && typeof started.thread_id === 'string' && started.thread_id !== sessionId) {
           // Codex answers an unknown thread id by silently starting a new thread: refuse instead of losing the context.
           resumedElsewhere = true
-          yield harnessRunError(runId, threadId, `codex: thread ${JSON.stringify(sessionId)} was not found (Codex started a new thread ${started.thread_id} instead, so the run was stopped). Resume only ids from an earlier codex.session-id event, in the same sandbox and CODEX_HOME.`, 'session_not_found')
+          yield harnessRunError(runId, threadId, codexSessionGoneMessage(`no thread ${JSON.stringify(sessionId)} (Codex started a new thread instead, so the run was stopped)`), 'session_not_found')
           return // leaving the loop kills the CLI
         }
         yield* translator.push(line) as AdapterYieldChunk[]

@@ -131,6 +131,10 @@ export function createCodexTranslator(options: CodexTranslatorOptions): CodexTra
     return [chunk({ type: 'RUN_FINISHED', runId, threadId, finishReason: 'stop', ...(options.model ? { model: options.model } : {}), usage: usageOf(line.usage) })]
   }
 
+  function runError(message: string, code: string): StreamChunk {
+    return chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })
+  }
+
   return {
     start: () => [chunk({ type: 'RUN_STARTED', runId, threadId })],
     push(raw) {
@@ -157,10 +161,11 @@ export function createCodexTranslator(options: CodexTranslatorOptions): CodexTra
       if (closed) return []
       closed = true
       const tail = typeof exit.stderrTail === 'string' ? exit.stderrTail : ''
+      const gone = THREAD_GONE.exec(tail)?.[0]
+      if (gone !== undefined) return [runError(codexSessionGoneMessage(gone), 'session_not_found')]
       const notFound = cliNotFound(exit.exitCode, tail)
       const message = exitMessage({ ...exit, stderrTail: tail }, notFound, lastError)
-      const code = notFound ? 'cli_not_found' : 'cli_exit'
-      return [chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+      return [runError(message, notFound ? 'cli_not_found' : 'cli_exit')]
     },
     get sessionId() {
       return sessionId
@@ -247,6 +252,18 @@ function isObject(value: unknown): value is Record<string, any> {
 /** Did the shell fail to find or start the CLI? Exit 126/127, or the shell saying so on stderr. */
 function cliNotFound(exitCode: number, stderrTail: string): boolean {
   return NOT_FOUND_EXITS.has(exitCode) || /(^|\n)(sh|bash|\S*sh): .*(not found|No such file or directory|Permission denied)/.test(stderrTail)
+}
+
+/** What `codex exec resume <id>` prints on stderr for a well-formed id it has no thread for (before any backtrace). */
+const THREAD_GONE = /no rollout found for thread id [^\s()]+/
+
+/**
+ * The `session_not_found` message: the CLI's one-line reason, what it means
+ * and the way out, never the stderr around it (a backtrace under `RUST_BACKTRACE`).
+ * @param reason - The CLI's reason, e.g. `no rollout found for thread id 0192…`.
+ */
+export function codexSessionGoneMessage(reason: string): string {
+  return `Codex could not resume the thread: ${reason}. The thread is gone (threads live under $CODEX_HOME, default $HOME/.codex, inside the sandbox that ran them); start a new thread by leaving sessionId out of modelOptions.`
 }
 
 /** A warning the CLI prints on every run whose CODEX_HOME is under /tmp; never the reason for a failure. */

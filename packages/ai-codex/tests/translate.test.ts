@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest'
 import type { StreamChunk } from '@tanstack/ai'
 import { createRunScopedIdGen } from '@tanstack/ai-sandbox'
 import { CODEX_ERROR_EVENT, CODEX_SESSION_EVENT, createCodexTranslator, translateCodexLines } from '../src/index.js'
-import { cliVersions, linesOf, recording, replay, sessionOf, translate, usageOf } from './helpers/recordings.js'
+import { cliVersions, linesOf, recordedStderr, recording, replay, sessionOf, translate, usageOf } from './helpers/recordings.js'
 
 const versions = cliVersions()
 const run = { runId: 'run-1', threadId: 'thread-1' }
@@ -102,6 +102,17 @@ describe.each(versions)('codex %s recordings', (version) => {
     expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...text('run-1-0', 'You asked me to remember the word pelican.'), finished(bytes)])
     // Codex reports the whole thread's usage on a resumed turn (20+33 in, 4+10 out), not the turn's.
     expect(usageOf(bytes)).toMatchObject({ input_tokens: 53, output_tokens: 14 })
+  })
+
+  it('resume of an unknown thread id: RUN_ERROR session_not_found with the one-line reason, without the backtrace', () => {
+    const stderr = recordedStderr(version, 'resume-unknown')
+    expect(linesOf(load('resume-unknown')), 'the CLI fails before it prints anything on stdout').toEqual([])
+    expect(stderr, 'recorded with RUST_BACKTRACE=1').toContain('Stack backtrace:')
+    const id = /thread id ([0-9a-f-]{36})/.exec(stderr)![1]!
+    const message = `Codex could not resume the thread: no rollout found for thread id ${id}. The thread is gone (threads live under $CODEX_HOME, default $HOME/.codex, inside the sandbox that ran them); start a new thread by leaving sessionId out of modelOptions.`
+    expect(translate([], { exit: { exitCode: 1, stderrTail: stderr } })).toEqual([started, { type: 'RUN_ERROR', ...run, message, code: 'session_not_found', error: { message, code: 'session_not_found' } }])
+    // Without the backtrace (RUST_BACKTRACE unset) the same.
+    expect(translate([], { exit: { exitCode: 1, stderrTail: stderr.split('\n\nStack backtrace:')[0]! } })).toEqual(translate([], { exit: { exitCode: 1, stderrTail: stderr } }))
   })
 
   it("api error: the error notice, then RUN_ERROR with the server's message", () => {
@@ -273,7 +284,8 @@ describe('translator edge cases', () => {
   it('maps exit 127 to the install hint and other exits to their code with the stderr tail, without the CODEX_HOME warning', () => {
     expect(make().finish({ exitCode: 127, stderrTail: 'sh: 1: codex: not found\n' })[0]).toMatchObject({ code: 'cli_not_found', message: expect.stringContaining('npm install -g @openai/codex') })
     const noise = 'WARNING: proceeding, even though we could not create PATH aliases: Refusing to create helper binaries under temporary dir "/tmp"\n'
-    expect(make().finish({ exitCode: 1, stderrTail: `${noise}Error: thread/resume: no rollout found for thread id x\n` })[0]).toMatchObject({ code: 'cli_exit', message: 'Codex exited with code 1 before its turn ended.\nError: thread/resume: no rollout found for thread id x' })
+    expect(make().finish({ exitCode: 1, stderrTail: `${noise}Error: loading config: unknown variant \`yolo\`\n` })[0]).toMatchObject({ code: 'cli_exit', message: 'Codex exited with code 1 before its turn ended.\nError: loading config: unknown variant `yolo`' })
+    expect(make().finish({ exitCode: 1, stderrTail: `${noise}Error: thread/resume: thread/resume failed: no rollout found for thread id x (code -32600)\n` })[0]).toMatchObject({ code: 'session_not_found', message: expect.not.stringContaining('PATH aliases') })
     expect(make().finish({ exitCode: 3, stderrTail: noise })[0]).toMatchObject({ message: expect.stringContaining('It wrote nothing to stderr.') })
     expect(() => make().finish({ exitCode: 1, stderrTail: null as never })).not.toThrow()
   })

@@ -70,6 +70,8 @@ const str = (value: unknown): string | undefined => (typeof value === 'string' &
 const NOT_FOUND_EXITS = [126, 127]
 /** JSON-RPC error code ACP uses for "authentication required". */
 const AUTH_REQUIRED = -32000
+/** JSON-RPC error code ACP uses for "resource not found": on `session/load` or `session/resume`, the session does not exist. */
+const RESOURCE_NOT_FOUND = -32002
 
 /**
  * Create a translator for one run.
@@ -208,7 +210,7 @@ export function createGrokBuildTranslator(options: GrokBuildTranslatorOptions): 
     if (!request || id === undefined) return []
     pending.delete(id)
     if (request.method === 'session/load' || request.method === 'session/resume') loading = Math.max(0, loading - 1)
-    if (isObject(message.error)) return fail(request.method, message.error)
+    if (isObject(message.error)) return fail(request, message.error)
     const result = isObject(message.result) ? message.result : {}
     switch (request.method) {
       case 'initialize':
@@ -241,13 +243,17 @@ export function createGrokBuildTranslator(options: GrokBuildTranslatorOptions): 
     return [permissionChunk(request, message.result as AcpPermissionOutcome | undefined)]
   }
 
-  function fail(method: string, error: NonNullable<AcpMessage['error']>): StreamChunk[] {
+  function fail(request: { method: string; sessionId?: string }, error: NonNullable<AcpMessage['error']>): StreamChunk[] {
     closed = true
-    const code = error.code === AUTH_REQUIRED ? 'auth_required' : `acp_error${typeof error.code === 'number' ? `_${error.code}` : ''}`
+    const { method } = request
     const detail = typeof error.data === 'string' ? error.data : isObject(error.data) && typeof error.data.message === 'string' ? error.data.message : undefined
     const text = [str(error.message) ?? 'unknown error', detail].filter(Boolean).join(': ')
+    const sessionGone = error.code === RESOURCE_NOT_FOUND && (method === 'session/load' || method === 'session/resume')
+    const code = sessionGone ? 'session_not_found' : error.code === AUTH_REQUIRED ? 'auth_required' : `acp_error${typeof error.code === 'number' ? `_${error.code}` : ''}`
     const hint = error.code === AUTH_REQUIRED ? ' Set XAI_API_KEY in the workspace secrets or grokBuildText(model, { env }), or log the CLI in inside the sandbox.' : ''
-    const message = `Grok Build: ${method} failed: ${text}.${hint}`
+    const message = sessionGone
+      ? `Grok Build could not resume session ${JSON.stringify(request.sessionId ?? '')}: ${method} failed: ${text}. The session is gone (the agent keeps sessions under its HOME inside the sandbox that ran them); start a new session by leaving sessionId out of modelOptions.`
+      : `Grok Build: ${method} failed: ${text}.${hint}`
     return [...closeOpen(), ...closeTools(), chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
   }
 

@@ -103,15 +103,28 @@ describe('translator edge cases', () => {
     expect(types(t.push(say('new')))).toEqual(['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT'])
   })
 
-  it('a failed load is a RUN_ERROR naming the method', () => {
+  it('a load of an unknown session (-32002) is RUN_ERROR session_not_found naming the session and the way out', () => {
     const t = make()
     t.push(client({ id: 1, method: 'session/load', params: { sessionId: 'gone' } }))
+    const message = 'Grok Build could not resume session "gone": session/load failed: Resource not found. The session is gone (the agent keeps sessions under its HOME inside the sandbox that ran them); start a new session by leaving sessionId out of modelOptions.'
     expect(t.push(agent({ id: 1, error: { code: -32002, message: 'Resource not found', data: { sessionId: 'gone' } } }))).toEqual([
-      { type: 'RUN_ERROR', runId: 'run-1', threadId: 'thread-1', message: 'Grok Build: session/load failed: Resource not found.', code: 'acp_error_-32002', error: { message: 'Grok Build: session/load failed: Resource not found.', code: 'acp_error_-32002' } },
+      { type: 'RUN_ERROR', runId: 'run-1', threadId: 'thread-1', message, code: 'session_not_found', error: { message, code: 'session_not_found' } },
     ])
     expect(t.closed).toBe(true)
     expect(t.push(say('late'))).toEqual([])
     expect(t.finish({ exitCode: 0, stderrTail: '' })).toEqual([])
+  })
+
+  it('session/resume of an unknown session is session_not_found too; other failed loads keep acp_error_<code>', () => {
+    const resumed = make()
+    resumed.push(client({ id: 1, method: 'session/resume', params: { sessionId: 'gone' } }))
+    expect(resumed.push(agent({ id: 1, error: { code: -32002, message: 'Resource not found' } }))[0]).toMatchObject({ code: 'session_not_found' })
+    const failed = make()
+    failed.push(client({ id: 1, method: 'session/load', params: { sessionId: 'old' } }))
+    expect(failed.push(agent({ id: 1, error: { code: -32603, message: 'Internal error' } }))[0]).toMatchObject({ code: 'acp_error_-32603', message: 'Grok Build: session/load failed: Internal error.' })
+    const prompt = make()
+    prompt.push(client({ id: 1, method: 'session/prompt', params: { sessionId: 's' } }))
+    expect(prompt.push(agent({ id: 1, error: { code: -32002, message: 'Resource not found' } }))[0], '-32002 elsewhere is not about the session').toMatchObject({ code: 'acp_error_-32002' })
   })
 
   it('maps exit 127 and the shell saying "not found" to the install hint; other exits to their code', () => {

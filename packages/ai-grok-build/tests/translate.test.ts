@@ -107,6 +107,11 @@ describe.each(versions)('grok-build %s recordings', (version) => {
     expect(collapse(translate(entries))).toEqual([started, init, session(sessionOf(entries)), ...text('run-1-0', 'Let me check… '), { type: 'RUN_ERROR', ...run, message, code: 'acp_error_-32603', error: { message, code: 'acp_error_-32603' } }])
   })
 
+  it('resume of an unknown session: the -32002 answer to session/load is RUN_ERROR session_not_found, with no session event', () => {
+    const message = 'Grok Build could not resume session "ses_gone": session/load failed: Resource not found. The session is gone (the agent keeps sessions under its HOME inside the sandbox that ran them); start a new session by leaving sessionId out of modelOptions.'
+    expect(translate(load('resume-unknown'))).toEqual([started, init, { type: 'RUN_ERROR', ...run, message, code: 'session_not_found', error: { message, code: 'session_not_found' } }])
+  })
+
   it('auth required: RUN_ERROR auth_required saying how to give the CLI a key', () => {
     const chunks = translate(load('auth-required'))
     expect(chunks.map((c) => c.type)).toEqual(['RUN_STARTED', 'CUSTOM', 'RUN_ERROR'])

@@ -213,7 +213,7 @@ function exitError(exit: OpencodeExit, resumeSessionId: string | undefined): { m
   if (/Session not found/.test(exit.stderrTail)) {
     const which = resumeSessionId ? `session ${resumeSessionId}` : 'the session'
     return {
-      message: `OpenCode could not find ${which}. Sessions live in the OpenCode data directory under the sandbox user's HOME: resume on the same sandbox (lifecycle reuse 'thread') with the same HOME, or start a new session without modelOptions.sessionId.`,
+      message: `OpenCode could not resume ${which}: Session not found. The session is gone (sessions live in OpenCode's data directory under $HOME inside the sandbox that ran them); start a new session by leaving sessionId out of modelOptions.`,
       code: 'session_not_found',
     }
   }

@@ -263,7 +263,8 @@ describe('translator edge cases', () => {
 
   it('names the session OpenCode could not find, with how resume works', () => {
     const [error] = make({ resumeSessionId: 'ses_gone' }).finish({ exitCode: 1, stderrTail: '\u001b[91m\u001b[1mError: \u001b[0mSession not found\n' })
-    expect(error).toMatchObject({ type: 'RUN_ERROR', code: 'session_not_found', message: expect.stringContaining('session ses_gone') })
+    const message = "OpenCode could not resume session ses_gone: Session not found. The session is gone (sessions live in OpenCode's data directory under $HOME inside the sandbox that ran them); start a new session by leaving sessionId out of modelOptions."
+    expect(error).toEqual({ type: 'RUN_ERROR', runId: 'run-1', threadId: 'thread-1', message, code: 'session_not_found', error: { message, code: 'session_not_found' } })
   })
 
   it('reports other exits with their code and the stderr tail, ANSI colours removed', () => {

@@ -62,8 +62,6 @@ export interface DockerSandboxConfig {
   killGraceMs?: number
   /** Output (stdout plus stderr) above which `exec` kills the command and throws. Default 64 MiB. */
   maxExecOutputBytes?: number
-  /** Files larger than this are read through the archive API instead of exec. Default 32 MiB. */
-  inlineReadBytes?: number
 }
 
 /** The parsed config with every default filled in. */
@@ -80,15 +78,12 @@ export interface ResolvedDockerConfig {
   readonly publishPorts: readonly number[]
   readonly killGraceMs: number
   readonly maxExecOutputBytes: number
-  readonly inlineReadBytes: number
 }
 
 /** Default grace period between SIGTERM and SIGKILL, in ms. */
 export const DEFAULT_KILL_GRACE_MS = 2000
 /** Default exec output limit, in bytes (64 MiB). */
 export const DEFAULT_MAX_EXEC_OUTPUT_BYTES = 64 * 1024 * 1024
-/** Default size above which reads use the archive API, in bytes (32 MiB; see bench/run.ts). */
-export const DEFAULT_INLINE_READ_BYTES = 32 * 1024 * 1024
 /** Default workspace directory. */
 export const DEFAULT_WORKSPACE_DIR = '/workspace'
 
@@ -140,7 +135,6 @@ const configSchema = z
     publishPorts: z.array(port).optional(),
     killGraceMs: z.number().int('expected an integer number of milliseconds').min(0).max(600_000).optional(),
     maxExecOutputBytes: z.number().int().min(1024).optional(),
-    inlineReadBytes: z.number().int().min(0).optional(),
   })
   .strict()
 
@@ -164,7 +158,6 @@ export function resolveConfig(config: DockerSandboxConfig): ResolvedDockerConfig
     publishPorts: parsed.publishPorts ?? [],
     killGraceMs: parsed.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
     maxExecOutputBytes: parsed.maxExecOutputBytes ?? DEFAULT_MAX_EXEC_OUTPUT_BYTES,
-    inlineReadBytes: parsed.inlineReadBytes ?? DEFAULT_INLINE_READ_BYTES,
   })
 }
 

@@ -7,7 +7,9 @@
  * The text is a plain template literal: `\${` is a shell expansion, `\\0` a NUL.
  * Invariant: every operation first maps its path with `target`, which follows
  * symlinks in the existing part of the path and refuses (exit 10) anything
- * that lands outside the physical workspace root.
+ * that lands outside the physical workspace root; `read` checks again on the
+ * descriptor it opened. Running as the sandbox user is what keeps a race from
+ * ever reaching a file that user could not read anyway.
  */
 
 /** Exit codes the script uses for outcomes the host turns into typed errors. */
@@ -18,8 +20,6 @@ export const FS_EXIT = {
   notFound: 11,
   /** stderr: `is a directory` or `not a directory`. */
   wrongType: 12,
-  /** stdout: the physical path; the file is larger than the inline limit: read it through the archive API. */
-  useArchive: 13,
   /** The operation would remove or replace the workspace root itself. */
   root: 14,
 } as const
@@ -70,9 +70,15 @@ read)
   [ -e "$t" ] || fail 11 "no such file"
   [ -d "$t" ] && fail 12 "is a directory"
   [ -r "$t" ] || fail 1 "permission denied"
-  size=$(stat -c %s -- "$t") || exit 1
-  if [ "$size" -gt "$4" ]; then printf '%s' "$t"; exit 13; fi
-  exec cat -- "$t"
+  # The check and the open are two steps the agent can race (a directory on the
+  # path swapped for a symlink): check again what fd 3 actually opened.
+  command exec 3< "$t" || fail 11 "no such file"
+  o=$(readlink -- "/proc/$$/fd/3" && printf x) || fail 1 "cannot resolve the opened file"
+  o=\${o%x}
+  o=\${o%"$nl"}
+  case "$o/" in "$ws"/*) ;; *) fail 10 "path$nl$o" ;; esac
+  [ -d "/proc/$$/fd/3" ] && fail 12 "is a directory"
+  exec cat <&3
   ;;
 write)
   target "$3" 1 path

@@ -2,13 +2,12 @@
  * `handle.fs` of the Docker provider: each call is one run of {@link FS_SCRIPT}
  * inside the container as the sandbox user, with the path as an argument.
  * Bytes travel raw over the exec connection (stdin for writes, stdout for
- * reads); files above `inlineReadBytes` are read through the archive API
- * (measured: exec wins up to tens of MB, having no second round trip and no
- * tar parsing; at 50 MB the archive read is steadier). Owns mapping the
+ * reads, at every size). Reads never use the engine's archive API: the engine
+ * runs that as root, so a symlink swapped in between the check and the copy
+ * would hand a non-root sandbox user's caller root-only files. Owns mapping the
  * script's exit codes onto typed errors. It never builds a shell string from a path.
  */
 import { posix } from 'node:path'
-import type { Readable } from 'node:stream'
 import { SandboxError, SandboxPathError, toWorkspaceRelative } from '@tanstack/ai-sandbox'
 import type { SandboxDirEntry, SandboxFileStat, SandboxFs } from '@tanstack/ai-sandbox'
 import { containerGoneError, engineError, operationError } from './errors.js'
@@ -16,7 +15,6 @@ import { startExec } from './exec-stream.js'
 import { FS_EXIT, FS_SCRIPT } from './fs-script.js'
 import type { FsOp } from './fs-script.js'
 import type { SandboxState } from './state.js'
-import { readFileFromArchive } from './tar.js'
 
 /** A caller path mapped lexically onto the workspace. */
 interface Lexical {
@@ -46,7 +44,7 @@ export function createDockerFs(state: SandboxState): SandboxFs {
   async function op(method: string, op: FsOp, paths: Lexical[], extra: string[] = [], stdin?: Uint8Array | string): Promise<FsRun> {
     state.assertLive(`fs.${method}`)
     const run = await runScript(state, method, [op, state.physicalRoot, ...paths.map((p) => p.absolute), ...extra], stdin)
-    if (run.code === 0 || run.code === FS_EXIT.useArchive) return run
+    if (run.code === 0) return run
     throw fsError(method, paths, run)
   }
 
@@ -108,16 +106,9 @@ export function createDockerFs(state: SandboxState): SandboxFs {
     },
   }
 
+  /** Streamed by `cat` as the sandbox user, so only bytes that user can read ever arrive. */
   async function readBytes(method: 'read' | 'readBytes', target: Lexical): Promise<Buffer> {
-    const run = await op(method, 'read', [target], [String(state.inlineReadBytes)])
-    if (run.code !== FS_EXIT.useArchive) return run.stdout
-    const physical = run.stdout.toString('utf8')
-    try {
-      const archive = (await state.container.getArchive({ path: physical })) as Readable
-      return await readFileFromArchive(archive, posix.basename(physical), target.path)
-    } catch (error) {
-      throw engineError('fs-failed', `fs.${method}(${JSON.stringify(target.path)})`, error, { endpoint: state.endpoint, id: state.id })
-    }
+    return (await op(method, 'read', [target])).stdout
   }
 }
 

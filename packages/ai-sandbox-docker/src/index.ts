@@ -1,11 +1,11 @@
 /**
  * Public entry of `@tanstack/ai-sandbox-docker`: the factory, its config
  * types, the capability flags, the label names and the janitor. Internals
- * (the job wrapper, the fs script, the demultiplexer, archive checks) are
+ * (the job wrapper, the fs script, the demultiplexer) are
  * deliberately not exported.
  */
 export { dockerSandbox } from './provider.js'
-export { DEFAULT_INLINE_READ_BYTES, DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_EXEC_OUTPUT_BYTES, DEFAULT_WORKSPACE_DIR } from './config.js'
+export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_EXEC_OUTPUT_BYTES, DEFAULT_WORKSPACE_DIR } from './config.js'
 export type { DockerSandboxConfig, DockerSandboxMount, DockerSandboxResources } from './config.js'
 export { DOCKER_CAPABILITIES } from './capabilities.js'
 export { LABEL as DOCKER_SANDBOX_LABELS } from './labels.js'

@@ -1,9 +1,10 @@
 /**
  * A job: one user command run by `docker exec` as the leader of its own
  * process group, so everything it starts can be signalled at once. Destroying
- * an exec connection does not stop the process, so `kill` signals the group
- * from a second exec (TERM, then KILL after the grace period) and returns
- * only when no live member of the group is left, checked inside the container.
+ * an exec connection does not stop the process, so `kill` signals the job from
+ * a second exec (the group, plus every descendant collected before signalling,
+ * also those that left the group with `setsid`; TERM, then KILL after the grace
+ * period) and returns only when none of them is left, checked inside the container.
  * Invariant: the wrapper's one header line (the group id, or why the cwd was
  * refused) is the first line of stderr and is stripped before callers see it.
  */
@@ -40,22 +41,56 @@ export const JOB_WRAPPER = [
 ].join('\n')
 
 /**
- * Runs as `sh -c KILLER killer <pgid> <signal> <grace in 50 ms steps>`.
- * Exit 0: nothing of the group is left; 3: members survived SIGKILL for 30 s.
- * Membership is read from /proc/<pid>/stat (state and pgrp after the last ")");
- * zombies have exited and do not count.
+ * Lists the live processes of job `$g` as `pid:starttime ` words: members of
+ * the group, processes already listed in `$known` that still run (same start
+ * time, so a reused pid is not taken), and every descendant of any of them by
+ * parent pid. Reads `/proc/<pid>/stat` (state, ppid, pgrp and starttime after
+ * the last ")"); zombies have exited and are left out. Ends with "." only when
+ * the listing was complete (the killer's own shell `$self` was seen), so a
+ * failed fork (pids limit) reads as "unknown", never as "nothing left".
+ * BusyBox awk compatible.
+ */
+const JOB_SCAN_AWK = [
+  'BEGIN { n = split(known, k, " "); for (i = 1; i <= n; i++) { c = index(k[i], ":"); ks[substr(k[i], 1, c - 1)] = substr(k[i], c + 1) } }',
+  '{ p = $1; sub(/^.*\\) /, ""); st[p] = $1; pp[p] = $2; pg[p] = $3; t[p] = $20 }',
+  'END {',
+  '  for (p in st) if (pg[p] == g || ((p in ks) && ks[p] == t[p])) job[p] = 1',
+  '  more = 1',
+  '  while (more) { more = 0; for (p in st) if (!(p in job) && (pp[p] in job)) { job[p] = 1; more = 1 } }',
+  '  if (!(self in st)) exit 1',
+  '  for (p in job) if (st[p] != "Z" && st[p] != "X") printf "%s:%s ", p, t[p]',
+  '  print "."',
+  '}',
+].join('\n')
+
+/**
+ * Runs as `sh -c KILLER killer <pgid> <signal> <grace in 50 ms steps> <scan awk>`.
+ * Collects the job before signalling it, signals the group and each collected
+ * process (with the `kill` builtin, which needs no fork), and rescans
+ * (collecting new descendants) until none is left. A scan that could not run
+ * (no fork) counts as "still alive".
+ * Exit 0: nothing of the job is left; 3: processes survived SIGKILL for 30 s
+ * (their `pid:starttime` words on stdout).
  */
 export const GROUP_KILLER = [
-  'g=$1',
-  'alive() { cat /proc/[0-9]*/stat 2>/dev/null | awk -v g="$g" \'{ sub(/^.*\\) /, ""); if ($3 == g && $1 != "Z" && $1 != "X") { n = 1; exit } } END { exit !n }\'; }',
-  'settle() { i=0; while alive; do [ "$i" -ge "$1" ] && return 1; sleep 0.05; i=$((i + 1)); done; return 0; }',
-  'alive || exit 0',
-  'kill -"$2" -"$g" 2>/dev/null',
+  'g=$1 scanner=$4 job=',
+  'scan() { j=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v g="$g" -v self="$$" -v known="$job" "$scanner") || return 1; case $j in *.) job=${j%.}; return 0 ;; esac; return 1; }',
+  'hit() { for e in $job; do kill -"$1" "${e%%:*}" 2>/dev/null; done; kill -"$1" -"$g" 2>/dev/null; }',
+  'settle() { i=0; while :; do if scan && [ -z "$job" ]; then return 0; fi; [ "$i" -ge "$1" ] && return 1; sleep 0.05; i=$((i + 1)); done; }',
+  'if scan && [ -z "$job" ]; then exit 0; fi',
+  'hit "$2"',
   'settle "$3" && exit 0',
-  'kill -KILL -"$g" 2>/dev/null',
+  'hit KILL',
   'settle 600 && exit 0',
+  'printf "%s" "$job"',
   'exit 3',
 ].join('\n')
+
+/** Runs as `sh -c FORKLESS killer <pgid> <signal>`: signals the group with the builtin `kill` only. */
+const FORKLESS_KILLER = 'kill -"$2" -"$1" 2>/dev/null; exit 0'
+
+/** What a shell prints when it cannot fork (the container's pids limit is reached). */
+const FORK_FAILED = /can't fork|cannot fork|resource temporarily unavailable/i
 
 /** Where a job runs. */
 export interface JobTarget {
@@ -66,6 +101,8 @@ export interface JobTarget {
   /** User the job runs as; `undefined` = the container's user. */
   user: string | undefined
   killGraceMs: number
+  /** `resources.pids` of the sandbox, named when a job cannot start. */
+  pidsLimit?: number | undefined
 }
 
 /** Receives the job's output. */
@@ -132,7 +169,7 @@ export class Job {
         const leftover = header.leftover()
         header.flush()
         sinks.end()
-        onRefused(operationError('spawn-failed', `The job wrapper ended before starting ${JSON.stringify(command)}: ${leftover || 'no output'}. The image needs /bin/sh and /proc.`))
+        onRefused(operationError('spawn-failed', `The job wrapper ended before starting ${JSON.stringify(command)}: ${leftover || 'no output'}. ${wrapperEndedHint(leftover, target.pidsLimit)}`))
       },
       (error: unknown) => onRefused(operationError('spawn-failed', `Lost the exec of ${JSON.stringify(command)}: ${String(error)}`, error)),
     )
@@ -157,22 +194,40 @@ export class Job {
       return // the wrapper refused the cwd or never started: it started nothing
     }
     this.signalled = signal
+    const grace = String(Math.ceil(this.target.killGraceMs / 50))
+    let result = await this.runKiller(pgid, GROUP_KILLER, [signal.slice(3), grace, JOB_SCAN_AWK])
+    // Out of processes (pids limit): the scan cannot fork and the shell gives up. Signal the
+    // group with the builtin `kill` (no fork), TERM-like first, then KILL, and scan again.
+    for (const forkless of [signal.slice(3), 'KILL']) {
+      if (!result || !FORK_FAILED.test(result.output)) break
+      await this.runKiller(pgid, FORKLESS_KILLER, [forkless])
+      await new Promise((resolve) => setTimeout(resolve, this.target.killGraceMs))
+      result = await this.runKiller(pgid, GROUP_KILLER, ['KILL', grace, JOB_SCAN_AWK])
+    }
+    if (!result || result.code === 0) return
+    throw operationError(
+      'timeout',
+      `Process group ${pgid} (or a process it started) still has live processes 30 s after SIGKILL (stuck in uninterruptible I/O, owned by another user, or the sandbox is out of processes); ${result.output || `exit ${result.code}`}`,
+    )
+  }
+
+  /** Run a kill script from a second exec; `undefined` when the container (and so the job) is gone. */
+  private async runKiller(pgid: number, script: string, args: string[]): Promise<{ code: number; output: string } | undefined> {
     const output: Buffer[] = []
     let running: RunningExec
     try {
       running = await startExec(
         this.target.container,
-        { cmd: ['/bin/sh', '-c', GROUP_KILLER, 'tanstack-sandbox-kill', String(pgid), signal.slice(3), String(Math.ceil(this.target.killGraceMs / 50))], user: this.target.user },
+        { cmd: ['/bin/sh', '-c', script, 'tanstack-sandbox-kill', String(pgid), ...args], user: this.target.user },
         { stdout: (bytes) => output.push(bytes), stderr: (bytes) => output.push(bytes) },
       )
     } catch (error) {
       // The container is gone or stopped: every process of the job died with it.
-      if (isMissingContainer(error) || statusOf(error) === 409) return
+      if (isMissingContainer(error) || statusOf(error) === 409) return undefined
       throw operationError('exec-failed', `Could not start the kill of process group ${pgid} in sandbox ${this.target.id}: ${String(error)}`, error)
     }
     const code = await running.exit
-    if (code === 0 || code === null) return
-    throw operationError('timeout', `Process group ${pgid} still has live processes 30 s after SIGKILL (stuck in uninterruptible I/O, or owned by another user): ${Buffer.concat(output).toString().trim()}`)
+    return code === null ? undefined : { code, output: Buffer.concat(output).toString().trim() }
   }
 
   private toExit(code: number | null): ProcessExit {
@@ -184,6 +239,15 @@ export class Job {
     }
     return { exitCode: code }
   }
+}
+
+/** Why a wrapper may end before its header: a failed fork (the pids limit) or an image without /bin/sh or /proc. */
+function wrapperEndedHint(output: string, pidsLimit: number | undefined): string {
+  const forkFailed = /fork|resource temporarily unavailable/i.test(output)
+  const limit = pidsLimit === undefined ? '' : ` of ${pidsLimit} (dockerSandbox({ resources: { pids } }))`
+  if (forkFailed) return `A fork failed: the sandbox is out of processes (the pids limit${limit} is reached). Stop some of its processes (kill a spawned job) or raise the limit.`
+  if (pidsLimit !== undefined) return `The sandbox may be out of processes (its pids limit${limit} reached, so the engine could not start the exec); stop some of its processes or raise the limit. Otherwise the image needs /bin/sh and /proc.`
+  return 'The image needs /bin/sh and /proc.'
 }
 
 /**

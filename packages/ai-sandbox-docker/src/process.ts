@@ -171,7 +171,7 @@ async function start(state: SandboxState, method: 'exec' | 'spawn', command: str
   const cwd = toSandboxPath(options.cwd ?? '.', state.workspaceRoot)
   try {
     return await Job.start(
-      { container: state.container, id: state.id, physicalRoot: state.physicalRoot, user: state.user, killGraceMs: state.killGraceMs },
+      { container: state.container, id: state.id, physicalRoot: state.physicalRoot, user: state.user, killGraceMs: state.killGraceMs, pidsLimit: state.pidsLimit },
       command,
       { cwd, env: envList({ ...state.env, ...callEnv }), stdin },
       sinks,

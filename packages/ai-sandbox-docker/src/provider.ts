@@ -38,7 +38,7 @@ const createInputSchema = z.object({
  *   (default `'bridge'`), `resources`, `docker`, `env`, `labels`,
  *   `workspaceDir` (default `/workspace`), `mounts`, `extraHosts`,
  *   `publishPorts`, `killGraceMs` (default 2000), `maxExecOutputBytes`
- *   (default 64 MiB), `inlineReadBytes` (default 32 MiB).
+ *   (default 64 MiB).
  * @returns A {@link SandboxProvider} named `docker` with snapshots, fork and resume.
  * @throws SandboxConfigError naming the field (e.g. `dockerSandbox.resources.memory`).
  *   Engine problems (not answering, image missing) surface on `create()` as
@@ -213,7 +213,7 @@ class DockerProvider implements SandboxProvider {
       env: Object.freeze({ ...env }),
       killGraceMs: this.config.killGraceMs,
       maxExecOutputBytes: this.config.maxExecOutputBytes,
-      inlineReadBytes: this.config.inlineReadBytes,
+      pidsLimit: this.config.resources.pids,
     })
   }
 

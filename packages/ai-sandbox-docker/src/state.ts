@@ -32,8 +32,8 @@ export interface SandboxState {
   readonly labels: Readonly<Record<string, string>>
   readonly killGraceMs: number
   readonly maxExecOutputBytes: number
-  /** Files up to this size are read through exec; bigger ones through the archive API. */
-  readonly inlineReadBytes: number
+  /** `resources.pids` of the provider config, named when a job cannot start. */
+  readonly pidsLimit: number | undefined
   /** Variables set with `env.set` (create-time env lives in the container config). */
   env: Readonly<Record<string, string>>
   envWrites: Promise<void>
@@ -42,10 +42,21 @@ export interface SandboxState {
   assertLive: (method: string) => void
 }
 
-/** Validation of env names and values (create, restore, exec, env.set). */
+/** What a variable name must look like: a portable shell identifier. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+const envValue = z.string().refine((value) => !value.includes('\0'), 'values cannot contain NUL')
+
+/** Validation of env names and values (config, create, restore, exec, env.set). */
 export const envSchema = z.record(
+  z.string().regex(ENV_NAME, 'variable names must be letters, digits and "_", not starting with a digit (e.g. MY_VAR)'),
+  envValue,
+)
+
+/** The env file as older versions wrote it (any name without "=" or NUL), so existing sandboxes still resume. */
+const storedEnvSchema = z.record(
   z.string().min(1).refine((name) => !name.includes('=') && !name.includes('\0'), 'variable names cannot contain "=" or NUL'),
-  z.string().refine((value) => !value.includes('\0'), 'values cannot contain NUL'),
+  envValue,
 )
 
 /** Build a state object (not yet live in any map). */
@@ -120,7 +131,7 @@ export async function prepareSandbox(state: Pick<SandboxState, 'container' | 'id
   } catch (error) {
     throw new SandboxConfigError(`${STATE_DIR}/env`, `The env file ${STATE_DIR}/env in sandbox ${state.id} is not valid JSON; fix or delete it.`, { cause: error })
   }
-  return { physicalRoot, env: parseConfig(envSchema, json, `${STATE_DIR}/env`) }
+  return { physicalRoot, env: parseConfig(storedEnvSchema, json, `${STATE_DIR}/env`) }
 }
 
 const WRITE_ENV_SCRIPT = `umask 077 && mkdir -p ${STATE_DIR} && cat > ${STATE_DIR}/env.tmp && mv -f ${STATE_DIR}/env.tmp ${STATE_DIR}/env`

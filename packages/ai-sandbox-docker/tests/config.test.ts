@@ -19,7 +19,6 @@ describe('resolveConfig', () => {
       workspaceDir: '/workspace',
       killGraceMs: 2000,
       maxExecOutputBytes: 64 * 1024 * 1024,
-      inlineReadBytes: 32 * 1024 * 1024,
       mounts: [],
     })
   })

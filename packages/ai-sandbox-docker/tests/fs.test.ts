@@ -1,10 +1,11 @@
 // Engine specifics of handle.fs: names with spaces, quotes and newlines in
 // every method (checked against what ls sees inside the container), 50 MB
-// binary files through both read paths, a non-root sandbox user's ownership
-// and permission errors, and typed errors for wrong types.
+// binary files, a non-root sandbox user's ownership and permission errors,
+// a symlink race that must never hand over root-only files, and typed errors
+// for wrong types.
 import { createHash, randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { SandboxOperationError, SandboxPathError } from '@tanstack/ai-sandbox'
+import { SandboxError, SandboxOperationError, SandboxPathError } from '@tanstack/ai-sandbox'
 import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
 import { rejectionOf, useDockerSandboxes } from './helpers/sandboxes.js'
 
@@ -39,7 +40,7 @@ await describeWithDocker('docker fs', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
         expect((await handle.process.exec('ls -A; ls -A / | grep -c pwned || true')).stdout).toBe('0\n')
       })
 
-      it('round-trips a 50 MB binary file (archive read path) and a 1 MB one (inline path)', async () => {
+      it('round-trips a 50 MB binary file and a 1 MB one (both streamed through exec)', async () => {
         const handle = await sandboxes.create({ image })
         const big = randomBytes(50 * 1024 * 1024)
         await handle.fs.write('bin/big.bin', big)
@@ -54,13 +55,12 @@ await describeWithDocker('docker fs', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
     })
   }
 
-  it('reads above inlineReadBytes through the archive API, also through an inner symlink', async () => {
-    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE, inlineReadBytes: 0 })
-    await handle.fs.write('a.txt', 'through the archive')
-    expect(await handle.fs.read('a.txt')).toBe('through the archive')
+  it('reads through an inner symlink', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE })
+    await handle.fs.write('a.txt', 'through exec')
+    expect(await handle.fs.read('a.txt')).toBe('through exec')
     await handle.process.exec('ln -s a.txt link.txt')
-    // The script resolves the link first, so the archive request names the real file.
-    expect(await handle.fs.read('link.txt')).toBe('through the archive')
+    expect(await handle.fs.read('link.txt')).toBe('through exec')
   })
 
   it('gives typed errors for directories read as files and files listed as directories', async () => {
@@ -78,6 +78,35 @@ await describeWithDocker('docker fs', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
     expect(root.reason).toBe('invalid')
     expect((await handle.fs.lstat!('.')).type).toBe('directory')
     expect(await handle.fs.exists('/workspace')).toBe(true)
+  })
+
+  it('hands a non-root user only bytes they could read while a directory on the path is swapped for a symlink to /etc', async () => {
+    // Reads used to go through the engine's archive API, which runs as root: this race leaked /etc/shadow.
+    const handle = await sandboxes.create({ image: DEBIAN_IMAGE, user: '1000:1000' })
+    expect((await handle.process.exec('cat /etc/shadow')).exitCode, 'the sandbox user cannot read /etc/shadow itself').not.toBe(0)
+    await handle.process.exec('mkdir A && head -c 4096 /dev/urandom > A/shadow && ln -s /etc L')
+    const mine = (await handle.process.exec('sha256sum A/shadow')).stdout.split(' ')[0]
+    const swapper = await handle.process.spawn('while :; do mv -T A d; mv -T d A; mv -T L d; mv -T d L; done')
+    const outcomes = { read: 0, refused: 0 }
+    const leaked: string[] = []
+    try {
+      const deadline = Date.now() + 20_000
+      for (let i = 0; i < 150 && Date.now() < deadline; i++) {
+        try {
+          const bytes = await handle.fs.readBytes('d/shadow')
+          outcomes.read++
+          if (sha(bytes) !== mine) leaked.push(Buffer.from(bytes).toString('utf8').slice(0, 40))
+        } catch (error) {
+          // Not found (d was mid-swap), a symlink escape, or permission denied: typed refusals are fine.
+          expect(SandboxError.isInstance(error), String(error)).toBe(true)
+          outcomes.refused++
+        }
+      }
+    } finally {
+      await swapper.kill('SIGKILL')
+    }
+    expect(leaked, 'no read returned anything but the workspace file').toEqual([])
+    expect(outcomes.read + outcomes.refused, 'the race ran').toBeGreaterThan(20)
   })
 
   it('runs as a non-root user: the workspace and new files are theirs, other places are not writable', async () => {

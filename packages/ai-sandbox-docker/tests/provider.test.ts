@@ -209,6 +209,38 @@ await describeWithDocker('docker provider', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () =>
     expect(bomb.stdout + bomb.stderr).toMatch(/fork|Resource temporarily unavailable|can't/i)
   })
 
+  it('names the pids limit when no job can start because the sandbox is out of processes, and kill() still frees it', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE, resources: { pids: 32 }, killGraceMs: 300 })
+    const filler = await handle.process.spawn('while :; do sleep 100 & done 2>/dev/null')
+    let error: { reason?: string; message: string } | undefined
+    const deadline = Date.now() + 20_000
+    while (!error && Date.now() < deadline) {
+      error = await handle.process.exec('echo alive').then(() => undefined, (e: unknown) => e as { reason?: string; message: string })
+    }
+    expect(error?.reason).toMatch(/spawn-failed|exec-failed/)
+    expect(error?.message).toMatch(/pids limit of 32/)
+    await filler.kill()
+    expect((await handle.process.exec('echo alive')).stdout).toBe('alive\n')
+  })
+
+  it('refuses variable names that are not shell identifiers, in env.set, exec, spawn and create', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE })
+    for (const name of ['A B', '$(touch X)', '1ST', 'A-B', '']) {
+      const set = await rejectionOf(handle.env.set({ [name]: 'x' }))
+      expect(set, `env.set({ ${JSON.stringify(name)} })`).toBeInstanceOf(SandboxConfigError)
+      expect((set as unknown as SandboxConfigError).field).toMatch(/^env\.set/)
+      const exec = await rejectionOf(handle.process.exec('true', { env: { [name]: 'x' } }))
+      expect(exec, `exec env ${JSON.stringify(name)}`).toBeInstanceOf(SandboxConfigError)
+      expect((exec as unknown as SandboxConfigError).field).toMatch(/^exec\.env/)
+      expect(await rejectionOf(handle.process.spawn('true', { env: { [name]: 'x' } }))).toBeInstanceOf(SandboxConfigError)
+    }
+    expect(() => dockerSandbox({ image: BUSYBOX_IMAGE, env: { 'A B': 'x' } })).toThrow(SandboxConfigError)
+    expect(await rejectionOf(sandboxes.provider({ image: BUSYBOX_IMAGE }).create({ env: { 'A B': 'x' } }))).toBeInstanceOf(SandboxConfigError)
+    expect((await handle.process.exec('ls -A')).stdout).toBe('')
+    await handle.env.set({ _ok: '1', Mixed_Case9: '2' })
+    expect((await handle.process.exec('printf %s "$_ok$Mixed_Case9"')).stdout).toBe('12')
+  })
+
   it('bind-mounts a host file read-only (how a CLI binary gets into the sandbox)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tsbx-mount-'))
     try {

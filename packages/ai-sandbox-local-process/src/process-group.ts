@@ -1,10 +1,11 @@
 /**
  * One job on the host: `/bin/sh -c command` started detached, so the shell is
  * the leader of a new process group and everything it starts shares its pgid.
- * Owns signalling the group, the TERM-then-KILL escalation and the check that
- * nothing of the group is left. It must never signal a group it has seen gone.
- * Invariant: `kill()` resolves only when no live (non-zombie) process of the
- * group remains.
+ * Owns signalling the job (the group, and on Linux every descendant, also
+ * those that left the group with `setsid`), the TERM-then-KILL escalation and
+ * the check that nothing of it is left. It must never signal a group it has
+ * seen gone. Invariant: `kill()` resolves only when no live (non-zombie)
+ * process of the group, nor any descendant collected, remains.
  */
 import { spawn } from 'node:child_process'
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
@@ -12,6 +13,7 @@ import { readFile, readdir } from 'node:fs/promises'
 import { constants } from 'node:os'
 import type { ProcessExit } from '@tanstack/ai-sandbox'
 import { errnoCode, operationError } from './errors.js'
+import { scanJob, signalJobProcess } from './job-tree.js'
 import { TextStream } from './text-stream.js'
 
 /** Signals `kill()` accepts (the contract's set). */
@@ -42,6 +44,8 @@ export class ProcessGroup {
   readonly exit: Promise<ProcessExit>
   private gone = false
   private killing: Promise<void> | undefined
+  /** The job's processes as last scanned (Linux), kept so descendants reparented away are still found. */
+  private tracked: Map<number, string> = new Map()
 
   constructor(
     readonly child: ChildProcessWithoutNullStreams,
@@ -63,45 +67,54 @@ export class ProcessGroup {
   }
 
   /**
-   * Send `signal` to the whole group, then SIGKILL after the grace period, and
-   * resolve when nothing of the group is left. Safe to call repeatedly: later
-   * calls send their signal too and share the first call's wait.
-   * @throws SandboxOperationError `timeout` when the group survives SIGKILL for 30 s.
+   * Send `signal` to the whole job (the group and every descendant, collected
+   * before signalling), then SIGKILL after the grace period, and resolve when
+   * nothing of it is left. Safe to call repeatedly: later calls send their
+   * signal too and share the first call's wait.
+   * @throws SandboxOperationError `timeout` when the job survives SIGKILL for 30 s.
    */
   kill(signal: KillSignal = 'SIGTERM'): Promise<void> {
     if (this.gone) return Promise.resolve()
-    try {
-      this.signal(signal)
-    } catch (error) {
-      return Promise.reject(error)
-    }
-    this.killing ??= this.escalate(signal)
-    return this.killing
+    const sent = this.signal(signal)
+    const killing = (this.killing ??= sent.then(() => this.escalate(signal)))
+    // Reported through the returned promise; never left unhandled when `sent` fails first.
+    killing.catch(() => undefined)
+    return sent.then(() => killing)
   }
 
   private async escalate(first: KillSignal): Promise<void> {
     if (first !== 'SIGKILL' && (await this.waitGone(this.options.graceMs))) return
-    this.signal('SIGKILL')
+    await this.signal('SIGKILL')
     if (await this.waitGone(SIGKILL_DEADLINE_MS)) return
-    throw operationError('timeout', `Process group ${this.pgid} still has live processes ${SIGKILL_DEADLINE_MS} ms after SIGKILL (stuck in uninterruptible I/O?).`)
+    throw operationError('timeout', `Process group ${this.pgid} (or a process it started) still has live processes ${SIGKILL_DEADLINE_MS} ms after SIGKILL (stuck in uninterruptible I/O, or owned by another user?).`)
   }
 
-  private signal(signal: NodeJS.Signals): void {
+  /** Collect the job (group members and descendants), then signal the group and each collected process. */
+  private async signal(signal: NodeJS.Signals): Promise<void> {
     if (this.gone) return
+    this.tracked = await scanJob(this.pgid, this.tracked)
     try {
       process.kill(-this.pgid, signal)
     } catch (error) {
+      // ESRCH: no member left in the group; descendants that left it may remain.
       if (errnoCode(error) !== 'ESRCH') throw operationError('exec-failed', `Could not send ${signal} to process group ${this.pgid}: ${String(error)}`, error)
-      this.markGone() // already gone: no member left to signal
     }
+    await Promise.all([...this.tracked].map(([pid, start]) => signalJobProcess(pid, start, signal)))
   }
 
-  /** Poll until the group is gone or `deadlineMs` passed; true when gone. */
+  /** True while a process of the job is alive (Linux: the scan; elsewhere: the group). */
+  private async jobIsAlive(): Promise<boolean> {
+    if (process.platform !== 'linux') return groupIsAlive(this.pgid)
+    this.tracked = await scanJob(this.pgid, this.tracked)
+    return this.tracked.size > 0
+  }
+
+  /** Poll until the job is gone or `deadlineMs` passed; true when gone. */
   private async waitGone(deadlineMs: number): Promise<boolean> {
     const deadline = Date.now() + deadlineMs
     let interval = 10
     for (;;) {
-      if (this.gone || !(await groupIsAlive(this.pgid))) {
+      if (this.gone || !(await this.jobIsAlive())) {
         this.markGone()
         return true
       }

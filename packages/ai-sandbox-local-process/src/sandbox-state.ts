@@ -136,9 +136,9 @@ export async function writeMetadata(dir: string, metadata: SandboxMetadata): Pro
   }
 }
 
-/** Validation of `env.set` input (and of `create({ env })`). */
+/** Validation of `env.set` input (and of `create({ env })` and per-call env): names are portable shell identifiers. */
 export const envSchema = z.record(
-  z.string().min(1).refine((name) => !name.includes('=') && !name.includes('\0'), 'variable names cannot contain "=" or NUL'),
+  z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'variable names must be letters, digits and "_", not starting with a digit (e.g. MY_VAR)'),
   z.string().refine((value) => !value.includes('\0'), 'values cannot contain NUL'),
 )
 

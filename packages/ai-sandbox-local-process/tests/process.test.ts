@@ -1,6 +1,7 @@
 // process of the local-process provider: exec results, spawn streaming and
 // stdin, and group kills (TERM, escalation to KILL, abort, timeout) checked
 // against `ps` so nothing of a job survives.
+import { readFileSync } from 'node:fs'
 import { readFile, realpath } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -9,6 +10,16 @@ import { TextStream } from '../src/text-stream.js'
 import { collect, liveGroupMembers, rejectionOf, useTempRoot, waitFor } from './helpers/temp-root.js'
 
 const temp = useTempRoot()
+
+/** True while `pid` runs (a zombie has exited). */
+function liveProcess(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!)
+  } catch {
+    return false
+  }
+}
 
 /** Read a pid the command wrote to `file` in the workspace, waiting until it is there. */
 async function pidFrom(workspaceRoot: string, file: string): Promise<number> {
@@ -141,6 +152,17 @@ describe('spawn', () => {
     expect(liveGroupMembers(pgid)).toBe(0)
     expect(await child.wait()).toMatchObject({ signal: 'SIGTERM', exitCode: 143 })
     await child.kill() // idempotent
+  })
+
+  it('kill() also stops a child that left the group with setsid (sleep 812)', async () => {
+    const handle = await temp.create()
+    const child = await handle.process.spawn('sleep 811 & setsid sh -c "echo \\$\\$ > setsid.pid; exec sleep 812" & wait')
+    const pid = await pidFrom(handle.workspaceRoot, 'setsid.pid')
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+    expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]), 'the child left the job\'s process group').not.toBe(child.pid)
+    await child.kill()
+    await child.wait()
+    expect(liveProcess(pid), `pid ${pid} (sleep 812) is gone after kill()`).toBe(false)
   })
 
   it('escalates to SIGKILL when the group ignores SIGTERM', async () => {

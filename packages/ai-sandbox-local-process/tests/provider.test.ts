@@ -197,6 +197,22 @@ describe('provider', () => {
     expect(error.field).toBe('env.set.BAD')
   })
 
+  it('refuses variable names that are not shell identifiers, in env.set, exec and spawn', async () => {
+    const handle = await temp.create()
+    for (const name of ['A B', '$(touch X)', '1ST', 'A-B', '']) {
+      const set = await rejectionOf(handle.env.set({ [name]: 'x' }))
+      expect(set, `env.set({ ${JSON.stringify(name)} })`).toBeInstanceOf(SandboxConfigError)
+      expect(set.field).toMatch(/^env\.set/)
+      const exec = await rejectionOf(handle.process.exec('true', { env: { [name]: 'x' } }))
+      expect(exec, `exec env ${JSON.stringify(name)}`).toBeInstanceOf(SandboxConfigError)
+      expect(exec.field).toMatch(/^exec\.env/)
+      expect(await rejectionOf(handle.process.spawn('true', { env: { [name]: 'x' } }))).toBeInstanceOf(SandboxConfigError)
+    }
+    expect(await handle.fs.exists('X')).toBe(false)
+    await handle.env.set({ _ok: '1', Mixed_Case9: '2' })
+    expect((await handle.process.exec('printf %s "$_ok$Mixed_Case9"')).stdout).toBe('12')
+  })
+
   it('git runs the system git in the workspace', async () => {
     const handle = await temp.create()
     expect((await handle.process.exec('git init --quiet -b main')).exitCode).toBe(0)

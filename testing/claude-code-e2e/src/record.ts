@@ -9,6 +9,7 @@
  * Usage: `pnpm exec tsx testing/claude-code-e2e/src/record.ts [--force] [scenario ...]`
  */
 import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -24,6 +25,8 @@ interface Scenario {
   /** Recording file name (without `.ndjson`) for each run. */
   outputs: string[]
   model?: string
+  /** Resume this session id in the first run (one the CLI's HOME does not have). */
+  resumeId?: string
 }
 
 const SCENARIOS: Record<string, Scenario> = {
@@ -33,6 +36,8 @@ const SCENARIOS: Record<string, Scenario> = {
   'api-error': { fixture: 'api-error.json', prompts: ['Trigger a server error'], outputs: ['api-error'] },
   thinking: { fixture: 'thinking.json', prompts: ['Which option is better?'], outputs: ['thinking'] },
   'model-rejected': { fixture: 'model-rejected.json', prompts: ['Hello?'], outputs: ['model-rejected'], model: 'claude-nope-1' },
+  'resume-unknown': { fixture: 'resume.json', prompts: ['What did I ask first?'], outputs: ['resume-unknown'], resumeId: randomUUID() },
+  'resume-unknown-title': { fixture: 'resume.json', prompts: ['What did I ask first?'], outputs: ['resume-unknown-title'], resumeId: 'no-such-session' },
 }
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -72,7 +77,7 @@ async function record(name: string, scenario: Scenario, outDir: string, force: b
   const home = makeClaudeHome('claude-code-record-home')
   const model = await startFakeModel(join(fixturesDir, scenario.fixture))
   try {
-    let sessionId: string | undefined
+    let sessionId: string | undefined = scenario.resumeId
     for (const [i, prompt] of scenario.prompts.entries()) {
       const args = buildClaudeArgs({ executable: claudeBinary(), model: scenario.model ?? 'sonnet', permissionMode: 'bypassPermissions', ...(sessionId ? { sessionId } : {}) })
       const env = { ...home.env(model.url), IS_SANDBOX: '1', DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' }

@@ -5,7 +5,7 @@
  * owns its fake model and CLI HOME and removes them; afterAll checks that no
  * sandbox directory, HOME or process of ours is left.
  */
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -158,7 +158,7 @@ describe('claude-code adapter with the real CLI', () => {
 
     expect(spy.spawned).toHaveLength(2)
     expect(spy.spawned[0]).not.toContain('--resume')
-    expect(spy.spawned[1]).toContain(`--resume ${first.sessionId}`)
+    expect(spy.spawned[1], 'the id is one --resume=<id> argument').toContain(`--resume=${first.sessionId} `)
     const [, resumed] = model.requests()
     expect(model.requests()).toHaveLength(2)
     // The earlier turn reaches the model only because the CLI loaded it from its session (--resume) ...
@@ -169,6 +169,19 @@ describe('claude-code adapter with the real CLI', () => {
     ])
     // ... and the new prompt is the latest message alone, without a transcript preamble.
     expect(userTexts(resumed!).at(-1)).toBe('What did I ask first?')
+
+    // A session this HOME never had: session_not_found with the CLI's reason, no session event, no model request.
+    const gone = randomUUID()
+    const unknown = await runClaude({ adapter, sandbox, threadId: 't-resume', messages: history, modelOptions: { sessionId: gone } })
+    expect(unknown.error?.code).toBe('session_not_found')
+    expect(unknown.error?.message).toContain(`No conversation found with session ID: ${gone}`)
+    expect(unknown.error?.message).toContain('leaving sessionId out of modelOptions')
+    expect(unknown.sessionId, 'the unknown id is not announced as a session').toBeUndefined()
+    // A flag-like id never reaches the CLI.
+    const flag = await runClaude({ adapter, sandbox, threadId: 't-resume', messages: history, modelOptions: { sessionId: '--help' } })
+    expect(flag.error?.code).toBe('invalid_session_id')
+    expect(spy.spawned, 'the flag-like id started no CLI').toHaveLength(3)
+    expect(model.requests()).toHaveLength(2)
   })
 
   it('turns an API error into RUN_ERROR with the server\'s message', async () => {

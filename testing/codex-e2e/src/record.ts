@@ -2,13 +2,15 @@
  * Recorder: runs the installed native `codex` binary directly (no sandbox, no
  * shell) against aimock with this folder's fixtures, with the argv the
  * adapter builds, and saves its stdout to
- * `packages/ai-codex/tests/fixtures/codex/<cli-version>/<scenario>.ndjson`.
+ * `packages/ai-codex/tests/fixtures/codex/<cli-version>/<scenario>.ndjson`
+ * (and, for a run that fails before its turn, its stderr as `<scenario>.stderr`).
  * A new CLI version adds a folder; an existing recording is never overwritten
  * unless `--force` is given.
  *
  * Usage: `pnpm --filter @testing/codex-e2e record [--force] [scenario ...]`
  */
 import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -30,6 +32,12 @@ interface Scenario {
   trust?: boolean
   /** Serve {@link WEATHER_TOOL} over a host tool bridge, as the adapter does with chat() tools. */
   bridge?: boolean
+  /** Resume this thread id in the first run (one the CODEX_HOME does not have). */
+  resumeId?: string
+  /** Extra environment for the CLI. */
+  env?: Record<string, string>
+  /** The CLI fails before any turn: record its stderr too, as `<output>.stderr`. */
+  failsBeforeTurn?: boolean
 }
 
 /** The chat() tool of the `mcp` scenario. */
@@ -54,6 +62,8 @@ const SCENARIOS: Record<string, Scenario> = {
     trust: true,
   },
   mcp: { fixture: 'mcp.json', prompts: ['Weather in Paris?'], outputs: ['mcp'], bridge: true },
+  // RUST_BACKTRACE=1 (common in developer shells, inherited by local-process sandboxes) adds a backtrace to the error.
+  'resume-unknown': { fixture: 'resume.json', prompts: ['What did I ask first?'], outputs: ['resume-unknown'], resumeId: randomUUID(), env: { RUST_BACKTRACE: '1' }, failsBeforeTurn: true },
 }
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -99,12 +109,17 @@ async function record(name: string, scenario: Scenario, outDir: string, force: b
   const bridge = scenario.bridge ? await startHostToolBridge({ core: createToolBridgeCore({ tools: [WEATHER_TOOL] }) }) : undefined
   const bridgeFlags = bridge ? codexToolBridgeFlags({ url: bridge.url, token: bridge.token }) : undefined
   try {
-    let sessionId: string | undefined
+    let sessionId: string | undefined = scenario.resumeId
     for (const [i, prompt] of scenario.prompts.entries()) {
       const args = buildCodexArgs({ executable: codexBinary(), model: FAKE_MODEL, bypassSandbox: true, trust: scenario.trust ?? false, config: bridgeFlags?.config ?? [], ...(sessionId ? { sessionId } : {}) })
-      const run = await runCli(args, prompt, { ...home.env(), ...bridgeFlags?.env })
-      if (!/"type":"turn\.(completed|failed)"/.test(run.stdout)) throw new Error(`${name}: run ${i + 1} did not end its turn (exit ${run.exitCode}).\n${run.stderr}`)
-      sessionId ??= (JSON.parse(run.stdout.split('\n')[0]!) as { thread_id: string }).thread_id
+      const run = await runCli(args, prompt, { ...home.env(), ...bridgeFlags?.env, ...scenario.env })
+      if (scenario.failsBeforeTurn) {
+        if (run.exitCode === 0 || run.stderr === '') throw new Error(`${name}: run ${i + 1} was expected to fail with a message on stderr (exit ${run.exitCode}).`)
+        writeFileSync(targets[i]!.replace(/\.ndjson$/, '.stderr'), run.stderr)
+      } else {
+        if (!/"type":"turn\.(completed|failed)"/.test(run.stdout)) throw new Error(`${name}: run ${i + 1} did not end its turn (exit ${run.exitCode}).\n${run.stderr}`)
+        sessionId ??= (JSON.parse(run.stdout.split('\n')[0]!) as { thread_id: string }).thread_id
+      }
       writeFileSync(targets[i]!, run.stdout)
       console.log(`${name}: ${targets[i]} (${run.stdout.split('\n').length - 1} lines, exit ${run.exitCode}, ${model.requests().length} model requests so far)`)
     }

@@ -5,6 +5,7 @@
  * and bad input. Each test owns its fake model and CLI HOME and removes them;
  * afterAll checks that no sandbox directory, HOME or process of ours is left.
  */
+import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -160,7 +161,8 @@ describe('codex adapter with the real CLI', () => {
     const { options } = await setup('resume.json')
     const sandbox = sandboxFor('cx-resume-unknown', 't-resume-unknown')
     const out = await runCodex({ adapter: codexText(FAKE_MODEL, options), sandbox, threadId: 't-resume-unknown', messages: [user('Remember the word pelican.')], modelOptions: { sessionId: 'abc123' } })
-    expect(out.error?.code).toMatch(/session_not_found|cli_exit/)
+    expect(out.error?.code).toBe('session_not_found')
+    expect(out.error?.message).toContain('leaving sessionId out of modelOptions')
     expect(out.text, 'nothing from a fresh thread is presented as the resumed conversation').toBe('')
   })
 
@@ -270,10 +272,12 @@ describe('bad input', () => {
     const adapter = codexText(FAKE_MODEL, options)
     const flag = await runCodex({ adapter, sandbox, threadId: 't-bad-session', messages: [user('What did I ask first?')], modelOptions: { sessionId: '--dangerously-bypass' } })
     expect(flag.error?.code).toBe('invalid_session_id')
-    const unknown = await runCodex({ adapter, sandbox, threadId: 't-bad-session', messages: [user('What did I ask first?')], modelOptions: { sessionId: '01a226a8-0000-7361-a35a-54f96508f303' } })
-    expect(unknown.error?.code).toBe('cli_exit')
-    expect(unknown.error?.message).toContain('no rollout found for thread id 01a226a8-0000-7361-a35a-54f96508f303')
-    expect(unknown.error?.message, 'the CODEX_HOME warning is left out').not.toContain('PATH aliases')
+    // A well-formed id the CLI has no thread for; RUST_BACKTRACE=1 makes it print a backtrace, which must not reach the message.
+    const gone = randomUUID()
+    const withBacktrace = codexText(FAKE_MODEL, { ...options, env: { ...options.env, RUST_BACKTRACE: '1' } })
+    const unknown = await runCodex({ adapter: withBacktrace, sandbox, threadId: 't-bad-session', messages: [user('What did I ask first?')], modelOptions: { sessionId: gone } })
+    expect(unknown.error?.code).toBe('session_not_found')
+    expect(unknown.error?.message).toBe(`Codex could not resume the thread: no rollout found for thread id ${gone}. The thread is gone (threads live under $CODEX_HOME, default $HOME/.codex, inside the sandbox that ran them); start a new thread by leaving sessionId out of modelOptions.`)
   })
 
   it('reports an empty prompt without starting the CLI', async () => {

@@ -29,6 +29,8 @@ interface Scenario {
   tools?: boolean
   /** Record a first turn under this name, then this scenario resumes its session. */
   resumeFrom?: { name: string; prompt: string }
+  /** Resume this session id, one the agent's HOME does not have. */
+  resumeId?: string
 }
 
 const scenarios: Scenario[] = [
@@ -40,18 +42,21 @@ const scenarios: Scenario[] = [
   { name: 'api-error', prompt: 'Trigger a server error' },
   { name: 'auth-required', prompt: 'Say hello', apiKey: false },
   { name: 'host-tool', prompt: 'Use the host tool get_weather', tools: true },
+  { name: 'resume-unknown', prompt: 'What did I ask first?', resumeId: 'ses_gone' },
 ]
 
 const weather = { name: 'get_weather', description: 'Weather for a city', inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, execute: async ({ city }: { city: string }) => `Sunny in ${city}` }
 
-/** Record every scenario; returns the files written. */
-export async function recordAll(): Promise<string[]> {
+/** Record every scenario (or only those named); returns the files written. */
+export async function recordAll(names: readonly string[] = []): Promise<string[]> {
+  const unknown = names.filter((name) => !scenarios.some((s) => s.name === name))
+  if (unknown.length > 0) throw new Error(`Unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`)
   const fake = await ensureFakeAgent()
   const root = mkdtempSync(join(tmpdir(), 'grok-record-'))
   mkdirSync(out, { recursive: true })
   const written: string[] = []
   try {
-    for (const scenario of scenarios) {
+    for (const scenario of scenarios.filter((s) => names.length === 0 || names.includes(s.name))) {
       const home = makeGrokHome(fake, 'grok-record-home')
       const sandbox = defineSandbox({ id: `record-${scenario.name}`, provider: localProcessSandbox({ root }), policy: defineSandboxPolicy(scenario.policy ?? {}) })
       try {
@@ -78,7 +83,7 @@ export async function recordAll(): Promise<string[]> {
           return session
         }
         const first = scenario.resumeFrom ? await turn(scenario.resumeFrom.name, scenario.resumeFrom.prompt) : undefined
-        await turn(scenario.name, scenario.prompt, first)
+        await turn(scenario.name, scenario.prompt, first ?? scenario.resumeId)
       } finally {
         await sandbox.destroy({ key: sandbox.key({ threadId: `record-${scenario.name}`, runId: '' }) })
         home.cleanup()
@@ -99,5 +104,5 @@ function sanitize(line: string, workspace: string, home: string): string {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  for (const file of await recordAll()) console.log(`recorded ${file}`)
+  for (const file of await recordAll(process.argv.slice(2))) console.log(`recorded ${file}`)
 }

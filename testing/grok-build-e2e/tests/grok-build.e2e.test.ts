@@ -166,11 +166,11 @@ describe('grok-build adapter with the fake ACP agent (local-process)', () => {
     expect(freshPrompt.prompt[0]!.text).toBe('Earlier in this conversation:\n\nUser: Remember the word pelican.\n\nAssistant: Noted: pelican.\n\nCurrent request:\n\nWhat did I ask first?')
   })
 
-  it('turns an unknown session into RUN_ERROR naming session/load', async () => {
+  it('turns an unknown session into RUN_ERROR session_not_found naming session/load', async () => {
     const { options } = setup()
     const sandbox = sandboxFor('gb-badsession', 't-badsession')
     const out = await runGrok({ adapter: grokBuildText('grok-4.5', options), sandbox, threadId: 't-badsession', messages: [user('hi')], modelOptions: { sessionId: 'ses_nope' } })
-    expect(out.error).toEqual({ code: 'acp_error_-32002', message: 'Grok Build: session/load failed: Resource not found.' })
+    expect(out.error).toEqual({ code: 'session_not_found', message: 'Grok Build could not resume session "ses_nope": session/load failed: Resource not found. The session is gone (the agent keeps sessions under its HOME inside the sandbox that ran them); start a new session by leaving sessionId out of modelOptions.' })
   })
 
   it("turns an API error into RUN_ERROR with the agent's message, after closing the text so far", async () => {

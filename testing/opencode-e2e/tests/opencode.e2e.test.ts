@@ -253,6 +253,7 @@ describe('bad input', () => {
     const unknown = await runOpencode({ adapter, sandbox, threadId: 't-bad-session', messages: [user('Say hello')], modelOptions: { sessionId: 'ses_doesnotexist' } })
     expect(unknown.error?.code).toBe('session_not_found')
     expect(unknown.error?.message).toContain('session ses_doesnotexist')
+    expect(unknown.error?.message).toContain('leaving sessionId out of modelOptions')
     const malformed = await runOpencode({ adapter, sandbox, threadId: 't-bad-session', messages: [user('Say hello')], modelOptions: { sessionId: '--help' } })
     expect(malformed.error?.code).toBe('invalid_session_id')
     expect(model.requests()).toHaveLength(0)

@@ -1,5 +1,6 @@
 /**
  * Recorded `codex exec --json` stdout (tests/fixtures/codex/<cli-version>/<scenario>.ndjson,
+ * with `<scenario>.stderr` beside it for a run that failed before its turn,
  * written by testing/codex-e2e/src/record.ts) and the small pipeline
  * that replays it the way the adapter reads a live CLI: bytes → `toLines` →
  * JSON (non-JSON lines set aside) → translator.
@@ -20,6 +21,11 @@ export function cliVersions(): string[] {
 /** The raw bytes of one recording. */
 export function recording(version: string, scenario: string): Buffer {
   return readFileSync(`${root}${version}/${scenario}.ndjson`)
+}
+
+/** The recorded stderr of a run that failed before its turn (`<scenario>.stderr`). */
+export function recordedStderr(version: string, scenario: string): string {
+  return readFileSync(`${root}${version}/${scenario}.stderr`, 'utf8')
 }
 
 /** Parse complete NDJSON bytes into values (empty lines skipped). */

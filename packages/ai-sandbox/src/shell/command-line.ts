@@ -3,19 +3,24 @@
  * judge (`evaluateCommand`). shell-quote does the quoting and the operators;
  * a quote-aware pass in front of it handles what shell-quote reads
  * differently from bash: unquoted newlines, comments, a `#` inside a word,
- * line continuations, command/process substitution and here-documents.
- * Best effort, never a guarantee: anything it cannot see into marks the line
- * `opaque`, and the caller must then not trust the words alone.
+ * line continuations, command/process substitution, here-documents, `$"…"`,
+ * and unquoted glob and brace characters (marked, see `glob-word.ts`, then
+ * expanded or kept as globs). Aliases defined on the line are expanded into
+ * `hidden`. Best effort, never a guarantee: anything it cannot see into
+ * marks the line `opaque`, and the caller must then not trust the words alone.
  */
 import parseWords from 'shell-quote/parse.js'
+import { expandBraces } from './brace-expansion.js'
+import { globWord, hasGlob, markUnquoted, plainWord } from './glob-word.js'
+import { shellJoin } from './quote.js'
 
 /** A command line split into what it runs. */
 export interface CommandLine {
-  /** Each simple command's words: quotes removed, redirections left out. */
+  /** Each simple command's words: quotes removed, braces expanded, redirections left out; a glob word keeps its marks (`glob-word.ts`). */
   commands: string[][]
-  /** Command text that runs but is not among `commands`: the bodies of `$(…)`, backticks, `<(…)` and `>(…)`. */
+  /** Command text that runs but is not among `commands`: the bodies of `$(…)`, backticks, `<(…)` and `>(…)`, alias values and the commands they expand. */
   hidden: string[]
-  /** The line holds something whose effect the words do not show (substitution, subshell, here-document, output redirection to a file, an unterminated quote, …). */
+  /** The line holds something whose effect the words do not show (substitution, subshell, here-document, output redirection to a file, an unterminated quote, a glob or brace expansion, an alias, …). */
   opaque: boolean
 }
 
@@ -44,7 +49,7 @@ export function splitCommandLine(line: string): CommandLine {
     // Variables stay as written: their value is unknown here.
     tokens = parseWords(prepared.text, (name: string) => `$${name}`)
   } catch {
-    const words = prepared.text.replace(/[;&|]/g, ' ').trim().split(/\s+/).filter(Boolean)
+    const words = plainWord(prepared.text).replace(/[;&|]/g, ' ').trim().split(/\s+/).filter(Boolean)
     return { commands: words.length ? [words] : [], hidden: prepared.hidden, opaque: true }
   }
   const commands: string[][] = []
@@ -56,8 +61,13 @@ export function splitCommandLine(line: string): CommandLine {
   }
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!
-    if (typeof token === 'string') words.push(token)
-    else if ('comment' in token) opaque = true
+    if (typeof token === 'string') {
+      const { words: expanded, expanded: braces } = expandBraces(token)
+      for (const word of expanded.map(globWord)) {
+        if (braces || hasGlob(word)) opaque = true
+        words.push(word)
+      }
+    } else if ('comment' in token) opaque = true
     else if (token.op === 'glob') words.push(token.pattern)
     else if (SEPARATORS.has(token.op)) end()
     else if (REDIRECTIONS.has(token.op)) {
@@ -74,7 +84,44 @@ export function splitCommandLine(line: string): CommandLine {
     }
   }
   end()
-  return { commands, hidden: prepared.hidden, opaque }
+  const aliases = aliasesIn(commands)
+  const hidden = [...prepared.hidden]
+  if (aliases.found) {
+    opaque = true
+    hidden.push(...aliases.values.values())
+    for (const words of commands) {
+      const at = words.findIndex((word) => !ASSIGNMENT.test(word))
+      const value = at === -1 ? undefined : aliases.values.get(words[at]!)
+      if (value !== undefined) hidden.push(`${value} ${shellJoin(words.slice(at + 1))}`.trim())
+    }
+  }
+  return { commands, hidden, opaque }
+}
+
+/** `NAME=value` before a command. */
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/
+
+/**
+ * The aliases a line defines (`alias g=git`, also inside a word such as
+ * `eval 'alias g=git'`), and whether it mentions `alias` as a command at all.
+ */
+function aliasesIn(commands: readonly string[][]): { found: boolean; values: Map<string, string> } {
+  const values = new Map<string, string>()
+  let found = false
+  const define = (words: readonly string[], inWord: boolean) => {
+    const at = words.findIndex((word) => word !== 'builtin' && word !== 'command')
+    if (words[at] !== 'alias') return
+    const definitions = words.slice(at + 1).filter((word) => word.indexOf('=') > 0)
+    // In a word (`eval 'alias g=git'`) only a definition counts, not a message that says "alias".
+    if (inWord && definitions.length === 0) return
+    found = true
+    for (const word of definitions) values.set(word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1))
+  }
+  for (const words of commands) {
+    define(words, false)
+    for (const word of words.slice(1)) if (/(^|[\s;&|(])alias\s/.test(word)) for (const inner of splitCommandLine(word).commands) define(inner, true)
+  }
+  return { found, values }
 }
 
 interface Prepared {
@@ -96,6 +143,7 @@ function prepare(line: string): Prepared {
   let opaque = false
   let text = ''
   let quote: '' | "'" | '"' | "$'" = ''
+  let parameterDepth = 0
   const heredocs: { delimiter: string; stripTabs: boolean; expands: boolean }[] = []
   const substitution = (start: number, close: (text: string, from: number) => number): number => {
     opaque = true
@@ -145,6 +193,20 @@ function prepare(line: string): Prepared {
       text += "$'"
       quote = "$'"
       i += 2
+    } else if (ch === '$' && next === '"') {
+      // bash's locale string: read as "…" for deny rules, opaque since a message catalogue may translate it.
+      text += '"'
+      quote = '"'
+      opaque = true
+      i += 2
+    } else if (ch === '$' && next === '{') {
+      text += '${' // a parameter expansion: its braces are not a brace expression
+      parameterDepth++
+      i += 2
+    } else if (parameterDepth > 0 && (ch === '{' || ch === '}')) {
+      text += ch
+      parameterDepth += ch === '{' ? 1 : -1
+      i++
     } else if (ch === '\n') {
       text += ' ; '
       i = skipHeredocBodies(line, i + 1, heredocs, hidden)
@@ -170,7 +232,7 @@ function prepare(line: string): Prepared {
       text += `<<${heredoc[1]} ${word.replace(/[^A-Za-z0-9_]/g, '') || 'EOF'}`
       i += heredoc[0].length
     } else {
-      text += ch
+      text += markUnquoted(ch)
       i++
     }
   }

@@ -1,42 +1,30 @@
 /**
  * What one simple command (its words, from `splitCommandLine`) runs, for the
- * policy judge: the command as written, the forms a deny rule should also
- * see (past `VAR=value`, `sudo`/`env`/`timeout`-style wrappers, `!`, compound
- * keywords and a program's directory), and the scripts it hands to another
- * shell (`sh -c`, `eval`). Best effort over common spellings, not a parser.
+ * policy judge: the command as written, the forms deny and ask rules should
+ * also see (past `VAR=value`, wrappers, `!`, compound keywords, a function
+ * definition's name, a program's directory, git's global options), and the
+ * command lines it hands on (`sh -c`, `eval`, `env -S`, `trap`, `find -exec`,
+ * `script -c`, `watch`). Tool knowledge lives in `known-commands.ts`. Best
+ * effort over common spellings, not a parser.
  */
+import { plainWord } from './glob-word.js'
+import { COMMAND_STRING_RUNNERS, FIND_EXEC_ACTIONS, SHELLS, STDIN_SHELLS_WITHOUT_COMMAND, WATCH_OPTIONS, WRAPPERS, commandOption, readOptions, shellScript, withoutGitGlobalOptions } from './known-commands.js'
+import { shellJoin } from './quote.js'
 
 /** One simple command, read for the policy. */
 export interface SimpleCommand {
   /** The words joined by single spaces: what an allow rule must match. */
   exact: string
-  /** `exact` and what it runs underneath (wrappers, assignments and keywords stripped): what deny and ask rules look at. */
+  /** `exact` and what it runs underneath (wrappers, assignments and keywords stripped): what deny and ask rules look at. Glob words keep their marks (`glob-word.ts`). */
   forms: string[]
-  /** Its effect is not in its words: a compound-command keyword, a program named by a variable, `eval`, a shell given a script inline or on stdin. */
+  /** Its effect is not in its words: a compound-command keyword, a program named by a variable, `eval`, a shell given a script inline or on stdin, a command string (`env -S`, `trap`, `script -c`). */
   opaque: boolean
-  /** Scripts it gives to a shell (`sh -c '…'`, `eval …`), to judge as command lines of their own. */
+  /** Command lines it hands on (`sh -c '…'`, `eval …`, `find -exec …`), to judge as lines of their own. */
   nested: string[]
 }
 
 /** Keywords of compound commands (`if`, loops, groups): the words after them are not one plain command. */
-const COMPOUND_WORDS = new Set(['{', '}', 'if', 'then', 'elif', 'else', 'fi', 'do', 'done', 'while', 'until', 'for', 'case', 'esac', 'select', 'function', 'coproc', '[[', ']]'])
-/** Programs that run the command after their own options, with the options that take a value (and how many plain values precede the command). */
-const WRAPPERS: Readonly<Record<string, { valued: readonly string[]; values?: number }>> = {
-  sudo: { valued: ['-u', '-g', '-h', '-p', '-C', '-D', '-r', '-t', '-U', '-T', '--user', '--group', '--host', '--prompt', '--chdir', '--role', '--type', '--other-user'] },
-  doas: { valued: ['-u', '-C'] },
-  env: { valued: ['-u', '-C', '-S', '--unset', '--chdir', '--split-string'] },
-  nice: { valued: ['-n', '--adjustment'] },
-  nohup: { valued: [] },
-  timeout: { valued: ['-s', '-k', '--signal', '--kill-after'], values: 1 },
-  stdbuf: { valued: ['-i', '-o', '-e'] },
-  command: { valued: [] },
-  builtin: { valued: [] },
-  exec: { valued: ['-a'] },
-  time: { valued: ['-f', '-o', '--format', '--output'] },
-  xargs: { valued: ['-I', '-n', '-P', '-L', '-d', '-E', '-s', '-a', '--max-args', '--max-procs', '--max-lines', '--delimiter', '--arg-file', '--replace'] },
-}
-/** Shells: `-c` takes a script inline, no operand (or `-s`) reads one from stdin. */
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'yash', 'fish'])
+const COMPOUND_WORDS = new Set(['{', '}', 'if', 'then', 'elif', 'else', 'fi', 'do', 'done', 'while', 'until', 'for', 'case', 'esac', 'select', '[[', ']]'])
 /** `NAME=value` before a command. */
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/
 
@@ -48,40 +36,69 @@ const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*\+?=/
  * ```
  */
 export function readSimpleCommand(words: readonly string[]): SimpleCommand {
-  const exact = words.join(' ')
-  const forms = new Set([exact])
+  const exact = words.map(plainWord).join(' ')
+  const forms = new Set([words.join(' ')])
   const nested: string[] = []
   let opaque = false
   let rest = [...words]
   for (let layer = 0; layer < 16 && rest.length > 0; layer++) {
     const first = rest[0]!
-    const wrapper = WRAPPERS[basename(first)]
-    if (ASSIGNMENT.test(first)) rest = rest.slice(1)
-    else if (COMPOUND_WORDS.has(first)) {
+    const base = basename(first)
+    const wrapper = Object.hasOwn(WRAPPERS, base) ? WRAPPERS[base] : undefined
+    const script = COMMAND_STRING_RUNNERS.has(base) ? commandOption(rest.slice(1)) : undefined
+    if (ASSIGNMENT.test(first) || first === '!') rest = rest.slice(1)
+    else if (first === 'function' || first === 'coproc' || COMPOUND_WORDS.has(first)) {
       opaque = true
-      rest = rest.slice(1)
-    } else if (first === '!') rest = rest.slice(1)
-    else if (wrapper) {
-      // `env -S '…'` splits a string into the command: not in the words.
-      if (basename(first) === 'env' && rest.some((w) => /^(-S|--split-string)/.test(w))) opaque = true
-      rest = afterOptions(rest.slice(1), wrapper.valued, wrapper.values ?? 0)
-    }
-    else break
+      // `function name { body`, `coproc name { body`: the body follows the name.
+      const named = first === 'function' || (first === 'coproc' && rest.length > 2 && COMPOUND_WORDS.has(rest[2]!))
+      rest = rest.slice(named ? 2 : 1)
+    } else if (script !== undefined) {
+      opaque = true
+      nested.push(script)
+      rest = []
+    } else if (wrapper) {
+      const { rest: after, values } = readOptions(rest.slice(1), wrapper)
+      const split = base === 'env' ? values.find(([name]) => name === 'S' || name === 'split-string') : undefined
+      if (split) {
+        // `env -S 'git push' x` splits its value into the command, followed by the other words.
+        opaque = true
+        nested.push(`${split[1]} ${shellJoin(after)}`.trim())
+        rest = []
+      } else rest = after.slice(wrapper.operands ?? 0)
+    } else break
     if (rest.length > 0) forms.add(rest.join(' '))
   }
   const program = rest[0]
   if (program !== undefined) {
     const base = basename(program)
-    if (base !== program) forms.add([base, ...rest.slice(1)].join(' '))
+    const args = rest.slice(1)
+    if (base !== program) forms.add([base, ...args].join(' '))
     if (program.includes('$')) opaque = true // the program is a variable's value
+    if (STDIN_SHELLS_WITHOUT_COMMAND.has(base)) opaque = true
     if (base === 'eval') {
       opaque = true
-      nested.push(rest.slice(1).join(' '))
+      nested.push(args.join(' '))
     }
     if (SHELLS.has(base)) {
-      const script = shellScript(rest.slice(1))
+      const script = shellScript(base, args)
       if (script !== 'file') opaque = true
-      if (script !== 'file' && script !== 'stdin') nested.push(script.inline)
+      if (typeof script === 'object') nested.push(...script.inline)
+    }
+    if (base === 'trap') {
+      const action = trapAction(args)
+      if (action !== undefined) {
+        opaque = true
+        nested.push(action)
+      }
+    }
+    if (base === 'watch') {
+      opaque = true
+      nested.push(readOptions(args, WATCH_OPTIONS).rest.join(' '))
+    }
+    if (base === 'find') nested.push(...findExecs(args))
+    if (base === 'git') {
+      const plain = withoutGitGlobalOptions([base, ...args])
+      if (plain) forms.add(plain.join(' '))
     }
   }
   return { exact, forms: [...forms], opaque, nested }
@@ -92,30 +109,23 @@ function basename(word: string): string {
   return word.slice(word.lastIndexOf('/') + 1)
 }
 
-/** The words after a wrapper's options and leading values (`timeout 5s`). */
-function afterOptions(words: string[], valued: readonly string[], values: number): string[] {
+/** The action of `trap [-p|-l] [--] action signal…`, unless it resets (`-`) or there is none. */
+function trapAction(args: readonly string[]): string | undefined {
   let i = 0
-  while (i < words.length && words[i]!.startsWith('-') && words[i] !== '-') {
-    if (words[i] === '--') {
-      i++
-      break
-    }
-    i += valued.includes(words[i]!) ? 2 : 1
-  }
-  return words.slice(Math.min(i + values, words.length))
+  while (i < args.length && /^-[lpP]$/.test(args[i]!)) i++
+  if (args[i] === '--') i++
+  const action = args[i]
+  return action === undefined || action === '-' || action === '' ? undefined : action
 }
 
-/** Where a shell invocation reads its script from. */
-function shellScript(args: readonly string[]): { inline: string } | 'file' | 'stdin' {
-  let inline = false
+/** The commands find runs for `-exec`/`-execdir`/`-ok`/`-okdir`, each up to `;` or `{} +`. */
+function findExecs(args: readonly string[]): string[] {
+  const commands: string[] = []
   for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!
-    if (arg === '--') return inline ? { inline: args[i + 1] ?? '' } : args[i + 1] === undefined ? 'stdin' : 'file'
-    if (/^[-+]o$/.test(arg) || arg === '--rcfile' || arg === '--init-file') i++
-    else if (/^-[A-Za-z]*s[A-Za-z]*$/.test(arg)) return 'stdin'
-    else if (/^-[A-Za-z]*c[A-Za-z]*$/.test(arg)) inline = true
-    else if (/^[-+]/.test(arg)) continue
-    else return inline ? { inline: arg } : 'file'
+    if (!FIND_EXEC_ACTIONS.has(args[i]!)) continue
+    const words: string[] = []
+    for (i++; i < args.length && args[i] !== ';' && !(args[i] === '+' && words.at(-1) === '{}'); i++) words.push(args[i]!)
+    if (words.length > 0) commands.push(shellJoin(words))
   }
-  return inline ? { inline: '' } : 'stdin'
+  return commands
 }

@@ -65,6 +65,7 @@ export {
   checkSpawnReturnsBeforeExit,
   checkSpawnStdin,
   checkSpawnKillJob,
+  checkSpawnKillSetsidChild,
   checkSpawnKillAfterExit,
 } from './provider/spawn.js'
 export { checkPortsConnect, checkPortsRejectInvalid, checkPortsReachServer } from './provider/ports.js'

@@ -12,6 +12,9 @@ import { z } from 'zod'
 import { createCapability } from '@tanstack/ai'
 import { parseOptions } from '../definition/validate.js'
 import { splitCommandLine } from '../shell/command-line.js'
+import { globsOverlap } from '../shell/glob-overlap.js'
+import { hasGlob } from '../shell/glob-word.js'
+import { flagsCover } from '../shell/known-commands.js'
 import { readSimpleCommand, type SimpleCommand } from '../shell/simple-command.js'
 
 /** A verdict for an action the agent wants to take. */
@@ -101,7 +104,8 @@ export interface EvaluateCommandOptions {
  * Decide a shell command line under a policy: the best-effort judge for
  * adapters that answer the agent's permission requests themselves (Grok
  * Build). It is not a shell parser that guarantees safety: the boundary is
- * the provider (a container, `network: 'none'`).
+ * the provider (a container, `network: 'none'`); a deny list under
+ * `default: 'allow'` is a guard-rail, `default: 'deny'` the strict mode.
  *
  * 1. The line is split into its simple commands at `;`, `&&`, `||`, `|`,
  *    `&` and newlines, honouring quotes, backslashes and comments
@@ -110,20 +114,26 @@ export interface EvaluateCommandOptions {
  *    Redirections are left out of the words (`2>&1`, `> /dev/null`).
  * 2. Each simple command is judged alone: **deny**, then **ask**, then
  *    **allow**, else it is unmatched. Deny and ask rules see the command as
- *    written and what it runs underneath: past `VAR=value`, wrappers
- *    (`sudo`, `env`, `timeout`, `nice`, `nohup`, `xargs`, `command`,
- *    `exec`, `time`), `!`, compound keywords (`if`, `do`, `{`), a program's
- *    directory (`/usr/bin/git`), and into `$(…)`, backticks, `<(…)`,
- *    `sh -c '…'`/`bash -c` scripts and `eval`. Allow rules match only the
- *    command exactly as written.
+ *    written and what it runs underneath: past `VAR=value`, wrappers and
+ *    their options (`sudo`, `env`, `timeout`, `nice`, `xargs`, `flock`,
+ *    `setsid`, … see `shell/known-commands.ts`), `!`, compound keywords and
+ *    function definitions, a program's directory, git's global options
+ *    (`git -C . push`), and into `$(…)`, backticks, `<(…)`, shell scripts
+ *    (`bash -O extglob -c '…'`), command strings (`eval`, `env -S`, `trap`,
+ *    `script -c`, `su -c`, `watch`), `find -exec` and aliases defined on the
+ *    line. They match braces as expanded, a glob word as any word it could
+ *    expand to (`git p*sh`), and rm's flags as a set (`rm -fr` for
+ *    `rm -rf *`). Allow rules match only the command exactly as written.
  * 3. Allow rules never apply to a line holding something whose effect its
  *    words do not show: command or process substitution, a subshell or
- *    group, a compound command, a here-document, output redirection to a
- *    file (other than `/dev/null`, `/dev/stdout`, `/dev/stderr` and fd
- *    copies like `2>&1`), `eval`, a shell given a script inline or on stdin
- *    (`sh -c`, `curl … | bash`), a program named by a variable, or an
- *    unterminated quote. Such a line gets the deny/ask verdict of what is
- *    visible, else the default: with `default: 'deny'` it is denied.
+ *    group, a compound command or function, a here-document, output
+ *    redirection to a file (other than `/dev/null`, `/dev/stdout`,
+ *    `/dev/stderr` and fd copies like `2>&1`), `eval`, a shell given a script
+ *    inline or on stdin (`sh -c`, `curl … | bash`), a command string, an
+ *    alias, an unquoted glob or brace expansion, `$"…"`, a program named by a
+ *    variable, or an unterminated quote. Such a line gets the deny/ask
+ *    verdict of what is visible, else the default: with `default: 'deny'` it
+ *    is denied.
  * 4. The line's verdict is the strictest of its parts, an unmatched part
  *    counting as the default: any deny (or an unmatched part under
  *    `default: 'deny'`) → `'deny'`; else any ask → `'ask'`; else any
@@ -260,8 +270,9 @@ function judgeCommand(policy: SandboxPolicy, command: SimpleCommand, lineOpaque:
   const judged: Judgement = { deny: false, ask: false, unmatched: false }
   for (const inner of command.nested) merge(judged, judgeLine(policy, inner, scripts, depth + 1))
   const matches = (list: readonly string[], forms: readonly string[]) => list.some((pattern) => forms.some((form) => matchPattern(pattern, form, scripts)))
-  const denied = matches(policy.commands.deny, command.forms)
-  const asked = matches(policy.commands.ask, command.forms)
+  const covers = (list: readonly string[]) => list.some((pattern) => command.forms.some((form) => matchPattern(pattern, form, scripts) || coversLoosely(pattern, form)))
+  const denied = covers(policy.commands.deny)
+  const asked = covers(policy.commands.ask)
   judged.deny ||= denied
   judged.ask ||= asked
   // A command that runs a workspace script is also judged by the script's own command.
@@ -290,6 +301,17 @@ function scriptCommand(pattern: string, scripts: Readonly<Record<string, string>
 function scriptRunBy(form: string, scripts: Readonly<Record<string, string>>): string | undefined {
   const name = form.slice(form.lastIndexOf(' ') + 1)
   return Object.hasOwn(scripts, name) && runnerForms(name).includes(form) ? name : undefined
+}
+
+/**
+ * The extra ways a deny or ask rule (never an allow rule) covers a form: a
+ * glob word the shell could expand to the rule's word (`git p*sh`), and
+ * flags in another spelling, order or grouping (`rm -fr`, `rm -r -f`).
+ */
+function coversLoosely(pattern: string, form: string): boolean {
+  if (normalise(pattern).startsWith(SCRIPT_PREFIX)) return false
+  const meets = (rule: string, text: string) => (hasGlob(text) ? globsOverlap(rule, text) : globToRegExp(rule).test(text))
+  return meets(pattern, form) || flagsCover(pattern, form, meets)
 }
 
 function matchPattern(pattern: string, form: string, scripts: Readonly<Record<string, string>>): boolean {

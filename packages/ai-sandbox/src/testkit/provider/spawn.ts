@@ -1,11 +1,12 @@
 /**
  * `process.spawn` conformance: streaming stdout/stderr, `wait()`, returning
  * before exit, stdin (capability `writableStdin`) and killing a whole job
- * (capability `killableProcesses`). The kill check proves "nothing of the job
- * is left" without `ps`: the job writes its own pids to a file and `kill -0`
+ * (capability `killableProcesses`), including a child that left the job's
+ * process group with `setsid`. The kill checks prove "nothing of the job is
+ * left" without `ps`: the job writes its own pids to a file and `kill -0`
  * probes each one (a zombie counts as gone: it has exited).
  */
-import { describe, expect } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { SandboxHandle } from '../../contracts/handle.js'
 import type { SpawnedProcess } from '../../contracts/process.js'
 import { describeError, violation, within } from './assert.js'
@@ -101,6 +102,31 @@ export async function checkSpawnKillJob(handle: SandboxHandle): Promise<void> {
   await job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() is safe to call more than once', `second kill threw ${describeError(error)}`))
 }
 
+/**
+ * With killableProcesses and exec: `kill()` also stops a child that left the
+ * job's process group (and session) with `setsid`, as daemonising tools do;
+ * "everything it started" includes it. Needs `setsid` in the sandbox.
+ */
+export async function checkSpawnKillSetsidChild(handle: SandboxHandle): Promise<void> {
+  const dir = scratch('spawn-kill-setsid')
+  await sh(handle, `mkdir -p ${q(dir)}`)
+  const inner = `echo $$ >> pids; [ "$(cut -d' ' -f5 /proc/$$/stat)" = "$$" ] && echo left-group; echo started; exec sleep 812`
+  const job = await handle.process.spawn(`echo $$ >> pids; sleep 811 & echo $! >> pids; setsid sh -c ${q(inner)} & wait`, { cwd: dir })
+  const stdout = readStream(job.stdout, 'stdout')
+  readStream(job.stderr, 'stderr')
+  await stdout.until('started', 'a spawned job prints "started" once its setsid child runs')
+  await within(
+    job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() resolves', `it threw ${describeError(error)}`)),
+    'SpawnedProcess.kill() resolves once the job is gone',
+  )
+  const pids = (await sh(handle, `cat pids`, { cwd: dir })).stdout.split('\n').filter(Boolean)
+  expect(pids.length, 'the job recorded its pids (shell, sleep, setsid child)').toBe(3)
+  const alive = await sh(handle, aliveScript(pids))
+  expect(alive.stdout.trim(), 'after kill() resolves no process the job started is left, not even one that called setsid: these pids still run').toBe('')
+  await within(job.wait(), 'wait() resolves after kill()')
+  expect(await stdout.done, 'the setsid child really left the job\'s process group (else this case proves nothing)').toContain('left-group')
+}
+
 /** With killableProcesses: `kill()` after the process exited resolves. */
 export async function checkSpawnKillAfterExit(handle: SandboxHandle): Promise<void> {
   const child = await handle.process.spawn('true')
@@ -122,8 +148,18 @@ export function registerSpawnConformance(getContext: () => ProviderConformanceCo
     if (caps.writableStdin) run('stdin.write and end reach the process (cat echoes)', checkSpawnStdin)
     if (caps.killableProcesses) {
       run('kill() after exit resolves', checkSpawnKillAfterExit)
-      if (caps.exec) run('kill() stops the job and every process it started', checkSpawnKillJob)
-      else skippedCase('spawn: kill leaves nothing behind', 'the leftover-pid probe uses exec, and capabilities().exec is false')
+      if (caps.exec) {
+        run('kill() stops the job and every process it started', checkSpawnKillJob)
+        it(
+          'kill() also stops a child that left the process group with setsid',
+          async ({ skip }) => {
+            const handle = sandbox()
+            if ((await handle.process.exec('command -v setsid')).exitCode !== 0) skip('setsid not found in the sandbox')
+            await checkSpawnKillSetsidChild(handle)
+          },
+          ctx.timeoutMs,
+        )
+      } else skippedCase('spawn: kill leaves nothing behind', 'the leftover-pid probe uses exec, and capabilities().exec is false')
     }
   })
 }

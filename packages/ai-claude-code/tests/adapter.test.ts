@@ -1,0 +1,61 @@
+/**
+ * The adapter's checks that run before the CLI starts, on a stand-in sandbox
+ * whose `spawn` only records: a flag-like `modelOptions.sessionId` ends the
+ * run with `invalid_session_id` and never reaches the command line, while a
+ * session UUID becomes one `--resume=<id>` argument.
+ */
+import { describe, expect, it } from 'vitest'
+import type { StreamChunk } from '@tanstack/ai'
+import { provideSandbox, type SandboxHandle } from '@tanstack/ai-sandbox'
+import { claudeCodeText } from '../src/index.js'
+
+/** A capability bus holding a sandbox whose `spawn` records the command and fails (no CLI runs). */
+function standIn(): { capabilities: object; spawned: string[] } {
+  const spawned: string[] = []
+  const handle = {
+    id: 'stand-in',
+    workspaceRoot: '/workspace',
+    capabilities: { writableStdin: true },
+    process: {
+      spawn: (command: string) => {
+        spawned.push(command)
+        throw new Error('stand-in sandbox: no process runs here')
+      },
+    },
+  } as unknown as SandboxHandle
+  const capabilities = { capabilities: { markProvided: () => undefined } }
+  provideSandbox(capabilities as never, handle)
+  return { capabilities, spawned }
+}
+
+const logger = new Proxy({}, { get: () => () => undefined })
+
+async function run(sessionId: string): Promise<{ chunks: StreamChunk[]; spawned: string[] }> {
+  const { capabilities, spawned } = standIn()
+  const chunks: StreamChunk[] = []
+  const stream = claudeCodeText('sonnet').chatStream({ model: 'sonnet', runId: 'run-1', threadId: 'thread-1', messages: [{ role: 'user', content: 'Continue' }], modelOptions: { sessionId }, capabilities, logger } as never)
+  for await (const chunk of stream) chunks.push(chunk as StreamChunk)
+  return { chunks, spawned }
+}
+
+describe('modelOptions.sessionId', () => {
+  it.each(['--help', '-p', '--resume=x', '', 'a b', 'id;rm -rf /', 'x'.repeat(201)])('refuses %j before the CLI starts, naming the option and the expected form', async (sessionId) => {
+    const { chunks, spawned } = await run(sessionId)
+    expect(spawned, 'the CLI never starts').toEqual([])
+    expect(chunks.map((c) => c.type)).toEqual(['RUN_STARTED', 'RUN_ERROR'])
+    const error = chunks[1] as { code: string; message: string }
+    expect(error.code).toBe('invalid_session_id')
+    expect(error.message).toContain('modelOptions.sessionId')
+    expect(error.message).toContain('expected a session UUID')
+    expect(error.message).toContain(JSON.stringify(sessionId.slice(0, 80)))
+  })
+
+  it('passes a session UUID (and other id forms) as one --resume=<id> argument', async () => {
+    for (const sessionId of ['0b5c3f0e-8a1d-4e0a-9f3b-2d6c1e7a4b90', 'fake-session-exit-3', 'Session_1.2:3']) {
+      const { chunks, spawned } = await run(sessionId)
+      expect(chunks.find((c) => c.type === 'RUN_ERROR')).toMatchObject({ code: 'adapter_error' }) // the stand-in's spawn failed
+      expect(spawned).toHaveLength(1)
+      expect(spawned[0]).toContain(` --resume=${sessionId} `)
+    }
+  })
+})

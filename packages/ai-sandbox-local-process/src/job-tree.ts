@@ -1,0 +1,95 @@
+/**
+ * The processes of one job on Linux: the live members of its process group
+ * plus every descendant of them (by parent pid, recursively), so a child that
+ * left the group with `setsid` is still reached. Read from `/proc`; without it
+ * (macOS) the scan finds nothing and the group signal is the only reach.
+ * Invariant: a process is identified by pid AND start time, so a pid reused by
+ * an unrelated process is never signalled, and zombies are never returned.
+ */
+import { readFile, readdir } from 'node:fs/promises'
+import { errnoCode } from './errors.js'
+
+/** Live processes of a job: pid -> start time (clock ticks since boot, as text). */
+export type JobProcesses = ReadonlyMap<number, string>
+
+interface ProcStat {
+  readonly state: string
+  readonly ppid: number
+  readonly pgrp: number
+  readonly start: string
+}
+
+/** Parse `/proc/<pid>/stat`: "pid (comm) state ppid pgrp ... starttime ..."; comm may hold spaces and ")". */
+function parseStat(text: string): ProcStat | undefined {
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  const start = fields[19]
+  if (fields.length < 20 || start === undefined) return undefined
+  return { state: fields[0]!, ppid: Number(fields[1]), pgrp: Number(fields[2]), start }
+}
+
+async function readStat(pid: number): Promise<ProcStat | undefined> {
+  try {
+    return parseStat(await readFile(`/proc/${pid}/stat`, 'utf8'))
+  } catch {
+    return undefined // exited between listing and reading: already gone
+  }
+}
+
+/**
+ * Collect the job of process group `pgid`: its members, the processes in
+ * `known` that still run (same pid and start time), and every descendant of
+ * any of them.
+ * @returns Live (non-zombie) processes of the job; empty without `/proc`.
+ */
+export async function scanJob(pgid: number, known: JobProcesses = new Map()): Promise<Map<number, string>> {
+  let names: string[]
+  try {
+    names = await readdir('/proc')
+  } catch {
+    return new Map() // no procfs: the group signal is the only reach
+  }
+  const procs = new Map<number, ProcStat>()
+  await Promise.all(
+    names.map(async (name) => {
+      if (!/^\d+$/.test(name)) return
+      const stat = await readStat(Number(name))
+      if (stat) procs.set(Number(name), stat)
+    }),
+  )
+  const children = new Map<number, number[]>()
+  const job = new Set<number>()
+  for (const [pid, stat] of procs) {
+    children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), pid])
+    if (stat.pgrp === pgid || known.get(pid) === stat.start) job.add(pid)
+  }
+  const queue = [...job]
+  while (queue.length > 0) {
+    for (const child of children.get(queue.pop()!) ?? []) {
+      if (job.has(child)) continue
+      job.add(child)
+      queue.push(child)
+    }
+  }
+  const live = new Map<number, string>()
+  for (const pid of job) {
+    const stat = procs.get(pid)!
+    if (pid !== process.pid && stat.state !== 'Z' && stat.state !== 'X') live.set(pid, stat.start)
+  }
+  return live
+}
+
+/**
+ * Send `signal` to `pid` if it is still the process that started at `start`.
+ * A process already gone, or one we may not signal (another user's), is skipped;
+ * the caller's wait reports what survives.
+ */
+export function signalJobProcess(pid: number, start: string, signal: NodeJS.Signals): Promise<void> {
+  return readStat(pid).then((stat) => {
+    if (stat?.start !== start) return
+    try {
+      process.kill(pid, signal)
+    } catch (error) {
+      if (errnoCode(error) !== 'ESRCH' && errnoCode(error) !== 'EPERM') throw error
+    }
+  })
+}
