@@ -170,6 +170,33 @@ describe('chat() with a sandbox-requiring adapter', () => {
     for (const tenant of ['acme', 'globex']) await sandbox.destroy({ key: sandbox.key({ threadId: 't-shared', runId: '', tenant }) })
   })
 
+  it('keeps numeric tenants apart, and a tenant named "-" apart from no tenant', async () => {
+    const sandbox = defineSandbox({ id: 'e2e-tenant-kinds', provider })
+    const dirOf = async (tenantId: unknown) => (await runShell({ command: 'pwd', threadId: 't-kinds', middleware: [withSandbox(sandbox)], ...(tenantId === undefined ? {} : { context: { tenantId } }) })).text.trim()
+    const dirs = [await dirOf(42), await dirOf(43), await dirOf('-'), await dirOf(undefined)]
+    expect(new Set(dirs).size, 'four tenants, four sandboxes').toBe(4)
+    expect(await dirOf('42'), 'the number 42 and the string "42" are one tenant').toBe(dirs[0])
+    for (const tenant of ['42', '43', '-', undefined]) await sandbox.destroy({ key: sandbox.key({ threadId: 't-kinds', runId: '', ...(tenant === undefined ? {} : { tenant }) }) })
+  })
+
+  it('refuses a tenantId that is neither a string nor a number, naming context.tenantId', async () => {
+    const sandbox = defineSandbox({ id: 'e2e-tenant-bad', provider })
+    await expect(runShell({ command: 'true', threadId: 't-bad-tenant', middleware: [withSandbox(sandbox)], context: { tenantId: { id: 1 } } })).rejects.toThrow(/context: \{ tenantId \} \}\) must be a string or a finite number/)
+  })
+
+  it('with destroyOnComplete, destroys a shared thread sandbox only when the last concurrent run finishes', async () => {
+    const sandbox = defineSandbox({ id: 'e2e-doc-concurrent', provider, lifecycle: { destroyOnComplete: true } })
+    const before = tmp.entries().length
+    const long = runShell({ command: 'sleep 1; echo long-ok', threadId: 't-doc', middleware: [withSandbox(sandbox)] })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const short = await runShell({ command: 'echo short-ok', threadId: 't-doc', middleware: [withSandbox(sandbox)] })
+    expect(short.error).toBeUndefined()
+    const out = await long
+    expect(out.error, 'the long run was not killed by the short one finishing').toBeUndefined()
+    expect(out.text).toContain('long-ok')
+    expect(tmp.entries().length, 'the last run destroyed the sandbox').toBe(before)
+  })
+
   it('uses the instances option over the capability, and the capability over the in-memory fallback', async () => {
     const sandbox = defineSandbox({ id: 'e2e-stores', provider })
     const explicit = new InMemorySandboxInstanceStore()

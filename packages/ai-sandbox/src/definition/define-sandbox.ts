@@ -138,8 +138,9 @@ export interface SandboxDefinition {
   /**
    * End one run's use of the key's sandbox (each successful `ensure` counts one
    * use). When no run uses it any more, the `keepAlive` idle timer starts.
+   * @returns How many runs still use the key's sandbox (0 when this was the last).
    */
-  release: (input: { key: string; instances?: SandboxInstanceStore; logger?: InternalLogger }) => void
+  release: (input: { key: string; instances?: SandboxInstanceStore; logger?: InternalLogger }) => number
 }
 
 const providerSchema = z.custom<SandboxProvider>(
@@ -356,10 +357,10 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     const left = Math.max(0, (inUse.get(input.key) ?? 0) - 1)
     if (left > 0) {
       inUse.set(input.key, left)
-      return
+      return left
     }
     inUse.delete(input.key)
-    if (lifecycle.keepAliveMs === undefined) return
+    if (lifecycle.keepAliveMs === undefined) return 0
     cancelIdleTimer(input.key)
     // Chunked: keepAlive may exceed the 2^31-1 ms a single setTimeout can hold (e.g. '30d').
     const timer = setLongTimeout(() => {
@@ -367,6 +368,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
       destroy(input).catch((error: unknown) => input.logger?.errors('idle sandbox destroy failed', { error }))
     }, lifecycle.keepAliveMs)
     idleTimers.set(input.key, timer)
+    return 0
   }
 
   return Object.freeze({ id: parsed.id, provider, workspace, lifecycle, policy, hooks, fileEvents, fallbackInstances, key, ensure, destroy, release })

@@ -5,6 +5,8 @@
  * Source: spec 000, "Lifecycle & resume".
  */
 import { createHash } from 'node:crypto'
+import { z } from 'zod'
+import { parseOptions } from './validate.js'
 
 /** Inputs of {@link computeSandboxKey}. */
 export interface SandboxKeyInput {
@@ -25,17 +27,37 @@ export interface SandboxKeyInput {
   tenant?: string
 }
 
+const text = z.string()
+const keyInputSchema = z
+  .object({
+    definitionId: text.min(1, 'expected the definition id (defineSandbox({ id }))'),
+    provider: text.min(1, 'expected the provider name (provider.name)'),
+    providerFingerprint: text.optional(),
+    workspaceHash: text.min(1, 'expected the workspace hash (workspace.hash)'),
+    threadId: text,
+    runId: text.optional(),
+    reuse: z.enum(['thread', 'none']).optional(),
+    tenant: text.optional(),
+  })
+  .strict()
+
+/** The key component for "no tenant"; a tenant literally named `-` is written `%2D`, so the two never meet. */
+const NO_TENANT = '-'
+
 /**
  * Compute the compound key `sbx:<tenant>:<definition>:<provider>:<digest>`.
  * The digest covers the provider fingerprint, workspace hash, thread and (for
  * `reuse: 'none'`) run, so the key is short, stable and safe in any store.
+ * Components are URI-encoded (`:` too); `-` stands for no tenant.
  *
+ * @throws SandboxConfigError naming the field (`computeSandboxKey.definitionId`, …) for a missing or mistyped input.
  * @example
  * ```ts
  * computeSandboxKey({ definitionId: 'repo-agent', provider: 'docker', workspaceHash: ws.hash, threadId: 't1' })
  * ```
  */
 export function computeSandboxKey(input: SandboxKeyInput): string {
+  parseOptions(keyInputSchema, input, 'computeSandboxKey')
   const reuse = input.reuse ?? 'thread'
   const parts = [
     `fp=${input.providerFingerprint ?? ''}`,
@@ -44,7 +66,8 @@ export function computeSandboxKey(input: SandboxKeyInput): string {
     reuse === 'none' ? `run=${input.runId ?? ''}` : 'run=*',
   ]
   const digest = createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 32)
-  return ['sbx', encode(input.tenant ?? '-'), encode(input.definitionId), encode(input.provider), digest].join(':')
+  const tenant = input.tenant === undefined ? NO_TENANT : input.tenant === NO_TENANT ? '%2D' : encode(input.tenant)
+  return ['sbx', tenant, encode(input.definitionId), encode(input.provider), digest].join(':')
 }
 
 function encode(part: string): string {

@@ -14,6 +14,7 @@ import { defineChatMiddleware, type ChatMiddlewareContext } from '@tanstack/ai'
 import { getSandboxRuntime, SandboxRuntimeCapability, type InternalLogger } from '@tanstack/ai/adapter-internals'
 import { getLocks, LocksCapability, type LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
+import { SandboxConfigError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { SandboxDefinition } from '../definition/define-sandbox.js'
 import { getSandboxInstanceStore, SandboxInstanceStoreCapability, type SandboxInstanceStore } from '../definition/instance-store.js'
@@ -69,7 +70,8 @@ const optionsSchema = z
  *
  * Lifecycle: `reuse: 'thread'` keeps one sandbox per thread across runs (and
  * `keepAlive` destroys it after idling); `reuse: 'none'` or
- * `destroyOnComplete` destroys it after the run; an abort always destroys it.
+ * `destroyOnComplete` destroys it after the run (after the last of several
+ * concurrent runs of the thread); an abort always destroys it.
  * The tenant comes from `chat({ context: { tenantId } })` when present.
  * Transitions log under the `sandbox` debug category (`chat({ debug: { sandbox: true } })`).
  *
@@ -203,9 +205,12 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       const state = runs.get(ctx)
       if (!state) return
       await state.files?.stop({ flush: true })
-      if (sandbox.lifecycle.destroyOnComplete || state.destroyAfterRun) return destroyRun(state, `run finished, ${sandbox.lifecycle.reuse === 'none' ? "reuse 'none'" : state.destroyAfterRun ? 'no threadId' : 'destroyOnComplete'}`)
-      state.logger?.sandbox(`keeping sandbox ${state.handle.id} for thread ${ctx.threadId}`)
-      sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
+      if (sandbox.lifecycle.reuse === 'none' || state.destroyAfterRun) return destroyRun(state, `run finished, ${state.destroyAfterRun ? 'no threadId' : "reuse 'none'"}`)
+      const stillUsed = sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
+      if (!sandbox.lifecycle.destroyOnComplete) return void state.logger?.sandbox(`keeping sandbox ${state.handle.id} for thread ${ctx.threadId}`)
+      // A shared thread sandbox goes when the LAST run on it finishes, never under another run's feet.
+      if (stillUsed === 0) return destroyRun(state, 'run finished, destroyOnComplete')
+      state.logger?.sandbox(`keeping sandbox ${state.handle.id}: ${stillUsed} other run(s) of thread ${ctx.threadId} still use it; the last one destroys it (destroyOnComplete)`)
     },
     async onAbort(ctx) {
       const state = runs.get(ctx)
@@ -227,7 +232,18 @@ const FILE_DIFF_EVENT = 'sandbox.file.diff'
 /** The shape of the thread id `chat()` makes up when none is passed (`thread-<ms>-<random>`). */
 const GENERATED_THREAD_ID = /^thread-\d{13}-[a-z0-9]{1,12}$/
 
+/**
+ * The run's tenant from `chat({ context: { tenantId } })`: a non-empty string,
+ * or a finite number (as its decimal text). Absent, `null` or `''` means no
+ * tenant. Anything else is refused rather than ignored, since ignoring it
+ * would let two tenants share a sandbox.
+ * @throws SandboxConfigError `context.tenantId`.
+ */
 function tenantOf(ctx: ChatMiddlewareContext): string | undefined {
   const context = ctx.context as { tenantId?: unknown } | null | undefined
-  return typeof context?.tenantId === 'string' && context.tenantId !== '' ? context.tenantId : undefined
+  const tenant = context?.tenantId
+  if (tenant === undefined || tenant === null || tenant === '') return undefined
+  if (typeof tenant === 'string') return tenant
+  if (typeof tenant === 'number' && Number.isFinite(tenant)) return String(tenant)
+  throw new SandboxConfigError('context.tenantId', `withSandbox: chat({ context: { tenantId } }) must be a string or a finite number (got ${typeof tenant}); runs of different tenants never share a sandbox, so an unreadable tenant is refused rather than ignored.`)
 }

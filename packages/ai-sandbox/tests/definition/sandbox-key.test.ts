@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { computeSandboxKey, createSecrets, defineWorkspace, parseDuration } from '../../src/index.js'
+import { computeSandboxKey, createSecrets, defineWorkspace, parseDuration, SandboxConfigError } from '../../src/index.js'
 
 const base = { definitionId: 'agent', provider: 'local-process', workspaceHash: 'abc', threadId: 't1', runId: 'r1' }
 
@@ -19,6 +19,19 @@ describe('computeSandboxKey', () => {
     for (const change of [{ threadId: 't2' }, { definitionId: 'other' }, { provider: 'docker' }, { workspaceHash: 'def' }, { tenant: 'acme' }, { providerFingerprint: 'img2' }]) {
       expect(computeSandboxKey({ ...base, ...change })).not.toBe(key)
     }
+  })
+
+  it('never gives a tenant named "-" the key of no tenant', () => {
+    expect(computeSandboxKey({ ...base, tenant: '-' })).not.toBe(computeSandboxKey(base))
+    expect(computeSandboxKey({ ...base, tenant: '-' })).toMatch(/^sbx:%2D:agent:/)
+  })
+
+  it('refuses a missing or mistyped input with a SandboxConfigError naming the field', () => {
+    const bad = (input: unknown) => () => computeSandboxKey(input as Parameters<typeof computeSandboxKey>[0])
+    expect(bad({})).toThrow(SandboxConfigError)
+    expect(bad({ ...base, definitionId: undefined })).toThrow(/computeSandboxKey\.definitionId/)
+    expect(bad({ ...base, tenant: 42 })).toThrow(/computeSandboxKey\.tenant/)
+    expect(bad({ ...base, reuse: 'always' })).toThrow(/computeSandboxKey\.reuse/)
   })
 
   it('escapes colons so components cannot collide', () => {
