@@ -4,7 +4,9 @@
  * an exec connection does not stop the process, so `kill` signals the job from
  * a second exec (the group, plus every descendant collected before signalling,
  * also those that left the group with `setsid`; TERM, then KILL after the grace
- * period) and returns only when none of them is left, checked inside the container.
+ * period) and returns only when none of them is left, checked inside the container;
+ * then it drops the connection, so a process that escaped the job (double fork
+ * plus `setsid`) and still holds the output cannot keep `exit` pending.
  * Invariant: the wrapper's one header line (the group id, or why the cwd was
  * refused) is the first line of stderr and is stripped before callers see it.
  */
@@ -178,11 +180,14 @@ export class Job {
 
   /**
    * Signal the whole group, escalate to SIGKILL after the grace period, and
-   * resolve when no live member is left. Safe to call repeatedly and after exit.
+   * resolve when no live member is left, then drop the connection (the exit
+   * code still comes from the engine). Safe to call repeatedly and after exit.
    * @throws SandboxOperationError `timeout` when members survive SIGKILL.
    */
   kill(signal: KillSignal = 'SIGTERM'): Promise<void> {
-    this.killing ??= this.killGroup(signal)
+    // Without the close, `exit` waits for the engine to end the output, which an escaped
+    // process holding it delays (by the engine's own I/O grace, or for good).
+    this.killing ??= this.killGroup(signal).then(() => this.stream.close())
     return this.killing
   }
 

@@ -107,6 +107,22 @@ await describeWithDocker('docker process', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => 
     expect((await handle.process.exec(`${PS} | grep -c 'sleep 30[0]' || true`)).stdout.trim()).toBe('0')
   })
 
+  it('wait() resolves once kill() finished even when an escaped process still holds stdout', async () => {
+    const handle = await sandboxes.create({ image: DEBIAN_IMAGE, killGraceMs: 200 })
+    // Double fork + setsid: the escaped sleep is neither in the group nor a descendant when kill() scans.
+    const job = await handle.process.spawn('( setsid sleep 855 & ) ; echo before; sleep 856')
+    const stdout = collect(job.stdout)
+    const stderr = collect(job.stderr)
+    await expect.poll(async () => (await handle.process.exec(`${PS} | awk '$4 == "sleep" && $5 == "855"' | wc -l`)).stdout.trim()).toBe('1')
+    await job.kill()
+    const pending = Symbol('still pending')
+    const outcome = await Promise.race([job.wait(), new Promise((resolve) => setTimeout(() => resolve(pending), 10_000))])
+    expect(outcome, 'wait() resolved after kill()').toMatchObject({ exitCode: 143, signal: 'SIGTERM' })
+    expect(await stdout).toBe('before\n')
+    expect(await stderr).toBe('')
+    // The escaped sleep dies with the container when the sandbox is destroyed after the test.
+  })
+
   it('exec waits for a command that closes its output before it exits', async () => {
     const handle = await sandboxes.create({ image: BUSYBOX_IMAGE })
     const result = await handle.process.exec('echo early; exec >&- 2>&-; sleep 1; exit 4')

@@ -1,8 +1,8 @@
 /**
  * The capability flags of the local-process provider. Every `true` names the
  * test that proves it (in `tests/`, besides the shared conformance suite in
- * `tests/conformance.test.ts`); every `false` leaves the matching optional
- * member undefined, so core's guards throw `UnsupportedCapabilityError`.
+ * `tests/conformance.test.ts`); every `false` gated method throws
+ * `UnsupportedCapabilityError` (provider.test.ts "advertises its capabilities ...").
  */
 import type { SandboxCapabilities } from '@tanstack/ai-sandbox'
 
@@ -22,12 +22,12 @@ export const LOCAL_PROCESS_CAPABILITIES: SandboxCapabilities = Object.freeze({
   writableStdin: true,
   // Each job is its own process group, TERM then KILL: process.test.ts "kill() stops the whole process tree".
   killableProcesses: true,
-  // No snapshot mechanism for a bare host directory: handle.snapshot and provider.restoreSnapshot are undefined.
+  // No snapshot mechanism for a bare host directory: handle.snapshot and provider.restoreSnapshot throw UnsupportedCapabilityError.
   snapshots: false,
   // Processes use the host network; the provider cannot take network access away.
   networkPolicy: false,
   // The workspace is a host directory that outlives this process: provider.test.ts "resumes from a new provider instance ...".
   durableFilesystem: true,
-  // No copy of a running sandbox: handle.fork is undefined.
+  // No copy of a running sandbox: handle.fork throws UnsupportedCapabilityError.
   fork: false,
 })

@@ -4,11 +4,26 @@
  * every message. It must not decide policy (what is allowed): callers do that
  * and come here only to phrase the refusal.
  */
-import { SandboxOperationError, SandboxPathError } from '@tanstack/ai-sandbox'
-import type { SandboxOperationErrorReason } from '@tanstack/ai-sandbox'
+import { SandboxOperationError, SandboxPathError, UnsupportedCapabilityError } from '@tanstack/ai-sandbox'
+import type { SandboxCapabilityName, SandboxOperationErrorReason } from '@tanstack/ai-sandbox'
 
 /** The provider name: `handle.provider`, `provider.name` and every error's `provider`. */
 export const PROVIDER_NAME = 'local-process'
+
+/**
+ * An optional method this provider does not support (its flag is false): it
+ * exists, so calling it throws `UnsupportedCapabilityError` instead of a `TypeError`.
+ */
+export function unsupportedMethod(capability: SandboxCapabilityName, method: string): () => Promise<never> {
+  return async () => {
+    throw new UnsupportedCapabilityError({
+      provider: PROVIDER_NAME,
+      capability,
+      method,
+      hint: `A bare host directory has no ${capability === 'fork' ? 'copy-on-fork' : 'snapshot'} mechanism; use the Docker provider (dockerSandbox() from @tanstack/ai-sandbox-docker), which supports snapshot(), restoreSnapshot() and fork().`,
+    })
+  }
+}
 
 /** The errno `code` of a Node system error, or `undefined`. */
 export function errnoCode(error: unknown): string | undefined {

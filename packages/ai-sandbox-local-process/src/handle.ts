@@ -1,13 +1,14 @@
 /**
  * Assembles the `SandboxHandle` of one local-process sandbox from its parts
  * (fs, process, env, ports, host access, git over exec). It holds no state of
- * its own: the shared {@link SandboxState} does. `snapshot` and `fork` are
- * deliberately absent (capabilities `snapshots` and `fork` are false).
+ * its own: the shared {@link SandboxState} does. `snapshot` and `fork` exist
+ * but throw `UnsupportedCapabilityError` (capabilities `snapshots` and `fork`
+ * are false); core decides by the flags, never by their presence.
  */
 import { SandboxConfigError, createExecBackedGit } from '@tanstack/ai-sandbox'
 import type { SandboxHandle, SandboxPortConnection } from '@tanstack/ai-sandbox'
 import { LOCAL_PROCESS_CAPABILITIES } from './capabilities.js'
-import { PROVIDER_NAME } from './errors.js'
+import { PROVIDER_NAME, unsupportedMethod } from './errors.js'
 import { createLocalFs } from './fs.js'
 import { createLocalProcess } from './process.js'
 import { setEnv } from './sandbox-state.js'
@@ -31,6 +32,8 @@ export function createLocalHandle(state: SandboxState, destroy: () => Promise<vo
     env: { set: (vars) => setEnv(state, vars) },
     // Local processes share the host's network: a host server on loopback is reachable as is.
     hostAccess: async () => ({ hostname: '127.0.0.1', listenAddress: '127.0.0.1' }),
+    snapshot: unsupportedMethod('snapshots', 'snapshot'),
+    fork: unsupportedMethod('fork', 'fork'),
     destroy,
   }
 }

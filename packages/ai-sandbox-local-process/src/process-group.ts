@@ -5,7 +5,9 @@
  * those that left the group with `setsid`), the TERM-then-KILL escalation and
  * the check that nothing of it is left. It must never signal a group it has
  * seen gone. Invariant: `kill()` resolves only when no live (non-zombie)
- * process of the group, nor any descendant collected, remains.
+ * process of the group, nor any descendant collected, remains; then the output
+ * pipes are released, so a process that escaped the job (double fork plus
+ * `setsid`) and still holds them cannot keep `exit` pending.
  */
 import { spawn } from 'node:child_process'
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
@@ -40,8 +42,10 @@ export class ProcessGroup {
   readonly pgid: number
   readonly stdout = new TextStream()
   readonly stderr = new TextStream()
-  /** Resolves when the leader exited and both output pipes closed. */
+  /** Resolves when the leader exited and both output pipes closed (or were released by `kill`). */
   readonly exit: Promise<ProcessExit>
+  /** Resolves when the leader (the shell) exited, whatever still holds its pipes. */
+  private readonly leaderExit: Promise<void>
   private gone = false
   private killing: Promise<void> | undefined
   /** The job's processes as last scanned (Linux), kept so descendants reparented away are still found. */
@@ -56,6 +60,7 @@ export class ProcessGroup {
     child.stderr.on('data', (chunk: Buffer) => this.stderr.push(chunk))
     // EPIPE after the child closed its stdin is reported by stdin.write/end callers.
     child.stdin.on('error', () => undefined)
+    this.leaderExit = new Promise((resolve) => child.once('exit', () => resolve()))
     this.exit = new Promise((resolve) => {
       child.once('close', (code, signal) => {
         this.stdout.end()
@@ -70,13 +75,15 @@ export class ProcessGroup {
    * Send `signal` to the whole job (the group and every descendant, collected
    * before signalling), then SIGKILL after the grace period, and resolve when
    * nothing of it is left. Safe to call repeatedly: later calls send their
-   * signal too and share the first call's wait.
+   * signal too and share the first call's wait. Once nothing of the job is
+   * left and the leader exited, the output pipes are closed from our side, so
+   * `exit` resolves even when an escaped process still holds their write ends.
    * @throws SandboxOperationError `timeout` when the job survives SIGKILL for 30 s.
    */
   kill(signal: KillSignal = 'SIGTERM'): Promise<void> {
-    if (this.gone) return Promise.resolve()
+    if (this.gone) return this.releaseOutput()
     const sent = this.signal(signal)
-    const killing = (this.killing ??= sent.then(() => this.escalate(signal)))
+    const killing = (this.killing ??= sent.then(() => this.escalate(signal)).then(() => this.releaseOutput()))
     // Reported through the returned promise; never left unhandled when `sent` fails first.
     killing.catch(() => undefined)
     return sent.then(() => killing)
@@ -87,6 +94,18 @@ export class ProcessGroup {
     await this.signal('SIGKILL')
     if (await this.waitGone(SIGKILL_DEADLINE_MS)) return
     throw operationError('timeout', `Process group ${this.pgid} (or a process it started) still has live processes ${SIGKILL_DEADLINE_MS} ms after SIGKILL (stuck in uninterruptible I/O, or owned by another user?).`)
+  }
+
+  /**
+   * After a kill: wait for the leader's exit, let output already read land,
+   * then close both pipes. Only an escaped process can still hold them; its
+   * later output is dropped (destroy() sweeps it).
+   */
+  private async releaseOutput(): Promise<void> {
+    await this.leaderExit
+    await new Promise((resolve) => setImmediate(resolve))
+    this.child.stdout.destroy()
+    this.child.stderr.destroy()
   }
 
   /** Collect the job (group members and descendants), then signal the group and each collected process. */

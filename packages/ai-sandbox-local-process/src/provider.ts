@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { SandboxCapabilities, SandboxCreateInput, SandboxDestroyInput, SandboxHandle, SandboxProvider, SandboxResumeInput } from '@tanstack/ai-sandbox'
 import { LOCAL_PROCESS_CAPABILITIES } from './capabilities.js'
-import { PROVIDER_NAME, fsError, operationError, parseConfig } from './errors.js'
+import { PROVIDER_NAME, fsError, operationError, parseConfig, unsupportedMethod } from './errors.js'
 import { createLocalHandle } from './handle.js'
 import { assertValidId, createSandboxDir, envSchema, makeState, newSandboxId, readMetadata, workspaceExists } from './sandbox-state.js'
 import type { SandboxState } from './sandbox-state.js'
@@ -52,7 +52,8 @@ const createInputSchema = z.object({
  *
  * @param config - `root` (default `<os.tmpdir()>/tanstack-ai-sandbox`) and
  *   `killGraceMs` (default 2000).
- * @returns A {@link SandboxProvider} named `local-process`, without `restoreSnapshot`.
+ * @returns A {@link SandboxProvider} named `local-process`; its `restoreSnapshot` (and the
+ *   handles' `snapshot`/`fork`) throw `UnsupportedCapabilityError`.
  * @throws SandboxConfigError naming the field (e.g. `localProcessSandbox.killGraceMs`).
  * @example
  * ```ts
@@ -78,6 +79,8 @@ class LocalProcessProvider implements SandboxProvider {
   ) {}
 
   capabilities = (): SandboxCapabilities => LOCAL_PROCESS_CAPABILITIES
+
+  restoreSnapshot = unsupportedMethod('snapshots', 'restoreSnapshot')
 
   create = async (input: SandboxCreateInput = {}): Promise<SandboxHandle> => {
     if (input.signal?.aborted) throw operationError('aborted', 'provider.create() was not started: the AbortSignal is already aborted.', input.signal.reason)

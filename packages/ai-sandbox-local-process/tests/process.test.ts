@@ -165,6 +165,30 @@ describe('spawn', () => {
     expect(liveProcess(pid), `pid ${pid} (sleep 812) is gone after kill()`).toBe(false)
   })
 
+  it('wait() resolves once kill() finished even when an escaped process still holds stdout', async () => {
+    const handle = await temp.create()
+    // Double fork + setsid: the escaped sleep is neither in the group nor a descendant when kill() scans.
+    const child = await handle.process.spawn('( setsid sh -c "echo \\$\\$ > escaped.pid; exec sleep 855" & ) ; echo before; sleep 856')
+    const pid = await pidFrom(handle.workspaceRoot, 'escaped.pid')
+    try {
+      const stdout = collect(child.stdout)
+      const stderr = collect(child.stderr)
+      await child.kill()
+      const pending = Symbol('still pending')
+      const outcome = await Promise.race([child.wait(), new Promise((resolve) => setTimeout(() => resolve(pending), 10_000))])
+      expect(outcome, 'wait() resolved after kill()').toMatchObject({ signal: 'SIGTERM', exitCode: 143 })
+      expect((await stdout).join('')).toBe('before\n')
+      expect(await stderr).toEqual([])
+      expect(liveProcess(pid), 'the escaped sleep still runs (only destroy() sweeps it)').toBe(true)
+    } finally {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // already gone
+      }
+    }
+  })
+
   it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
     const handle = await temp.create({ killGraceMs: 200 })
     // An ignored signal stays ignored across fork and exec, so every sleep ignores TERM too.

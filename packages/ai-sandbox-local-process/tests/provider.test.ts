@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { SandboxConfigError, SandboxOperationError, UnsupportedCapabilityError, forkSandbox, snapshotSandbox } from '@tanstack/ai-sandbox'
+import { SandboxConfigError, SandboxOperationError, UnsupportedCapabilityError, forkSandbox, restoreSandboxSnapshot, snapshotSandbox } from '@tanstack/ai-sandbox'
 import type { SandboxWatchEvent } from '@tanstack/ai-sandbox'
 import { LOCAL_PROCESS_CAPABILITIES, localProcessSandbox } from '../src/index.js'
 import { liveGroupMembers, rejectionOf, useTempRoot, waitFor } from './helpers/temp-root.js'
@@ -47,7 +47,7 @@ describe('localProcessSandbox config', () => {
 })
 
 describe('provider', () => {
-  it('advertises its capabilities and leaves snapshot/fork/restoreSnapshot undefined', async () => {
+  it('advertises its capabilities; snapshot/fork/restoreSnapshot throw UnsupportedCapabilityError', async () => {
     const provider = temp.provider()
     expect(provider.name).toBe('local-process')
     expect(provider.capabilities()).toEqual({
@@ -64,12 +64,22 @@ describe('provider', () => {
       fork: false,
     })
     expect(provider.capabilities()).toBe(LOCAL_PROCESS_CAPABILITIES)
-    expect(provider.restoreSnapshot).toBeUndefined()
     const handle = await temp.create()
-    expect(handle.snapshot).toBeUndefined()
-    expect(handle.fork).toBeUndefined()
-    expect(await rejectionOf(snapshotSandbox(handle))).toBeInstanceOf(UnsupportedCapabilityError)
-    expect(await rejectionOf(forkSandbox(handle))).toBeInstanceOf(UnsupportedCapabilityError)
+    // Called directly (no TypeError) and through core's helpers alike.
+    for (const [call, capability, method] of [
+      [() => handle.snapshot!(), 'snapshots', 'snapshot'],
+      [() => handle.fork!(), 'fork', 'fork'],
+      [() => provider.restoreSnapshot!({ snapshotId: 'none' }), 'snapshots', 'restoreSnapshot'],
+      [() => snapshotSandbox(handle), 'snapshots', 'snapshot'],
+      [() => forkSandbox(handle), 'fork', 'fork'],
+      [() => restoreSandboxSnapshot(provider, { snapshotId: 'none' }), 'snapshots', 'restoreSnapshot'],
+    ] as const) {
+      const error = await rejectionOf(call())
+      expect(error).toBeInstanceOf(UnsupportedCapabilityError)
+      expect(error).toMatchObject({ provider: 'local-process', capability, method, reason: 'unsupported-capability' })
+      expect(error.message).toMatch(new RegExp(`does not support ${method}\\(\\) \\(capability "${capability}" is false\\)`))
+      expect(error.message).toMatch(/use the Docker provider \(dockerSandbox\(\) from @tanstack\/ai-sandbox-docker\)/)
+    }
   })
 
   it('creates <root>/<id>/workspace, empty, with metadata beside it', async () => {

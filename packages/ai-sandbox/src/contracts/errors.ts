@@ -62,6 +62,8 @@ export type SandboxCapabilityName =
  * Thrown when code calls an optional sandbox method the provider does not
  * support (its capability flag is `false`), e.g. `snapshot()` on the
  * local-process provider. Branch on `capability` to pick a fallback.
+ * With `advertised: true` the flag is `true` but the provider lacks the
+ * method (a provider bug); the message says so instead of "is false".
  */
 export class UnsupportedCapabilityError extends SandboxError<'unsupported-capability'> {
   /** The capability flag that is off. */
@@ -71,11 +73,18 @@ export class UnsupportedCapabilityError extends SandboxError<'unsupported-capabi
   /** The method that was called, e.g. `snapshot`. */
   readonly method: string
 
-  constructor(input: { provider: string; capability: SandboxCapabilityName; method: string }) {
+  /**
+   * @param input.advertised - True when the flag is `true` yet the method is missing (default false).
+   * @param input.hint - Replaces the generic fix, e.g. which provider supports it.
+   */
+  constructor(input: { provider: string; capability: SandboxCapabilityName; method: string; advertised?: boolean; hint?: string }) {
     super(
       'unsupported-capability',
-      `The "${input.provider}" sandbox provider does not support ${input.method}() (capability "${input.capability}" is false). ` +
-        `Check provider.capabilities().${input.capability} before calling it, or use a provider that supports it.`,
+      input.advertised
+        ? `The "${input.provider}" sandbox provider advertises capability "${input.capability}" (the flag is true) but does not implement ${input.method}(). ` +
+            `Fix the provider: implement ${input.method}() or set capabilities().${input.capability} to false.`
+        : `The "${input.provider}" sandbox provider does not support ${input.method}() (capability "${input.capability}" is false). ` +
+            (input.hint ?? `Check provider.capabilities().${input.capability} before calling it, or use a provider that supports it.`),
     )
     this.capability = input.capability
     this.provider = input.provider

@@ -77,9 +77,12 @@ export interface SandboxHandle {
   readonly process: SandboxProcess
   readonly ports: SandboxPorts
   readonly env: SandboxEnv
-  /** Take a provider-native snapshot (capability `snapshots`). */
+  /**
+   * Take a provider-native snapshot (capability `snapshots`). May be present yet throw
+   * `UnsupportedCapabilityError` when the flag is false: decide by the flag, not by presence.
+   */
   snapshot?: (label?: string) => Promise<SandboxSnapshotRef>
-  /** Start an independent copy of this sandbox (capability `fork`). */
+  /** Start an independent copy of this sandbox (capability `fork`; present-but-throwing when false, as for `snapshot`). */
   fork?: () => Promise<SandboxHandle>
   /**
    * How processes inside reach a server on the host (a hint, not a flag:

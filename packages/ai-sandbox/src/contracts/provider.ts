@@ -54,7 +54,7 @@ export interface SandboxProvider {
   create: (input?: SandboxCreateInput) => Promise<SandboxHandle>
   /** Find a sandbox by id and make it usable again; `null` when it is gone. */
   resume: (input: SandboxResumeInput) => Promise<SandboxHandle | null>
-  /** Start a new sandbox from a snapshot (capability `snapshots`). */
+  /** Start a new sandbox from a snapshot (capability `snapshots`; may be present yet throw `UnsupportedCapabilityError` when the flag is false). */
   restoreSnapshot?: (input: SandboxRestoreInput) => Promise<SandboxHandle>
   /** Delete a sandbox by id. Idempotent: a missing sandbox is not an error. */
   destroy: (input: SandboxDestroyInput) => Promise<void>

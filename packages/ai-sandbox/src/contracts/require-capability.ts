@@ -1,7 +1,9 @@
 /**
  * Guards for the optional members of the contracts: call them through these
  * helpers and an unsupported method becomes an `UnsupportedCapabilityError`
- * instead of a `TypeError`.
+ * instead of a `TypeError`. A present method is always called, so a
+ * provider's own `UnsupportedCapabilityError` (with its hint) reaches the
+ * caller; a missing one is reported against the capability flag as it is.
  */
 import { UnsupportedCapabilityError } from './errors.js'
 import type { SandboxHandle, SandboxSnapshotRef } from './handle.js'
@@ -13,19 +15,19 @@ import type { SandboxFileStat } from './fs.js'
  * @param label - Optional human label stored with the snapshot.
  */
 export async function snapshotSandbox(handle: SandboxHandle, label?: string): Promise<SandboxSnapshotRef> {
-  if (!handle.snapshot) throw new UnsupportedCapabilityError({ provider: handle.provider, capability: 'snapshots', method: 'snapshot' })
+  if (!handle.snapshot) throw new UnsupportedCapabilityError({ provider: handle.provider, capability: 'snapshots', method: 'snapshot', advertised: handle.capabilities.snapshots })
   return handle.snapshot(label)
 }
 
 /** Fork a sandbox, or throw {@link UnsupportedCapabilityError} (`fork`). */
 export async function forkSandbox(handle: SandboxHandle): Promise<SandboxHandle> {
-  if (!handle.fork) throw new UnsupportedCapabilityError({ provider: handle.provider, capability: 'fork', method: 'fork' })
+  if (!handle.fork) throw new UnsupportedCapabilityError({ provider: handle.provider, capability: 'fork', method: 'fork', advertised: handle.capabilities.fork })
   return handle.fork()
 }
 
 /** Restore a snapshot, or throw {@link UnsupportedCapabilityError} (`snapshots`). */
 export async function restoreSandboxSnapshot(provider: SandboxProvider, input: SandboxRestoreInput): Promise<SandboxHandle> {
-  if (!provider.restoreSnapshot) throw new UnsupportedCapabilityError({ provider: provider.name, capability: 'snapshots', method: 'restoreSnapshot' })
+  if (!provider.restoreSnapshot) throw new UnsupportedCapabilityError({ provider: provider.name, capability: 'snapshots', method: 'restoreSnapshot', advertised: provider.capabilities().snapshots })
   return provider.restoreSnapshot(input)
 }
 

@@ -58,7 +58,8 @@ export async function findSnapshot(input: {
  * @returns The new handle, or `null` when the provider cannot restore it (the snapshot was deleted); the caller then creates a fresh sandbox.
  */
 export async function restoreFromSnapshot(provider: SandboxProvider, candidate: SnapshotCandidate, create: { key: string; labels: Record<string, string> }, logger?: InternalLogger): Promise<SandboxHandle | null> {
-  if (!provider.restoreSnapshot) return null
+  // Decided by the flag: a provider without snapshots may still define a method that throws.
+  if (!provider.capabilities().snapshots || !provider.restoreSnapshot) return null
   try {
     const handle = await provider.restoreSnapshot({ snapshotId: candidate.snapshotId, key: create.key, labels: create.labels })
     logger?.sandbox(`restored ${create.key} from snapshot ${candidate.snapshotId} (${handle.id}); setup skipped`)
@@ -82,7 +83,7 @@ export async function snapshotAfterSetup(input: {
   logger?: InternalLogger
 }): Promise<SnapshotCandidate | null> {
   const { handle, instances, workspaceKey, logger } = input
-  if (!handle.snapshot) return null
+  if (!handle.capabilities.snapshots || !handle.snapshot) return null
   try {
     const ref = await handle.snapshot('after-setup')
     const previous = await instances.get(workspaceKey)

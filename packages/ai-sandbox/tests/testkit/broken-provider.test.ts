@@ -7,9 +7,11 @@ import { InMemorySandboxInstanceStore } from '../../src/definition/instance-stor
 import type { SandboxInstanceRecord, SandboxInstanceStore } from '../../src/definition/instance-store.js'
 import {
   checkDestroyIsIdempotent,
+  checkForkIsIndependent,
   checkFsList,
   checkFsPathConfinement,
   checkFsReadMissing,
+  checkSnapshotRestore,
   checkStoreReturnsCopies,
   checkStoreUpsertReplaces,
   checkUnsupportedCapability,
@@ -49,6 +51,28 @@ describe('provider checks catch a broken provider', () => {
     await expect(checkUnsupportedCapability('snapshots', broken.handle, broken.provider)).rejects.toThrow(
       /capabilities\(\)\.snapshots is false, so handle\.snapshot \(via snapshotSandbox\) throws UnsupportedCapabilityError\("snapshots"\)\n\s+expected .*got Error: not implemented/,
     )
+  })
+
+  it('a false flag may be kept by a defined method that throws UnsupportedCapabilityError', async () => {
+    const provider = memoryProvider({}, { throwingOptionalMethods: true })
+    const h = await provider.create()
+    expect(typeof h.snapshot).toBe('function')
+    await expect(checkUnsupportedCapability('snapshots', h, provider)).resolves.toBeUndefined()
+    await expect(checkUnsupportedCapability('fork', h, provider)).resolves.toBeUndefined()
+  })
+
+  it('a true flag without its method fails saying the flag is true and the method is missing', async () => {
+    for (const [check, rule] of [
+      [checkSnapshotRestore, /capabilities\(\)\.snapshots is true, so handle\.snapshot is a function\n\s+the "memory" provider advertises snapshots \(the flag is true\) but handle\.snapshot is missing/],
+      [checkForkIsIndependent, /capabilities\(\)\.fork is true, so handle\.fork is a function\n\s+the "memory" provider advertises fork \(the flag is true\) but handle\.fork is missing/],
+    ] as const) {
+      const ctx = await createProviderConformanceContext(memoryProvider({ flagsWithoutMethods: true }))
+      const error = await check(ctx)
+        .finally(ctx.destroyTracked)
+        .then(() => undefined, (e: unknown) => e as Error)
+      expect(error?.message).toMatch(rule)
+      expect(error?.message).not.toMatch(/is false/)
+    }
   })
 
   it('a destroyed sandbox must not resume', async () => {

@@ -33,12 +33,16 @@ export interface MemoryProviderBugs {
   resumeDestroyed?: boolean
   /** `snapshot()` exists although `snapshots` is false, and throws a bare Error. */
   bareErrorSnapshot?: boolean
+  /** `snapshots` and `fork` are advertised (true) but the methods are missing. */
+  flagsWithoutMethods?: boolean
 }
 
 /** Optional capabilities the fake can switch on. */
 export interface MemoryProviderFeatures {
   snapshots?: boolean
   fork?: boolean
+  /** With the flags false: define snapshot/fork/restoreSnapshot, each throwing UnsupportedCapabilityError (as local-process does). */
+  throwingOptionalMethods?: boolean
 }
 
 const ROOT = '/memory/workspace'
@@ -56,7 +60,8 @@ export function memoryProvider(bugs: MemoryProviderBugs = {}, features: MemoryPr
   const live = new Map<string, SandboxHandle>()
   const destroyed = new Map<string, SandboxHandle>()
   const snapshots = new Map<string, Tree>()
-  const capabilities: SandboxCapabilities = { ...NO_CAPABILITIES, fs: true, snapshots: !!features.snapshots, fork: !!features.fork }
+  const advertise = bugs.flagsWithoutMethods === true
+  const capabilities: SandboxCapabilities = { ...NO_CAPABILITIES, fs: true, snapshots: advertise || !!features.snapshots, fork: advertise || !!features.fork }
   let next = 0
   const start = (tree: Tree): SandboxHandle => {
     const id = `mem-${++next}`
@@ -73,6 +78,10 @@ export function memoryProvider(bugs: MemoryProviderBugs = {}, features: MemoryPr
       }
     }
     if (features.fork) handle.fork = async () => start(copyTree(tree))
+    if (features.throwingOptionalMethods) {
+      handle.snapshot = unsupported('snapshots', 'snapshot')
+      handle.fork = unsupported('fork', 'fork')
+    }
     live.set(id, handle)
     return handle
   }
@@ -94,6 +103,7 @@ export function memoryProvider(bugs: MemoryProviderBugs = {}, features: MemoryPr
       return start(copyTree(tree))
     }
   }
+  if (features.throwingOptionalMethods) provider.restoreSnapshot = unsupported('snapshots', 'restoreSnapshot')
   return provider
 }
 

@@ -16,6 +16,8 @@ import type { WorkspaceIO } from './io.js'
 /** `snapshot()` returns a `snapshotId`; `restoreSnapshot` starts a new sandbox with the files as they were at snapshot time. */
 export async function checkSnapshotRestore(ctx: ProviderConformanceContext): Promise<void> {
   const original = await ctx.create()
+  expectAdvertisedMethod(ctx.provider.name, 'snapshots', 'handle.snapshot', original.snapshot)
+  expectAdvertisedMethod(ctx.provider.name, 'snapshots', 'provider.restoreSnapshot', ctx.provider.restoreSnapshot)
   const io = ioOf(ctx, original)
   await io.write('snap/state.txt', 'at snapshot time')
   const ref = await snapshotSandbox(original, 'conformance')
@@ -33,6 +35,7 @@ export async function checkSnapshotRestore(ctx: ProviderConformanceContext): Pro
 /** `fork()` returns an independent copy: same files at fork time, then no shared writes either way. */
 export async function checkForkIsIndependent(ctx: ProviderConformanceContext): Promise<void> {
   const original = await ctx.create()
+  expectAdvertisedMethod(ctx.provider.name, 'fork', 'handle.fork', original.fork)
   const io = ioOf(ctx, original)
   await io.write('fork/shared.txt', 'before fork')
   const fork = ctx.track(await forkSandbox(original))
@@ -43,6 +46,12 @@ export async function checkForkIsIndependent(ctx: ProviderConformanceContext): P
   await io.write('fork/original-only.txt', 'original')
   expect(await io.read('fork/shared.txt'), 'a write in the fork does not change the original').toBe('before fork')
   expect(await forkIO.read('fork/original-only.txt'), 'a write in the original does not appear in the fork').toBeNull()
+}
+
+/** A flag that is `true` promises its method: fail with that, never with "the flag is false". */
+function expectAdvertisedMethod(provider: string, flag: 'snapshots' | 'fork', method: string, member: unknown): void {
+  if (typeof member === 'function') return
+  violation(`capabilities().${flag} is true, so ${method} is a function`, `the "${provider}" provider advertises ${flag} (the flag is true) but ${method} is ${member === undefined ? 'missing' : typeof member}; implement it or set capabilities().${flag} to false`)
 }
 
 /** Register the snapshots group (run only when the flag is true; a false flag is checked in capabilities). */
