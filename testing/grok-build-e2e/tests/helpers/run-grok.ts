@@ -1,103 +1,15 @@
 /**
- * Helpers of the Grok Build end-to-end suites: drive one chat() run through
- * withSandbox and collect what a user would see, reshape a provider's
- * handles, and find processes a run may have left behind. They start no CLI
- * themselves; the test owns the fake agent and its HOME.
+ * Helpers of the Grok Build end-to-end suites: the shared harness-run helpers of
+ * `@testing/support`, with `runGrok` bound to the adapter's session-id event.
  */
-import { execFileSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
-import { chat, type ModelMessage, type StreamChunk } from '@tanstack/ai'
 import { GROK_BUILD_SESSION_EVENT, type grokBuildText } from '@tanstack/ai-grok-build'
-import { withSandbox, type SandboxDefinition, type SandboxHandle, type SandboxProvider } from '@tanstack/ai-sandbox'
+import type { SandboxProvider } from '@tanstack/ai-sandbox'
+import { recording, runHarness, type HarnessRunInput, type Outcome } from '@testing/support/harness-run'
 
-/** What one run produced. */
-export interface Outcome {
-  chunks: StreamChunk[]
-  text: string
-  error?: { message: string; code?: string }
-  sessionId?: string
-}
+export { custom, ofType, processesMatching, processesWithEnv, processesWithHome, recording, waitFor, type AnyChunk, type Outcome } from '@testing/support/harness-run'
 
 /** One chat() run with the Grok Build adapter; collects what a user would see. */
-export async function runGrok(input: {
-  adapter: ReturnType<typeof grokBuildText>
-  sandbox: SandboxDefinition
-  threadId: string
-  messages: ModelMessage[]
-  modelOptions?: Record<string, unknown>
-  tools?: unknown[]
-  abortController?: AbortController
-  onChunk?: (chunk: StreamChunk) => void
-}): Promise<Outcome> {
-  const outcome: Outcome = { chunks: [], text: '' }
-  const stream = chat({
-    adapter: input.adapter,
-    threadId: input.threadId,
-    messages: input.messages,
-    middleware: [withSandbox(input.sandbox)],
-    ...(input.modelOptions ? { modelOptions: input.modelOptions } : {}),
-    ...(input.tools ? { tools: input.tools } : {}),
-    ...(input.abortController ? { abortController: input.abortController } : {}),
-  } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
-  for await (const chunk of stream) {
-    outcome.chunks.push(chunk)
-    input.onChunk?.(chunk)
-    if (chunk.type === 'TEXT_MESSAGE_CONTENT') outcome.text += chunk.delta
-    if (chunk.type === 'RUN_ERROR') outcome.error = { message: chunk.message, ...(chunk.code ? { code: chunk.code } : {}) }
-    if (chunk.type === 'CUSTOM' && chunk.name === GROK_BUILD_SESSION_EVENT) outcome.sessionId = (chunk.value as { sessionId: string }).sessionId
-  }
-  return outcome
-}
-
-/** A chunk with its fields readable by name. */
-export type AnyChunk = { type: string } & Record<string, any>
-/** The chunks of one type. */
-export const ofType = (chunks: StreamChunk[], type: string) => (chunks as AnyChunk[]).filter((c) => c.type === type)
-/** The CUSTOM chunks of one name. */
-export const custom = (chunks: StreamChunk[], name: string) => ofType(chunks, 'CUSTOM').filter((c) => c.name === name)
+export const runGrok = (input: HarnessRunInput<ReturnType<typeof grokBuildText>>): Promise<Outcome> => runHarness({ ...input, sessionEvent: GROK_BUILD_SESSION_EVENT })
 
 /** A provider whose handles claim they cannot write stdin (capability `writableStdin: false`). */
-export function withoutStdin(inner: SandboxProvider): SandboxProvider {
-  const wrap = (handle: SandboxHandle | null): SandboxHandle | null => handle && { ...handle, capabilities: { ...handle.capabilities, writableStdin: false } }
-  return {
-    ...inner,
-    capabilities: () => ({ ...inner.capabilities(), writableStdin: false }),
-    create: async (input) => wrap(await inner.create(input))!,
-    resume: async (input) => wrap(await inner.resume(input)),
-  }
-}
-
-/** PIDs of live processes whose environment holds `NAME=value` (the CLI and every tool it started). */
-export function processesWithEnv(entry: string): number[] {
-  const needle = Buffer.from(`\0${entry}\0`)
-  const pids: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    let environ: Buffer
-    try {
-      environ = readFileSync(`/proc/${name}/environ`)
-    } catch {
-      continue // already gone, or not ours to read
-    }
-    if (Buffer.concat([Buffer.from([0]), environ]).includes(needle)) pids.push(Number(name))
-  }
-  return pids
-}
-
-/** PIDs of live processes whose command line contains `marker`. */
-export function processesMatching(marker: string): number[] {
-  return execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .filter((line) => line.includes(marker) && !line.includes('ps -eo'))
-    .map((line) => Number(line.trim().split(/\s+/)[0]))
-}
-
-/** Poll `check` every 50 ms until it holds or `timeoutMs` passes (a hang guard, not a timing claim). */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await check()) return true
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return check()
-}
+export const withoutStdin = (inner: SandboxProvider): SandboxProvider => recording(inner, false).provider
