@@ -14,11 +14,11 @@ import {
   getSandbox,
   getSandboxPolicy,
   guardHarnessRun,
+  harnessOptionFields,
   harnessRunError,
   harnessSystemPrompt,
   mergeChunkStreams,
   parseOptions,
-  isSecretRef,
   resolveSecret,
   SandboxCapability,
   sandboxRunFilePath,
@@ -93,19 +93,7 @@ const optionsSchema = z
     disallowedTools: z.array(z.string().min(1)).optional(),
     systemPrompt: z.string().optional(),
     permissionMode: z.enum(['acceptEdits', 'auto', 'bypassPermissions', 'manual', 'dontAsk', 'plan']).optional(),
-    cwd: z
-      .string()
-      .min(1)
-      .refine((p) => (!p.startsWith('/') || p === '/workspace' || p.startsWith('/workspace/')) && !p.split('/').includes('..'), 'expected a path inside the workspace: relative, or under /workspace, without ".."')
-      .optional(),
-    env: z
-      .record(
-        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'),
-        z.union([z.string(), z.custom<SecretRef>(isSecretRef)], { error: 'expected a string or a secret reference from createSecrets()' }),
-      )
-      .optional(),
-    extraArgs: z.array(z.string()).optional(),
-    timeoutMs: z.number().int().positive().optional(),
+    ...harnessOptionFields,
   })
   .strict()
 

@@ -15,9 +15,9 @@ import {
   getSandbox,
   getSandboxPolicy,
   guardHarnessRun,
+  harnessOptionFields,
   harnessRunError,
   harnessSystemPrompt,
-  isSecretRef,
   mergeChunkStreams,
   parseOptions,
   resolveSecret,
@@ -86,19 +86,7 @@ const optionsSchema = z
     executable: z.string().min(1).optional(),
     sandboxMode: z.enum(['bypass', 'read-only', 'workspace-write', 'danger-full-access']).optional(),
     config: z.record(z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'config keys are dotted TOML paths such as "model_reasoning_effort"'), tomlValueSchema).optional(),
-    cwd: z
-      .string()
-      .min(1)
-      .refine((p) => (!p.startsWith('/') || p === '/workspace' || p.startsWith('/workspace/')) && !p.split('/').includes('..'), 'expected a path inside the workspace: relative, or under /workspace, without ".."')
-      .optional(),
-    env: z
-      .record(
-        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'),
-        z.union([z.string(), z.custom<SecretRef>(isSecretRef)], { error: 'expected a string or a secret reference from createSecrets()' }),
-      )
-      .optional(),
-    extraArgs: z.array(z.string()).optional(),
-    timeoutMs: z.number().int().positive().optional(),
+    ...harnessOptionFields,
   })
   .strict()
 

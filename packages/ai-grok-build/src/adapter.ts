@@ -15,9 +15,9 @@ import {
   getSandbox,
   getSandboxPolicy,
   guardHarnessRun,
+  harnessOptionFields,
   harnessRunError,
   harnessSystemPrompt,
-  isSecretRef,
   mergeChunkStreams,
   parseOptions,
   resolveSecret,
@@ -82,19 +82,7 @@ const optionsSchema = z
     autoApprove: z.boolean().optional(),
     approveFlag: z.string().regex(/^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*(=\S+)?$/, 'expected a flag such as "--auto-approve"').optional(),
     authMethod: z.string().min(1).optional(),
-    cwd: z
-      .string()
-      .min(1)
-      .refine((p) => (!p.startsWith('/') || p === '/workspace' || p.startsWith('/workspace/')) && !p.split('/').includes('..'), 'expected a path inside the workspace: relative, or under /workspace, without ".."')
-      .optional(),
-    env: z
-      .record(
-        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'),
-        z.union([z.string(), z.custom<SecretRef>(isSecretRef)], { error: 'expected a string or a secret reference from createSecrets()' }),
-      )
-      .optional(),
-    extraArgs: z.array(z.string()).optional(),
-    timeoutMs: z.number().int().positive().optional(),
+    ...harnessOptionFields,
     exitGraceMs: z.number().int().nonnegative().optional(),
     onAcpMessage: z.custom<(entry: GrokAcpTranscriptEntry) => void>((v) => typeof v === 'function', { error: 'expected a function' }).optional(),
   })

@@ -16,9 +16,9 @@ import {
   getSandbox,
   getSandboxPolicy,
   guardHarnessRun,
+  harnessOptionFields,
   harnessRunError,
   harnessSystemPrompt,
-  isSecretRef,
   mergeChunkStreams,
   parseOptions,
   removeSandboxRunFiles,
@@ -97,19 +97,7 @@ const optionsSchema = z
     title: z.union([z.string().min(1), z.literal(false)]).optional(),
     config: z.record(z.string(), z.unknown()).optional(),
     permission: z.record(z.string(), z.union([permissionAction, z.record(z.string(), permissionAction)])).optional(),
-    cwd: z
-      .string()
-      .min(1)
-      .refine((p) => (!p.startsWith('/') || p === '/workspace' || p.startsWith('/workspace/')) && !p.split('/').includes('..'), 'expected a path inside the workspace: relative, or under /workspace, without ".."')
-      .optional(),
-    env: z
-      .record(
-        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names are letters, digits and _'),
-        z.union([z.string(), z.custom<SecretRef>(isSecretRef)], { error: 'expected a string or a secret reference from createSecrets()' }),
-      )
-      .optional(),
-    extraArgs: z.array(z.string()).optional(),
-    timeoutMs: z.number().int().positive().optional(),
+    ...harnessOptionFields,
   })
   .strict()
 
