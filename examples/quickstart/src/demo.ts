@@ -116,6 +116,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       maxTurns: 30,
       env: {
         HOME: target.home, // a fresh ~/.claude: no user settings, hooks or sessions leak in
+        // As root on the host, Claude Code refuses to skip permissions unless told it is isolated. The adapter never
+        // claims that for localProcessSandbox(); this demo opts in for its throwaway temp repository only.
+        ...(provider === 'local-process' && process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}),
         CLAUDE_CODE_TMPDIR: target.tmp, // the CLI's per-session scratch (default /tmp/claude-<uid>/…), removed with the run
         // Offline: the mock (as the sandbox names this host), a placeholder key, no retries (a miss is a script bug). Live: the key is the workspace secret.
         ...(offline ? { ANTHROPIC_BASE_URL: `http://${target.modelHost}:${offline.port}`, ANTHROPIC_API_KEY: 'offline-demo', CLAUDE_CODE_MAX_RETRIES: '0' } : { CLAUDE_CODE_MAX_RETRIES: '3' }),

@@ -59,5 +59,7 @@ export function defineDemoSandbox(input: DemoSandboxInput): DemoSandbox {
     hooks: { onReady: input.onReady },
   })
   const threadId = `quickstart-${process.pid}`
-  return { definition, threadId, setup, destroy: () => definition.destroy({ key: definition.key({ threadId, runId: '' }) }) }
+  return { definition, threadId, setup, destroy: async () => {
+      await definition.destroy({ key: definition.key({ threadId, runId: '' }) })
+    } }
 }

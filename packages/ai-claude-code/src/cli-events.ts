@@ -33,6 +33,8 @@ export interface ClaudeUsage {
   output_tokens?: number
   cache_creation_input_tokens?: number
   cache_read_input_tokens?: number
+  /** `thinking_tokens`: the part of `output_tokens` that was thinking. */
+  output_tokens_details?: { thinking_tokens?: number }
 }
 
 /** One parsed line of the CLI's stdout. */

@@ -23,6 +23,8 @@ export interface ClaudeCommandInput {
   /** Appended to Claude Code's default system prompt. */
   appendSystemPrompt?: string
   permissionMode?: ClaudePermissionMode
+  /** `--json-schema <json>`: the JSON Schema the run's answer must match (structured output), as one argument of JSON text. */
+  jsonSchema?: object
   /** Extra flags passed through verbatim (after ours). */
   extraArgs?: readonly string[]
 }
@@ -40,6 +42,7 @@ export function buildClaudeArgs(input: ClaudeCommandInput): string[] {
   if (input.systemPrompt) args.push('--system-prompt', input.systemPrompt)
   if (input.appendSystemPrompt) args.push('--append-system-prompt', input.appendSystemPrompt)
   if (input.permissionMode) args.push('--permission-mode', input.permissionMode)
+  if (input.jsonSchema) args.push('--json-schema', JSON.stringify(input.jsonSchema))
   if (input.extraArgs) args.push(...input.extraArgs)
   return args
 }

@@ -5,9 +5,14 @@
  */
 import { SandboxError } from '@tanstack/ai-sandbox'
 
-/** Thrown when `chat()` asks for structured output (`outputSchema`), which the CLI adapter does not provide. */
+/**
+ * Thrown by the adapter's `structuredOutput()`, which a CLI run cannot serve on
+ * its own (it has no sandbox). `chat({ outputSchema })` never calls it: the
+ * adapter takes the schema in `chatStream` (`--json-schema`).
+ */
 export class ClaudeCodeUnsupportedError extends SandboxError<'structured-output-unsupported'> {
+  static override readonly brand: string = '@tanstack/ai-claude-code/error/ClaudeCodeUnsupportedError'
   constructor() {
-    super('structured-output-unsupported', 'claude-code: structured output is not supported by the Claude Code CLI adapter. Call chat() without outputSchema, or ask the agent to write JSON to a file in the workspace and read it with the sandbox handle.')
+    super('structured-output-unsupported', 'claude-code: structuredOutput() cannot run on its own, because a Claude Code run needs the sandbox that chat() provides. Call chat({ adapter, outputSchema, middleware: [withSandbox(sandbox)] }), which runs the CLI with --json-schema.')
   }
 }

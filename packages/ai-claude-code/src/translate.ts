@@ -5,8 +5,11 @@
  * the same bytes yields the same chunks. It does no IO.
  * Text comes from the partial-message deltas; the CLI's complete `assistant`
  * lines are used only for messages that were not streamed, so nothing doubles.
+ * Bridged tools (`mcp__tanstack__<tool>`) carry the app's name. `promptTokens`
+ * is the whole input (cache reads and writes included); no usage, no `usage`.
  */
-import type { StreamChunk } from '@tanstack/ai'
+import { EventType, type StreamChunk, type TokenUsage } from '@tanstack/ai'
+import { TOOL_BRIDGE_SERVER_NAME, TOOL_BRIDGE_UNAVAILABLE_EVENT, type ToolBridgeUnavailableValue } from '@tanstack/ai-sandbox'
 import type { ClaudeContentBlock, ClaudeLine, ClaudeStreamEvent, ClaudeUsage } from './cli-events.js'
 
 /** The `CUSTOM` event that carries the CLI session id (pass it back as `modelOptions.sessionId`). */
@@ -50,7 +53,8 @@ export interface ClaudeCodeTranslator {
 
 type Open = { kind: 'text'; messageId: string } | { kind: 'reasoning'; messageId: string } | { kind: 'tool'; toolCallId: string; args: string[] }
 
-const chunk = (value: Record<string, unknown>): StreamChunk => value as unknown as StreamChunk
+/** The prefix Claude Code gives the bridge's tools: `mcp__tanstack__<tool>`. */
+const BRIDGED_PREFIX = `mcp__${TOOL_BRIDGE_SERVER_NAME}__`
 
 /** Exit code of a shell that could not find the program. */
 const COMMAND_NOT_FOUND = 127
@@ -76,7 +80,7 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
   function noteSession(line: ClaudeLine): StreamChunk[] {
     if (sessionId !== undefined || typeof line.session_id !== 'string' || line.session_id === '') return []
     sessionId = line.session_id
-    return [chunk({ type: 'CUSTOM', name: CLAUDE_CODE_SESSION_EVENT, value: { sessionId } })]
+    return [{ type: EventType.CUSTOM, name: CLAUDE_CODE_SESSION_EVENT, value: { sessionId } }]
   }
 
   function onStreamEvent(event: ClaudeStreamEvent, apiMessageId: string | undefined): StreamChunk[] {
@@ -113,12 +117,12 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
     if (block.type === 'text') {
       const messageId = genId()
       open.set(index, { kind: 'text', messageId })
-      return [chunk({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' })]
+      return [{ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' }]
     }
     if (block.type === 'thinking') {
       const messageId = genId()
       open.set(index, { kind: 'reasoning', messageId })
-      return [chunk({ type: 'REASONING_START', messageId }), chunk({ type: 'REASONING_MESSAGE_START', messageId, role: 'reasoning' })]
+      return reasoningStart(messageId)
     }
     if (block.type === 'tool_use' && typeof block.id === 'string') {
       open.set(index, { kind: 'tool', toolCallId: block.id, args: [] })
@@ -131,24 +135,26 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
     const block = open.get(event.index ?? 0)
     const d = event.delta
     if (!block || !d) return []
-    if (block.kind === 'text' && d.type === 'text_delta' && typeof d.text === 'string' && d.text) return [chunk({ type: 'TEXT_MESSAGE_CONTENT', messageId: block.messageId, delta: d.text })]
-    if (block.kind === 'reasoning' && d.type === 'thinking_delta' && typeof d.thinking === 'string' && d.thinking) return [chunk({ type: 'REASONING_MESSAGE_CONTENT', messageId: block.messageId, delta: d.thinking })]
+    if (block.kind === 'text' && d.type === 'text_delta' && typeof d.text === 'string' && d.text) return [{ type: EventType.TEXT_MESSAGE_CONTENT, messageId: block.messageId, delta: d.text }]
+    if (block.kind === 'reasoning' && d.type === 'thinking_delta' && typeof d.thinking === 'string' && d.thinking) return [{ type: EventType.REASONING_MESSAGE_CONTENT, messageId: block.messageId, delta: d.thinking }]
     if (block.kind === 'tool' && d.type === 'input_json_delta' && typeof d.partial_json === 'string' && d.partial_json) {
       block.args.push(d.partial_json)
-      return [chunk({ type: 'TOOL_CALL_ARGS', toolCallId: block.toolCallId, delta: d.partial_json })]
+      return [{ type: EventType.TOOL_CALL_ARGS, toolCallId: block.toolCallId, delta: d.partial_json }]
     }
     return []
   }
 
   function closeBlock(block: Open): StreamChunk[] {
-    if (block.kind === 'text') return [chunk({ type: 'TEXT_MESSAGE_END', messageId: block.messageId })]
-    if (block.kind === 'reasoning') return [chunk({ type: 'REASONING_MESSAGE_END', messageId: block.messageId }), chunk({ type: 'REASONING_END', messageId: block.messageId })]
+    if (block.kind === 'text') return [{ type: EventType.TEXT_MESSAGE_END, messageId: block.messageId }]
+    if (block.kind === 'reasoning') return [{ type: EventType.REASONING_MESSAGE_END, messageId: block.messageId }, { type: EventType.REASONING_END, messageId: block.messageId }]
     return [toolEnd(block.toolCallId, parseArgs(block.args.join('')))]
   }
 
-  function toolStart(toolCallId: string, name: string): StreamChunk {
-    // The CLI runs its own tools; core must never try to execute them.
-    return chunk({ type: 'TOOL_CALL_START', toolCallId, toolCallName: name, toolName: name, metadata: { providerExecuted: true, harness: 'claude-code' } })
+  function toolStart(toolCallId: string, cliName: string): StreamChunk {
+    const name = appToolName(cliName)
+    // The CLI runs its own tools (and the bridge runs the app's); core must never try to execute them.
+    const metadata = { providerExecuted: true, harness: 'claude-code', ...(name !== cliName ? { cliToolName: cliName } : {}) }
+    return { type: EventType.TOOL_CALL_START, toolCallId, toolCallName: name, toolName: name, metadata }
   }
 
   /** A complete assistant message that was not streamed (no partial messages, or a replayed transcript). */
@@ -162,19 +168,15 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
     for (const block of message.content.filter(isObject)) {
       if (block.type === 'text' && typeof block.text === 'string' && block.text) {
         const messageId = genId()
-        out.push(chunk({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }), chunk({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: block.text }), chunk({ type: 'TEXT_MESSAGE_END', messageId }))
+        out.push({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' }, { type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: block.text }, { type: EventType.TEXT_MESSAGE_END, messageId })
       } else if (block.type === 'thinking' && typeof block.thinking === 'string' && block.thinking) {
         const messageId = genId()
-        out.push(...openBlockFrom('reasoning', messageId), chunk({ type: 'REASONING_MESSAGE_CONTENT', messageId, delta: block.thinking }), ...closeBlock({ kind: 'reasoning', messageId }))
+        out.push(...reasoningStart(messageId), { type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta: block.thinking }, ...closeBlock({ kind: 'reasoning', messageId }))
       } else if (block.type === 'tool_use' && typeof block.id === 'string') {
-        out.push(toolStart(block.id, block.name ?? 'unknown'), chunk({ type: 'TOOL_CALL_ARGS', toolCallId: block.id, delta: JSON.stringify(block.input ?? {}) }), toolEnd(block.id, block.input ?? {}))
+        out.push(toolStart(block.id, block.name ?? 'unknown'), { type: EventType.TOOL_CALL_ARGS, toolCallId: block.id, delta: JSON.stringify(block.input ?? {}) }, toolEnd(block.id, block.input ?? {}))
       }
     }
     return out
-  }
-
-  function openBlockFrom(kind: 'reasoning', messageId: string): StreamChunk[] {
-    return kind === 'reasoning' ? [chunk({ type: 'REASONING_START', messageId }), chunk({ type: 'REASONING_MESSAGE_START', messageId, role: 'reasoning' })] : []
   }
 
   /** Tool results the CLI feeds back to the model. */
@@ -184,7 +186,7 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
     return content
       .filter(isObject)
       .filter((block) => block.type === 'tool_result' && typeof block.tool_use_id === 'string')
-      .flatMap((block) => [...closeToolBlock(block.tool_use_id!), chunk({ type: 'TOOL_CALL_RESULT', messageId: genId(), toolCallId: block.tool_use_id, content: resultText(block.content), role: 'tool' })])
+      .flatMap((block): StreamChunk[] => [...closeToolBlock(block.tool_use_id!), { type: EventType.TOOL_CALL_RESULT, messageId: genId(), toolCallId: block.tool_use_id!, content: resultText(block.content), role: 'tool' }])
   }
 
   /** The CLI can report a tool's result before the block's stop event (a refused tool): end the call first. */
@@ -201,34 +203,37 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
   function onSessionGone(reason: string): StreamChunk[] {
     closed = true
     const message = `Claude Code could not resume the session: ${reason}. The session is gone (sessions live under $HOME/.claude inside the sandbox that ran them); start a new session by leaving sessionId out of modelOptions.`
-    const code = 'session_not_found'
-    return [chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+    return [runError(message, 'session_not_found')]
   }
 
   function onResult(line: ClaudeLine): StreamChunk[] {
     closed = true
     const denials = permissionDenials(line)
-    const error = line.is_error === true || (typeof line.subtype === 'string' && line.subtype.startsWith('error'))
+    // The turn limit (`--max-turns`) is a length stop, as other adapters report one, not a failure.
+    const maxTurns = line.subtype === 'error_max_turns'
+    const error = !maxTurns && (line.is_error === true || (typeof line.subtype === 'string' && line.subtype.startsWith('error')))
     if (error) {
-      const message = resultErrorMessage(line)
       const code = line.api_error_status ? `api_error_${line.api_error_status}` : line.subtype && line.subtype !== 'success' ? line.subtype : 'cli_error'
-      return [...denials, chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+      return [...denials, runError(resultErrorMessage(line), code)]
     }
-    return [
-      ...denials,
-      chunk({
-        type: 'RUN_FINISHED',
-        runId,
-        threadId,
-        finishReason: finishReason(line.stop_reason ?? lastStopReason),
-        ...(options.model ? { model: options.model } : {}),
-        usage: usageOf(line.usage, line.total_cost_usd),
-      }),
-    ]
+    const usage = usageOf(line.usage, line.total_cost_usd)
+    const finished: StreamChunk = {
+      type: EventType.RUN_FINISHED,
+      runId,
+      threadId,
+      finishReason: maxTurns ? 'length' : finishReason(line.stop_reason ?? lastStopReason),
+      ...(options.model ? { model: options.model } : {}),
+      ...(usage ? { usage } : {}),
+    }
+    return [...denials, finished]
+  }
+
+  function runError(message: string, code: string): StreamChunk {
+    return { type: EventType.RUN_ERROR, runId, threadId, message, code, error: { message, code } }
   }
 
   return {
-    start: () => [chunk({ type: 'RUN_STARTED', runId, threadId })],
+    start: () => [{ type: EventType.RUN_STARTED, runId, threadId }],
     push(raw) {
       if (closed || typeof raw !== 'object' || raw === null) return []
       const line = raw as ClaudeLine
@@ -238,7 +243,7 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
       const out = noteSession(line)
       // Lines of a sub-agent (Task tool) belong to that tool call, not to the conversation.
       if (line.parent_tool_use_id) return out
-      if (line.type === 'system' && line.subtype === 'init') out.push(onInit(line))
+      if (line.type === 'system' && line.subtype === 'init') out.push(...onInit(line))
       else if (line.type === 'stream_event' && line.event) out.push(...onStreamEvent(line.event, line.api_message_id))
       else if (line.type === 'assistant') out.push(...onAssistant(line))
       else if (line.type === 'user') out.push(...onUser(line))
@@ -251,8 +256,7 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
       const tail = typeof exit.stderrTail === 'string' ? exit.stderrTail : ''
       const notFound = cliNotFound(exit.exitCode, tail)
       const message = exitMessage({ ...exit, stderrTail: tail }, notFound)
-      const code = notFound ? 'cli_not_found' : 'cli_exit'
-      return [...closeOpenBlocks(), chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+      return [...closeOpenBlocks(), runError(message, notFound ? 'cli_not_found' : 'cli_exit')]
     },
     get sessionId() {
       return sessionId
@@ -275,27 +279,62 @@ export function translateClaudeCodeLines(lines: readonly unknown[], options: Cla
   return [...translator.start(), ...lines.flatMap((line) => translator.push(line)), ...translator.finish(exit)]
 }
 
-/** What the CLI announced at start: which tools and MCP servers it has (and whether each server connected). */
-function onInit(line: ClaudeLine): StreamChunk {
-  const mcpServers = (Array.isArray(line.mcp_servers) ? line.mcp_servers : []).map((s) => ({ name: s.name, status: s.status }))
-  return chunk({
-    type: 'CUSTOM',
+/**
+ * What the CLI announced at start: which tools and MCP servers it has (and
+ * whether each server connected), then {@link TOOL_BRIDGE_UNAVAILABLE_EVENT}
+ * when the tool bridge's server is listed but did not connect.
+ */
+function onInit(line: ClaudeLine): StreamChunk[] {
+  const mcpServers = (Array.isArray(line.mcp_servers) ? line.mcp_servers : []).filter(isObject).map((s) => ({ name: s.name, status: s.status }))
+  const init: StreamChunk = {
+    type: EventType.CUSTOM,
     name: CLAUDE_CODE_INIT_EVENT,
     value: { model: line.model, tools: Array.isArray(line.tools) ? line.tools : [], mcpServers, permissionMode: line.permissionMode },
-  })
+  }
+  const bridge = mcpServers.find((s) => s.name === TOOL_BRIDGE_SERVER_NAME)
+  if (!bridge || bridge.status === 'connected') return [init]
+  const status = typeof bridge.status === 'string' && bridge.status !== '' ? bridge.status : 'unknown'
+  const value: ToolBridgeUnavailableValue = { server: TOOL_BRIDGE_SERVER_NAME, status, reason: bridgeUnavailableReason(status) }
+  return [init, { type: EventType.CUSTOM, name: TOOL_BRIDGE_UNAVAILABLE_EVENT, value }]
+}
+
+/** Why the host tools are missing, in one sentence, by the status Claude Code gave the bridge's MCP server. */
+function bridgeUnavailableReason(status: string): string {
+  const why =
+    status === 'failed'
+      ? 'Claude Code could not connect to the tool bridge (its MCP server "tanstack" failed; check that the sandbox can reach the host)'
+      : status === 'needs-auth'
+        ? 'Claude Code wants to authenticate to the tool bridge (its MCP server "tanstack" needs auth, so the bridge token was not accepted)'
+        : status === 'pending'
+          ? 'Claude Code had not connected to the tool bridge when the session started (its MCP server "tanstack" was still pending)'
+          : `Claude Code reported the tool bridge's MCP server "tanstack" as ${JSON.stringify(status)}, not connected`
+  return `The host tools passed to chat({ tools }) are not available to the agent in this run: ${why}.`
 }
 
 /** The result line's refused tool uses as one `CUSTOM` chunk (none when nothing was refused). */
 function permissionDenials(line: ClaudeLine): StreamChunk[] {
   const list = Array.isArray(line.permission_denials) ? line.permission_denials : []
   if (list.length === 0) return []
-  const denials = list.map((d) => ({ toolName: d.tool_name, toolUseId: d.tool_use_id, input: d.tool_input }))
-  return [chunk({ type: 'CUSTOM', name: CLAUDE_CODE_PERMISSION_DENIALS_EVENT, value: { denials } })]
+  const denials = list.filter(isObject).map((d) => ({ toolName: typeof d.tool_name === 'string' ? appToolName(d.tool_name) : d.tool_name, toolUseId: d.tool_use_id, input: d.tool_input }))
+  return [{ type: EventType.CUSTOM, name: CLAUDE_CODE_PERMISSION_DENIALS_EVENT, value: { denials } }]
 }
 
 /** `TOOL_CALL_END` with the parsed arguments, so readers need not join the deltas. */
 function toolEnd(toolCallId: string, input: unknown): StreamChunk {
-  return chunk({ type: 'TOOL_CALL_END', toolCallId, ...(input === undefined ? {} : { input }) })
+  return { type: EventType.TOOL_CALL_END, toolCallId, ...(input === undefined ? {} : { input }) }
+}
+
+/** `REASONING_START` and `REASONING_MESSAGE_START` of one reasoning message. */
+function reasoningStart(messageId: string): StreamChunk[] {
+  return [
+    { type: EventType.REASONING_START, messageId },
+    { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning' },
+  ]
+}
+
+/** The name the app registered for a bridged tool (`mcp__tanstack__get_weather` → `get_weather`); any other tool keeps the CLI's name. */
+function appToolName(cliName: string): string {
+  return cliName.startsWith(BRIDGED_PREFIX) && cliName.length > BRIDGED_PREFIX.length ? cliName.slice(BRIDGED_PREFIX.length) : cliName
 }
 
 function parseArgs(json: string): unknown {
@@ -307,7 +346,7 @@ function parseArgs(json: string): unknown {
   }
 }
 
-function isObject(value: unknown): value is ClaudeContentBlock {
+function isObject<T>(value: T): value is T & object {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
@@ -339,7 +378,6 @@ function sessionGoneReason(line: ClaudeLine): string | undefined {
 function resultErrorMessage(line: ClaudeLine): string {
   if (typeof line.result === 'string' && line.result.trim() !== '') return line.result.trim()
   if (Array.isArray(line.errors) && line.errors.length > 0) return line.errors.map((e) => (typeof e === 'string' ? e : JSON.stringify(e))).join('; ')
-  if (line.subtype === 'error_max_turns') return `Claude Code stopped after reaching the maximum number of turns (${line.num_turns ?? '?'}). Raise maxTurns or split the task.`
   return `Claude Code reported an error (${line.subtype ?? 'unknown'}).`
 }
 
@@ -363,14 +401,33 @@ function finishReason(stop: string | null | undefined): 'stop' | 'length' | 'too
   return 'stop'
 }
 
-function usageOf(usage: ClaudeUsage | undefined, cost: number | undefined): Record<string, unknown> {
-  const input = (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + (usage?.cache_read_input_tokens ?? 0)
-  const output = usage?.output_tokens ?? 0
+/**
+ * The result line's usage as core's `TokenUsage`, or `undefined` when the CLI
+ * reported no token counts. Anthropic's `input_tokens` leaves the cache out, so
+ * `promptTokens` adds the cache reads and writes back: it is the whole input,
+ * and `promptTokensDetails` splits it. `output_tokens` already includes thinking.
+ */
+function usageOf(usage: ClaudeUsage | undefined, cost: number | undefined): TokenUsage | undefined {
+  if (!isObject(usage)) return undefined
+  const input = count(usage.input_tokens)
+  const output = count(usage.output_tokens)
+  if (input === undefined && output === undefined) return undefined
+  const cacheRead = count(usage.cache_read_input_tokens) ?? 0
+  const cacheWrite = count(usage.cache_creation_input_tokens) ?? 0
+  const thinking = isObject(usage.output_tokens_details) ? (count(usage.output_tokens_details.thinking_tokens) ?? 0) : 0
+  const promptTokens = (input ?? 0) + cacheRead + cacheWrite
+  const completionTokens = output ?? 0
   return {
-    promptTokens: input,
-    completionTokens: output,
-    totalTokens: input + output,
-    ...(usage?.cache_read_input_tokens ? { promptTokensDetails: { cachedTokens: usage.cache_read_input_tokens } } : {}),
-    ...(typeof cost === 'number' ? { cost } : {}),
+    promptTokens,
+    completionTokens,
+    totalTokens: promptTokens + completionTokens,
+    ...(cacheRead || cacheWrite ? { promptTokensDetails: { ...(cacheRead ? { cachedTokens: cacheRead } : {}), ...(cacheWrite ? { cacheWriteTokens: cacheWrite } : {}) } } : {}),
+    ...(thinking ? { completionTokensDetails: { reasoningTokens: thinking } } : {}),
+    ...(typeof cost === 'number' && Number.isFinite(cost) ? { cost } : {}),
   }
+}
+
+/** A token count the CLI reported, or `undefined` when it is missing or not a count. */
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined
 }

@@ -10,22 +10,24 @@ import { provideSandbox, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { claudeCodeText } from '../src/index.js'
 
 /** A capability bus holding a sandbox whose `spawn` records the command and fails (no CLI runs). */
-function standIn(): { capabilities: object; spawned: string[] } {
+function standIn(flags: { isolated?: boolean } = {}): { capabilities: object; spawned: string[]; envs: Record<string, string>[] } {
   const spawned: string[] = []
+  const envs: Record<string, string>[] = []
   const handle = {
     id: 'stand-in',
     workspaceRoot: '/workspace',
-    capabilities: { writableStdin: true },
+    capabilities: { writableStdin: true, ...flags },
     process: {
-      spawn: (command: string) => {
+      spawn: (command: string, options?: { env?: Record<string, string> }) => {
         spawned.push(command)
+        envs.push(options?.env ?? {})
         throw new Error('stand-in sandbox: no process runs here')
       },
     },
   } as unknown as SandboxHandle
   const capabilities = { capabilities: { markProvided: () => undefined } }
   provideSandbox(capabilities as never, handle)
-  return { capabilities, spawned }
+  return { capabilities, spawned, envs }
 }
 
 const logger = new Proxy({}, { get: () => () => undefined })
@@ -57,5 +59,24 @@ describe('modelOptions.sessionId', () => {
       expect(spawned).toHaveLength(1)
       expect(spawned[0]).toContain(` --resume=${sessionId} `)
     }
+  })
+})
+
+describe('isolation claims', () => {
+  async function envOf(flags: { isolated?: boolean }): Promise<Record<string, string>> {
+    const { capabilities, envs } = standIn(flags)
+    const stream = claudeCodeText('sonnet').chatStream({ model: 'sonnet', runId: 'run-1', threadId: 'thread-1', messages: [{ role: 'user', content: 'hi' }], capabilities, logger } as never)
+    for await (const chunk of stream) void chunk
+    expect(envs).toHaveLength(1)
+    return envs[0]!
+  }
+
+  it('never sets IS_SANDBOX on a provider that does not promise isolation (localProcessSandbox), even under bypassPermissions', async () => {
+    expect(await envOf({ isolated: false })).not.toHaveProperty('IS_SANDBOX')
+    expect(await envOf({})).not.toHaveProperty('IS_SANDBOX')
+  })
+
+  it('sets IS_SANDBOX=1 under bypassPermissions when the provider promises isolation (dockerSandbox)', async () => {
+    expect(await envOf({ isolated: true })).toMatchObject({ IS_SANDBOX: '1' })
   })
 })

@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import type { StreamChunk } from '@tanstack/ai'
-import { createRunScopedIdGen } from '@tanstack/ai-sandbox'
-import { CLAUDE_CODE_SESSION_EVENT, CLAUDE_CODE_INIT_EVENT, createClaudeCodeTranslator, translateClaudeCodeLines } from '../src/index.js'
+import { TOOL_BRIDGE_UNAVAILABLE_EVENT, createRunScopedIdGen } from '@tanstack/ai-sandbox'
+import { CLAUDE_CODE_SESSION_EVENT, CLAUDE_CODE_INIT_EVENT, CLAUDE_CODE_PERMISSION_DENIALS_EVENT, createClaudeCodeTranslator, translateClaudeCodeLines } from '../src/index.js'
 import { cliVersions, collapse, linesOf, recording, replay, resultOf, sessionOf, translate } from './helpers/recordings.js'
 
 const versions = cliVersions()
@@ -254,8 +254,7 @@ describe('translator edge cases', () => {
     expect(make().finish({ exitCode: 3, stderrTail: '' })[0]).toMatchObject({ message: expect.stringContaining('It wrote nothing to stderr.') })
   })
 
-  it('maps error_max_turns and stop reasons', () => {
-    expect(make().push({ type: 'result', subtype: 'error_max_turns', num_turns: 4 })[0]).toMatchObject({ type: 'RUN_ERROR', code: 'error_max_turns', message: expect.stringContaining('maximum number of turns (4)') })
+  it('maps stop reasons', () => {
     expect(make().push({ type: 'result', subtype: 'success', stop_reason: 'max_tokens' })[0]).toMatchObject({ type: 'RUN_FINISHED', finishReason: 'length' })
     expect(make().push({ type: 'result', subtype: 'success', stop_reason: 'refusal' })[0]).toMatchObject({ type: 'RUN_FINISHED', finishReason: 'content_filter' })
   })
@@ -304,5 +303,69 @@ describe('translator robustness (malformed and reordered lines)', () => {
     expect(notFound.at(-1)).toMatchObject({ code: 'cli_not_found', message: expect.stringContaining('was not found') })
     const own = make().finish({ exitCode: 1, stderrTail: 'open config: No such file or directory' })
     expect(own.at(-1)).toMatchObject({ code: 'cli_exit', message: expect.stringContaining('exited with code 1') })
+  })
+})
+
+describe('usage, turn limit, bridged tools and the bridge status', () => {
+  const make = () => createClaudeCodeTranslator({ ...run, model: 'sonnet', genId: createRunScopedIdGen('run-1') })
+  const result = (extra: Record<string, unknown>) => make().push({ type: 'result', subtype: 'success', is_error: false, stop_reason: 'end_turn', ...extra })[0]
+
+  it('omits usage the CLI never reported instead of presenting zeros', () => {
+    const finished = result({ total_cost_usd: 0.01 })
+    expect(finished).toMatchObject({ type: 'RUN_FINISHED', finishReason: 'stop' })
+    expect(finished).not.toHaveProperty('usage')
+    expect(result({ usage: {} }), 'no token counts is no usage').not.toHaveProperty('usage')
+    expect(result({ usage: { input_tokens: 'many' } })).not.toHaveProperty('usage')
+  })
+
+  it("maps usage as core's TokenUsage: promptTokens is the whole input, split into cache reads and writes; thinking is part of the output", () => {
+    const usage = { input_tokens: 12, cache_read_input_tokens: 300, cache_creation_input_tokens: 40, output_tokens: 25, output_tokens_details: { thinking_tokens: 9 } }
+    expect(result({ usage, total_cost_usd: 0.002 })).toEqual({
+      type: 'RUN_FINISHED',
+      ...run,
+      finishReason: 'stop',
+      model: 'sonnet',
+      usage: { promptTokens: 352, completionTokens: 25, totalTokens: 377, promptTokensDetails: { cachedTokens: 300, cacheWriteTokens: 40 }, completionTokensDetails: { reasoningTokens: 9 }, cost: 0.002 },
+    })
+  })
+
+  it('ends a run that hit the turn limit with RUN_FINISHED, finish reason length, and its usage', () => {
+    const line = { type: 'result', subtype: 'error_max_turns', is_error: true, num_turns: 4, stop_reason: 'tool_use', total_cost_usd: 0.003, usage: { input_tokens: 40, output_tokens: 8 } }
+    expect(make().push(line)).toEqual([{ type: 'RUN_FINISHED', ...run, finishReason: 'length', model: 'sonnet', usage: { promptTokens: 40, completionTokens: 8, totalTokens: 48, cost: 0.003 } }])
+    const t = make()
+    t.push(line)
+    expect(t.finish({ exitCode: 1, stderrTail: '' }), 'the result line closed the run').toEqual([])
+  })
+
+  it("reports a bridged tool by the name the app registered (streamed and whole), and keeps the CLI's own tools and other MCP servers as they are", () => {
+    const streamed = make()
+    streamed.push({ type: 'stream_event', event: { type: 'message_start', message: { id: 'm1' } } })
+    expect(streamed.push({ type: 'stream_event', event: { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'mcp__tanstack__get_weather' } } })).toEqual([
+      { type: 'TOOL_CALL_START', toolCallId: 'toolu_1', toolCallName: 'get_weather', toolName: 'get_weather', metadata: { ...META, cliToolName: 'mcp__tanstack__get_weather' } },
+    ])
+    const whole = make().push({ type: 'assistant', message: { id: 'm2', content: [{ type: 'tool_use', id: 'toolu_2', name: 'mcp__tanstack__lookup_order', input: { orderId: 'A-17' } }, { type: 'tool_use', id: 'toolu_3', name: 'mcp__issues__lookup_issue', input: {} }, { type: 'tool_use', id: 'toolu_4', name: 'Bash', input: {} }] } })
+    expect(whole.filter((c) => c.type === 'TOOL_CALL_START').map((c) => [c.toolCallName, c.toolName, c.metadata])).toEqual([
+      ['lookup_order', 'lookup_order', { ...META, cliToolName: 'mcp__tanstack__lookup_order' }],
+      ['mcp__issues__lookup_issue', 'mcp__issues__lookup_issue', META],
+      ['Bash', 'Bash', META],
+    ])
+  })
+
+  it('names a refused bridged tool by its app name in the permission denials', () => {
+    const chunks = result({ permission_denials: [{ tool_name: 'mcp__tanstack__charge_card', tool_use_id: 'toolu_9', tool_input: { cents: 1999 } }, { tool_name: 'Bash', tool_use_id: 'toolu_8', tool_input: { command: 'git push' } }] })
+    expect(chunks).toEqual({ type: 'CUSTOM', name: CLAUDE_CODE_PERMISSION_DENIALS_EVENT, value: { denials: [{ toolName: 'charge_card', toolUseId: 'toolu_9', input: { cents: 1999 } }, { toolName: 'Bash', toolUseId: 'toolu_8', input: { command: 'git push' } }] } })
+  })
+
+  it('emits tool-bridge.unavailable when system/init lists the tanstack server as not connected', () => {
+    const init = (status: string) => make().push({ type: 'system', subtype: 'init', session_id: 's-1', tools: ['Bash'], mcp_servers: [{ name: 'issues', status: 'connected' }, { name: 'tanstack', status }] })
+    for (const status of ['failed', 'needs-auth', 'pending']) {
+      const chunks = init(status)
+      expect(chunks.map((c) => c.type === 'CUSTOM' && c.name)).toEqual([CLAUDE_CODE_SESSION_EVENT, CLAUDE_CODE_INIT_EVENT, TOOL_BRIDGE_UNAVAILABLE_EVENT])
+      expect(chunks[2], status).toEqual({ type: 'CUSTOM', name: TOOL_BRIDGE_UNAVAILABLE_EVENT, value: { server: 'tanstack', status, reason: expect.stringMatching(/^The host tools passed to chat\(\{ tools \}\) are not available to the agent in this run: .+\.$/) } })
+    }
+    expect((init('failed')[2] as { value: { reason: string } }).value.reason).toContain('could not connect')
+    expect((init('needs-auth')[2] as { value: { reason: string } }).value.reason).toContain('authenticate')
+    expect(init('connected').map((c) => c.type === 'CUSTOM' && c.name), 'a connected bridge is no news').toEqual([CLAUDE_CODE_SESSION_EVENT, CLAUDE_CODE_INIT_EVENT])
+    expect(make().push({ type: 'system', subtype: 'init', mcp_servers: [{ name: 'issues', status: 'failed' }] }).map((c) => c.type === 'CUSTOM' && c.name), "another server's failure is not the bridge's").toEqual([CLAUDE_CODE_INIT_EVENT])
   })
 })

@@ -1,35 +1,33 @@
 /**
- * `codexText`: the Codex harness adapter. Its `chatStream` reads the run's
- * sandbox from the capability bus, builds the prompt and the command, runs
- * `codex exec --json` inside the sandbox through `spawnNdjson`, and translates
- * each stdout line into chat chunks. It owns no process management itself:
- * abort and early stop kill the CLI's process group through the spawn handle.
- * Invariant: the stream never throws; every failure ends it with `RUN_ERROR`.
+ * `codexText`: the Codex harness adapter. Its `chatStream` is core's shared
+ * run loop (`runHarness`) with what is Codex's own: the thread-id rule, the
+ * `codex exec --json` translator, a check that a resume did not land in a new
+ * thread, and `prepare`, which maps the policy to sandbox settings and
+ * execpolicy rules, projects skills and MCP servers, opens the tool bridge and
+ * builds the command. `chat({ outputSchema })` runs the same loop with
+ * `--output-schema <run file>` (see structured-output.ts).
  */
-import type { AdapterYieldChunk, ModelMessage, TextAdapter, TextOptions } from '@tanstack/ai'
+import type { StreamChunk, TextAdapter, TextOptions } from '@tanstack/ai'
 import {
-  createRunScopedIdGen,
   defineSandboxPolicy,
   excludeFromGit,
   getProjection,
-  getSandbox,
   getSandboxPolicy,
-  guardHarnessRun,
   harnessOptionFields,
   harnessRunError,
   harnessSystemPrompt,
-  mergeChunkStreams,
   parseOptions,
+  removeSandboxRunFiles,
   resolveSecret,
+  runHarness,
   SandboxCapability,
   sandboxRunFilePath,
-  spawnNdjson,
   toSandboxPath,
   writeSandboxRunFile,
-  type HarnessRunContext,
+  type HarnessCommonOptions,
+  type HarnessLaunch,
+  type HarnessPrepareContext,
   type SandboxHandle,
-  type SecretRef,
-  buildHarnessPrompt,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { openCodexToolBridge } from './bridge.js'
@@ -37,24 +35,17 @@ import { buildCodexCommand, codexConfigFlag, type CodexSandboxMode, type TomlVal
 import { CodexUnsupportedError } from './errors.js'
 import { codexPolicySettings, type CodexPolicySettings } from './policy.js'
 import { codexProjection } from './projection.js'
-import { codexSessionGoneMessage, createCodexTranslator, type CodexExit } from './translate.js'
+import { codexOutputSchema, withCodexStructuredOutput } from './structured-output.js'
+import { codexSessionGoneMessage, codexThreadGone, createCodexTranslator } from './translate.js'
 
 /** Options of {@link codexText}. */
-export interface CodexOptions {
+export interface CodexOptions extends HarnessCommonOptions {
   /** The CLI to run: a name on the sandbox's `PATH` or an absolute path inside the sandbox. Default `codex`. */
   executable?: string
   /** Override the sandbox mode mapped from the policy: `'bypass'` (`--dangerously-bypass-approvals-and-sandbox`) or a Codex sandbox mode. */
   sandboxMode?: CodexSandboxMode | 'bypass'
   /** `-c key=value` overrides, e.g. `{ model_reasoning_effort: 'high' }`. Applied after the adapter's own. */
   config?: Record<string, TomlValue>
-  /** Working directory inside the workspace. Default: the workspace root. */
-  cwd?: string
-  /** Extra environment for the CLI (e.g. `CODEX_HOME`, `HOME`, `OPENAI_API_KEY`). Values may be secret references. */
-  env?: Record<string, string | SecretRef>
-  /** Extra CLI flags, appended verbatim before the positional arguments. */
-  extraArgs?: string[]
-  /** Stop the run after this many ms: the CLI's process group is killed and the run ends with `RUN_ERROR` `timeout`. Default: no limit. */
-  timeoutMs?: number
 }
 
 /** Per-call options: `chat({ modelOptions: { sessionId } })` resumes a Codex thread. */
@@ -116,47 +107,54 @@ export function codexText(model: string, options: CodexOptions = {}): CodexTextA
     requires: [SandboxCapability],
     '~types': undefined as unknown as CodexTextAdapter['~types'],
     chatStream: (textOptions) =>
-      guardHarnessRun({ harness: 'codex', options: textOptions, secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env }, run: (run) => runCodex(model, config, textOptions, run) }),
+      runHarness({
+        harness: 'codex',
+        model,
+        options: textOptions,
+        secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },
+        ...(config.timeoutMs ? { timeoutMs: config.timeoutMs } : {}),
+        ...(config.exitGraceMs !== undefined ? { exitGraceMs: config.exitGraceMs } : {}),
+        sessionId: { pattern: SESSION_ID, refused: (id) => `codex: modelOptions.sessionId ${JSON.stringify(id.slice(0, 80))} is not a Codex thread id. Pass the value of an earlier run's codex.session-id event.` },
+        sessionGone: (stderrTail) => {
+          const gone = codexThreadGone(stderrTail)
+          return gone ? codexSessionGoneMessage(gone) : undefined
+        },
+        translator: (ids) => {
+          const translator = createCodexTranslator({ ...ids, model })
+          return textOptions.outputSchema === undefined ? translator : withCodexStructuredOutput(translator)
+        },
+        prepare: (run) => prepareCodex(model, config, textOptions, run),
+      }),
+    // chat({ outputSchema }) hands the schema to chatStream (--output-schema), which emits structured-output.complete.
+    supportsCombinedToolsAndSchema: () => true,
+    combinedStructuredOutputSource: () => 'event',
     async structuredOutput() {
       throw new CodexUnsupportedError()
     },
   }
 }
 
-/** The run itself: prompt, policy rules, command, the CLI through `spawnNdjson`, its lines translated. Inside `guardHarnessRun`, which reports what it throws as `adapter_error`. */
-async function* runCodex(model: string, config: CodexOptions, options: TextOptions<CodexModelOptions>, run: HarnessRunContext): AsyncIterable<AdapterYieldChunk> {
+/** Codex's part of a run: policy settings and rules, projected files, the tool bridge, the command and its environment. */
+async function prepareCodex(model: string, config: CodexOptions, options: TextOptions<CodexModelOptions>, run: HarnessPrepareContext): Promise<HarnessLaunch> {
   const capabilities = options.capabilities!
-  const handle = getSandbox(capabilities)
-  const { runId, threadId } = run
-  const translator = createCodexTranslator({ runId, threadId, model, genId: createRunScopedIdGen(runId) })
-  const sessionId = typeof options.modelOptions?.sessionId === 'string' ? options.modelOptions.sessionId : undefined
-  const prompt = buildHarnessPrompt(options.messages as ModelMessage[], sessionId !== undefined)
-  yield* translator.start() as AdapterYieldChunk[]
-  if (sessionId !== undefined && !SESSION_ID.test(sessionId)) {
-    yield harnessRunError(runId, threadId, `codex: modelOptions.sessionId ${JSON.stringify(sessionId.slice(0, 80))} is not a Codex thread id. Pass the value of an earlier run's codex.session-id event.`, 'invalid_session_id')
-    return
-  }
-  if (prompt.trim() === '') {
-    yield harnessRunError(runId, threadId, 'codex: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
-    return
-  }
-
-  const policy = codexPolicySettings(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy(), { scripts: getProjection(capabilities, { optional: true })?.workspace.scripts })
+  const { handle, runId, threadId, prompt, sessionId } = run
+  const projection = getProjection(capabilities, { optional: true })
+  const policy = codexPolicySettings(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy(), { scripts: projection?.workspace.scripts })
   for (const warning of policy.warnings) options.logger.warn(`codex: ${warning}`)
-  const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
-  const timeout = config.timeoutMs ? AbortSignal.timeout(config.timeoutMs) : undefined
-  // Stops the CLI when the consumer leaves while a read is pending (the merged stream cannot return it).
-  const stop = new AbortController()
-  const signal = AbortSignal.any([stop.signal, ...(requestSignal ? [requestSignal] : []), ...(timeout ? [timeout] : [])])
   // Skills and MCP servers in Codex's own format (written once per workspace hash).
-  const projected = (await getProjection(capabilities, { optional: true })?.project(codexProjection)) ?? { args: [] }
+  const projected = (await projection?.project(codexProjection)) ?? { args: [] }
   const rulesWritten = await syncPolicyRules(handle, policy.rules)
   // chat() tools: served from the host for this run only, as the MCP server `tanstack`.
   const tools = await openCodexToolBridge(options, handle, runId)
+  const runFiles: string[] = []
   try {
     const instructions = harnessSystemPrompt(options.systemPrompts)
-    const projectedArgs = projected.args.filter((arg) => arg !== '--trust')
-    const commandInput = {
+    const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
+    const outputSchema = codexOutputSchema(options)
+    const outputSchemaFile = outputSchema ? await writeSandboxRunFile(handle, { file: sandboxRunFilePath(RUN_FILES_DIR, runId, 'schema.json'), content: JSON.stringify(outputSchema), harness: 'codex', what: 'the output schema file' }) : undefined
+    if (outputSchemaFile) runFiles.push(outputSchemaFile)
+    const promptFile = handle.capabilities.writableStdin ? undefined : await writeSandboxRunFile(handle, { file: sandboxRunFilePath(RUN_FILES_DIR, runId, 'prompt'), content: prompt, harness: 'codex', what: 'the prompt file' })
+    const command = buildCodexCommand({
       model,
       ...(config.executable ? { executable: config.executable } : {}),
       ...(sessionId ? { sessionId } : {}),
@@ -169,50 +167,32 @@ async function* runCodex(model: string, config: CodexOptions, options: TextOptio
         ...Object.entries(config.config ?? {}).map(([key, value]) => codexConfigFlag(key, value)),
       ],
       trust: rulesWritten || projected.args.includes('--trust'),
-      extraArgs: [...projectedArgs, ...(config.extraArgs ?? [])],
-    }
+      ...(outputSchemaFile ? { outputSchemaFile } : {}),
+      extraArgs: [...projected.args.filter((arg) => arg !== '--trust'), ...(config.extraArgs ?? [])],
+      ...(promptFile ? { promptFile } : {}),
+    })
     const env = { ...cliEnv(config, capabilities), ...tools?.flags.env }
-    const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
-    const promptFile = handle.capabilities.writableStdin ? undefined : await writeSandboxRunFile(handle, { file: sandboxRunFilePath(RUN_FILES_DIR, runId, 'prompt'), content: prompt, harness: 'codex', what: 'the prompt file' })
-    const command = buildCodexCommand({ ...commandInput, ...(promptFile ? { promptFile } : {}) })
-    options.logger.request(`codex: ${run.redact(command)}`, { provider: 'codex', model, cwd })
-
-    let exit: CodexExit = { exitCode: 0, stderrTail: '' }
-    let resumedElsewhere = false
-    const translated = async function* (): AsyncGenerator<AdapterYieldChunk> {
-      for await (const line of spawnNdjson(handle, command, {
-        cwd,
-        env,
-        ...(promptFile ? {} : { stdin: prompt }),
-        signal,
-        onNonJsonLine: (text) => options.logger.provider(`codex: non-JSON stdout line: ${run.redact(text.slice(0, 200))}`),
-        onExit: (result) => {
-          exit = result
-        },
-      })) {
-        options.logger.provider('codex line', { line: run.redact(JSON.stringify(line)) })
-        const started = line as { type?: string; thread_id?: string }
-        if (sessionId !== undefined && started.type === 'thread.started' && typeof started.thread_id === 'string' && started.thread_id !== sessionId) {
-          // Codex answers an unknown thread id by silently starting a new thread: refuse instead of losing the context.
-          resumedElsewhere = true
-          yield harnessRunError(runId, threadId, codexSessionGoneMessage(`no thread ${JSON.stringify(sessionId)} (Codex started a new thread instead, so the run was stopped)`), 'session_not_found')
-          return // leaving the loop kills the CLI
-        }
-        yield* translator.push(line) as AdapterYieldChunk[]
-      }
+    return {
+      command,
+      cwd,
+      env,
+      ...(promptFile ? {} : { stdin: prompt }),
+      ...(tools ? { bridge: tools.bridge } : {}),
+      ...(sessionId ? { inspect: (event: unknown) => resumedElsewhere(event, sessionId, runId, threadId) } : {}),
+      ...(runFiles.length > 0 ? { cleanup: () => removeSandboxRunFiles(handle, runFiles) } : {}),
     }
-    // Live bridged-tool events (CUSTOM chunks) are spliced in as they happen.
-    yield* tools ? mergeChunkStreams(translated(), tools.bridge.chunks as AsyncIterable<AdapterYieldChunk>) : translated()
-    if (timeout?.aborted && !requestSignal?.aborted) {
-      yield harnessRunError(runId, threadId, `codex: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
-      return
-    }
-    if (requestSignal?.aborted || resumedElsewhere) return
-    yield* translator.finish(exit) as AdapterYieldChunk[]
-  } finally {
-    stop.abort()
+  } catch (error) {
     await tools?.bridge.close()
+    await removeSandboxRunFiles(handle, runFiles)
+    throw error
   }
+}
+
+/** Codex answers an unknown thread id by silently starting a new thread: refuse instead of losing the context. */
+function resumedElsewhere(event: unknown, sessionId: string, runId: string, threadId: string): StreamChunk | undefined {
+  const started = event as { type?: string; thread_id?: string }
+  if (started.type !== 'thread.started' || typeof started.thread_id !== 'string' || started.thread_id === sessionId) return undefined
+  return harnessRunError(runId, threadId, codexSessionGoneMessage(`no thread ${JSON.stringify(sessionId)} (Codex started a new thread instead, so the run was stopped)`), 'session_not_found') as StreamChunk
 }
 
 /** `-c` overrides for the sandbox: the explicit `sandboxMode` option, else the policy's. */

@@ -26,6 +26,8 @@ export interface CodexCommandInput {
   config?: readonly string[]
   /** `--trust`: load the workspace's `.codex/config.toml` and `.codex/rules/` (Codex ignores them in untrusted projects). */
   trust?: boolean
+  /** `--output-schema <file>`: a JSON Schema file in the sandbox that the final answer must match (structured output). */
+  outputSchemaFile?: string
   /** Extra flags passed through verbatim (after ours, before the positional arguments). */
   extraArgs?: readonly string[]
 }
@@ -45,6 +47,7 @@ export function buildCodexArgs(input: CodexCommandInput): string[] {
   if (input.bypassSandbox) args.push('--dangerously-bypass-approvals-and-sandbox')
   for (const entry of input.config ?? []) args.push('-c', entry)
   if (input.trust) args.push('--trust')
+  if (input.outputSchemaFile) args.push('--output-schema', input.outputSchemaFile)
   if (input.extraArgs) args.push(...input.extraArgs)
   if (input.sessionId) args.push(input.sessionId)
   args.push('-')

@@ -4,9 +4,14 @@
  */
 import { SandboxError } from '@tanstack/ai-sandbox'
 
-/** Thrown when `chat()` asks for structured output (`outputSchema`), which the Codex adapter does not provide. */
+/**
+ * Thrown by the adapter's `structuredOutput()`, which a CLI run cannot serve on
+ * its own (it has no sandbox). `chat({ outputSchema })` never calls it: the
+ * adapter takes the schema in `chatStream` (`--output-schema`).
+ */
 export class CodexUnsupportedError extends SandboxError<'structured-output-unsupported'> {
+  static override readonly brand: string = '@tanstack/ai-codex/error/CodexUnsupportedError'
   constructor() {
-    super('structured-output-unsupported', 'codex: structured output is not supported by the Codex CLI adapter. Call chat() without outputSchema, or ask the agent to write JSON to a file in the workspace and read it with the sandbox handle.')
+    super('structured-output-unsupported', 'codex: structuredOutput() cannot run on its own, because a Codex run needs the sandbox that chat() provides. Call chat({ adapter, outputSchema, middleware: [withSandbox(sandbox)] }), which runs the CLI with --output-schema.')
   }
 }

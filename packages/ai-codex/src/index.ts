@@ -16,3 +16,4 @@ export { codexToolBridgeFlags, CODEX_BRIDGE_SERVER, CODEX_BRIDGE_TOKEN_ENV } fro
 export type { CodexToolBridgeFlags } from './bridge.js'
 export type { CodexLine, CodexItem, CodexUsage } from './cli-events.js'
 export { CodexUnsupportedError } from './errors.js'
+export { withCodexStructuredOutput, STRUCTURED_OUTPUT_INVALID } from './structured-output.js'

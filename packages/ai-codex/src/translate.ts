@@ -6,9 +6,14 @@
  * Codex reports whole items (no token deltas): a message is one
  * `TEXT_MESSAGE_CONTENT`, a tool call opens at `item.started` and gets its
  * result at `item.completed`. Tool-call ids come from `genId`, because the
- * CLI's item ids (`item_0`, …) restart in every run of a thread.
+ * CLI's item ids (`item_0`, …) restart in every run of a thread. A call to a
+ * bridged host tool (server `tanstack`) is reported by the app's tool name.
+ * Usage (core's `TokenUsage`): `promptTokens` is Codex's `input_tokens`, the
+ * whole input with the cached part inside it; a turn that ends without usage
+ * gives a `RUN_FINISHED` without `usage`, never zeros.
  */
-import type { StreamChunk } from '@tanstack/ai'
+import { EventType, type StreamChunk, type TokenUsage } from '@tanstack/ai'
+import { TOOL_BRIDGE_SERVER_NAME } from '@tanstack/ai-sandbox'
 import type { CodexItem, CodexLine, CodexUsage } from './cli-events.js'
 
 /** The `CUSTOM` event that carries the Codex thread id (pass it back as `modelOptions.sessionId`). */
@@ -46,13 +51,12 @@ export interface CodexTranslator {
   readonly sessionId: string | undefined
 }
 
-/** The chunk name and input the CLI's own tools are reported with. */
+/** The chunk name and input a tool call is reported with (`cliName`: the CLI's name for a bridged tool, when it differs). */
 interface ToolView {
   name: string
   input: unknown
+  cliName?: string
 }
-
-const chunk = (value: Record<string, unknown>): StreamChunk => value as unknown as StreamChunk
 
 /** Exit codes of a shell that could not find (127) or execute (126) the program. */
 const NOT_FOUND_EXITS = new Set([126, 127])
@@ -84,16 +88,17 @@ export function createCodexTranslator(options: CodexTranslatorOptions): CodexTra
     if (toolCallId === undefined) {
       toolCallId = genId()
       tools.set(item.id, toolCallId)
-      // The CLI runs its own tools; core must never try to execute them.
+      // The CLI runs its own tools (and the bridge runs the app's); core must never try to execute them.
+      const metadata = { providerExecuted: true, harness: 'codex', itemType: item.type, ...(view.cliName ? { cliToolName: view.cliName } : {}) }
       out.push(
-        chunk({ type: 'TOOL_CALL_START', toolCallId, toolCallName: view.name, toolName: view.name, metadata: { providerExecuted: true, harness: 'codex', itemType: item.type } }),
-        chunk({ type: 'TOOL_CALL_ARGS', toolCallId, delta: JSON.stringify(view.input) }),
-        chunk({ type: 'TOOL_CALL_END', toolCallId, input: view.input }),
+        { type: EventType.TOOL_CALL_START, toolCallId, toolCallName: view.name, toolName: view.name, metadata },
+        { type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(view.input) },
+        { type: EventType.TOOL_CALL_END, toolCallId, input: view.input },
       )
     }
     if (phase === 'completed') {
       tools.delete(item.id)
-      out.push(chunk({ type: 'TOOL_CALL_RESULT', messageId: genId(), toolCallId, content: toolResult(item), role: 'tool' }))
+      out.push({ type: EventType.TOOL_CALL_RESULT, messageId: genId(), toolCallId, content: toolResult(item), role: 'tool' })
     }
     return out
   }
@@ -101,42 +106,47 @@ export function createCodexTranslator(options: CodexTranslatorOptions): CodexTra
   function textMessage(text: unknown): StreamChunk[] {
     if (typeof text !== 'string' || text === '') return []
     const messageId = genId()
-    return [chunk({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }), chunk({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: text }), chunk({ type: 'TEXT_MESSAGE_END', messageId })]
+    return [
+      { type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' },
+      { type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: text },
+      { type: EventType.TEXT_MESSAGE_END, messageId },
+    ]
   }
 
   function reasoning(text: unknown): StreamChunk[] {
     if (typeof text !== 'string' || text === '') return []
     const messageId = genId()
     return [
-      chunk({ type: 'REASONING_START', messageId }),
-      chunk({ type: 'REASONING_MESSAGE_START', messageId, role: 'reasoning' }),
-      chunk({ type: 'REASONING_MESSAGE_CONTENT', messageId, delta: text }),
-      chunk({ type: 'REASONING_MESSAGE_END', messageId }),
-      chunk({ type: 'REASONING_END', messageId }),
+      { type: EventType.REASONING_START, messageId },
+      { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning' },
+      { type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta: text },
+      { type: EventType.REASONING_MESSAGE_END, messageId },
+      { type: EventType.REASONING_END, messageId },
     ]
   }
 
   function notice(message: unknown): StreamChunk[] {
     if (typeof message !== 'string' || message === '') return []
     lastError = message
-    return [chunk({ type: 'CUSTOM', name: CODEX_ERROR_EVENT, value: { message } })]
+    return [{ type: EventType.CUSTOM, name: CODEX_ERROR_EVENT, value: { message } }]
   }
 
   function onTurnEnd(line: CodexLine): StreamChunk[] {
     closed = true
     if (line.type === 'turn.failed') {
       const { message, code } = turnError(line.error?.message ?? lastError)
-      return [chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+      return [runError(message, code)]
     }
-    return [chunk({ type: 'RUN_FINISHED', runId, threadId, finishReason: 'stop', ...(options.model ? { model: options.model } : {}), usage: usageOf(line.usage) })]
+    const usage = usageOf(line.usage)
+    return [{ type: EventType.RUN_FINISHED, runId, threadId, finishReason: 'stop', ...(options.model ? { model: options.model } : {}), ...(usage ? { usage } : {}) }]
   }
 
   function runError(message: string, code: string): StreamChunk {
-    return chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })
+    return { type: EventType.RUN_ERROR, runId, threadId, message, code, error: { message, code } }
   }
 
   return {
-    start: () => [chunk({ type: 'RUN_STARTED', runId, threadId })],
+    start: () => [{ type: EventType.RUN_STARTED, runId, threadId }],
     push(raw) {
       if (closed || typeof raw !== 'object' || raw === null || Array.isArray(raw)) return []
       const line = raw as CodexLine
@@ -144,7 +154,7 @@ export function createCodexTranslator(options: CodexTranslatorOptions): CodexTra
         case 'thread.started':
           if (sessionId !== undefined || typeof line.thread_id !== 'string' || line.thread_id === '') return []
           sessionId = line.thread_id
-          return [chunk({ type: 'CUSTOM', name: CODEX_SESSION_EVENT, value: { sessionId } })]
+          return [{ type: EventType.CUSTOM, name: CODEX_SESSION_EVENT, value: { sessionId } }]
         case 'item.started':
         case 'item.completed':
           return isObject(line.item) ? onItem(line.type === 'item.started' ? 'started' : 'completed', line.item) : []
@@ -189,8 +199,12 @@ function toolView(item: CodexItem): ToolView | undefined {
       return { name: 'exec_command', input: { command: typeof item.command === 'string' ? item.command : '' } }
     case 'file_change':
       return { name: 'apply_patch', input: { changes: changesOf(item) } }
-    case 'mcp_tool_call':
-      return { name: `mcp__${item.server ?? 'unknown'}__${item.tool ?? 'unknown'}`, input: item.arguments ?? {} }
+    case 'mcp_tool_call': {
+      const cliName = `mcp__${item.server ?? 'unknown'}__${item.tool ?? 'unknown'}`
+      // A bridged host tool keeps the name the app registered; other MCP servers' tools keep Codex's namespaced name.
+      if (item.server === TOOL_BRIDGE_SERVER_NAME && typeof item.tool === 'string' && item.tool !== '') return { name: item.tool, input: item.arguments ?? {}, cliName }
+      return { name: cliName, input: item.arguments ?? {} }
+    }
     case 'web_search':
       return { name: 'web_search', input: { query: typeof item.query === 'string' ? item.query : '' } }
     default:
@@ -258,6 +272,14 @@ function cliNotFound(exitCode: number, stderrTail: string): boolean {
 const THREAD_GONE = /no rollout found for thread id [^\s()]+/
 
 /**
+ * What Codex's stderr says when a resumed thread does not exist.
+ * @returns The matching text (`no rollout found for thread id <id>`), else `undefined`.
+ */
+export function codexThreadGone(stderrTail: string): string | undefined {
+  return THREAD_GONE.exec(stderrTail)?.[0]
+}
+
+/**
  * The `session_not_found` message: the CLI's one-line reason, what it means
  * and the way out, never the stderr around it (a backtrace under `RUST_BACKTRACE`).
  * @param reason - The CLI's reason, e.g. `no rollout found for thread id 0192…`.
@@ -283,13 +305,22 @@ function exitMessage(exit: CodexExit, notFound: boolean, lastError: string | und
   return `Codex ${how} before its turn ended.${detail ? `\n${detail}` : ' It wrote nothing to stderr.'}`
 }
 
-function usageOf(usage: CodexUsage | undefined): Record<string, unknown> {
-  const n = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0)
-  const input = n(usage?.input_tokens)
-  const output = n(usage?.output_tokens)
-  const cached = n(usage?.cached_input_tokens)
-  const cacheWrite = n(usage?.cache_write_input_tokens)
-  const reasoningTokens = n(usage?.reasoning_output_tokens)
+/**
+ * `turn.completed` usage as core's `TokenUsage`, or `undefined` when the line
+ * has no token counts. Codex reports OpenAI's meaning: `input_tokens` is the
+ * whole input (`cached_input_tokens` and `cache_write_input_tokens` are parts
+ * of it) and `output_tokens` includes `reasoning_output_tokens`.
+ */
+function usageOf(usage: CodexUsage | undefined): TokenUsage | undefined {
+  if (!isObject(usage)) return undefined
+  const counted = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0
+  if (!counted(usage.input_tokens) && !counted(usage.output_tokens)) return undefined
+  const n = (value: unknown) => (counted(value) ? (value as number) : 0)
+  const input = n(usage.input_tokens)
+  const output = n(usage.output_tokens)
+  const cached = n(usage.cached_input_tokens)
+  const cacheWrite = n(usage.cache_write_input_tokens)
+  const reasoningTokens = n(usage.reasoning_output_tokens)
   return {
     promptTokens: input,
     completionTokens: output,

@@ -20,8 +20,8 @@ const text = (messageId: string, delta: string) => [
   { type: 'TEXT_MESSAGE_CONTENT', messageId, delta },
   { type: 'TEXT_MESSAGE_END', messageId },
 ]
-const tool = (toolCallId: string, name: string, itemType: string, input: unknown) => [
-  { type: 'TOOL_CALL_START', toolCallId, toolCallName: name, toolName: name, metadata: { providerExecuted: true, harness: 'codex', itemType } },
+const tool = (toolCallId: string, name: string, itemType: string, input: unknown, cliToolName?: string) => [
+  { type: 'TOOL_CALL_START', toolCallId, toolCallName: name, toolName: name, metadata: { providerExecuted: true, harness: 'codex', itemType, ...(cliToolName ? { cliToolName } : {}) } },
   { type: 'TOOL_CALL_ARGS', toolCallId, delta: JSON.stringify(input) },
   { type: 'TOOL_CALL_END', toolCallId, input },
 ]
@@ -83,12 +83,12 @@ describe.each(versions)('codex %s recordings', (version) => {
     expect(write.item.command, 'the CLI reports the command as its shell ran it').toMatch(/^\/bin\/bash -lc .*notes\.txt/)
   })
 
-  it('mcp: a bridged tool call with its arguments and result', () => {
+  it("mcp: a bridged tool call under the app's tool name, with its arguments and result", () => {
     const bytes = load('mcp')
     expect(translate(linesOf(bytes))).toEqual([
       started,
       session(bytes),
-      ...tool('run-1-0', 'mcp__tanstack__get_weather', 'mcp_tool_call', { city: 'Paris' }),
+      ...tool('run-1-0', 'get_weather', 'mcp_tool_call', { city: 'Paris' }, 'mcp__tanstack__get_weather'),
       result('run-1-1', 'run-1-0', 'Sunny in Paris, 21 °C.'),
       ...text('run-1-2', 'It is sunny in Paris.'),
       finished(bytes),
@@ -274,6 +274,22 @@ describe('translator edge cases', () => {
     expect(fail('{"error":{"message":"quota exceeded","type":"insufficient_quota"}}')).toMatchObject({ code: 'api_error', message: 'quota exceeded' })
     expect(fail('Missing environment variable: `OPENAI_API_KEY`.')).toMatchObject({ code: 'turn_failed', message: 'Missing environment variable: `OPENAI_API_KEY`.' })
     expect(make().push({ type: 'turn.failed' })[0]).toMatchObject({ code: 'turn_failed', message: expect.stringContaining('without a message') })
+  })
+
+  it('omits usage the CLI never reported instead of presenting zeros', () => {
+    for (const line of [{ type: 'turn.completed' }, { type: 'turn.completed', usage: null }, { type: 'turn.completed', usage: {} }, { type: 'turn.completed', usage: { input_tokens: 'x' } }]) {
+      const [finished] = make().push(line)
+      expect(finished, JSON.stringify(line)).toMatchObject({ type: 'RUN_FINISHED', finishReason: 'stop' })
+      expect(finished, JSON.stringify(line)).not.toHaveProperty('usage')
+    }
+    expect(make().push({ type: 'turn.completed', usage: { input_tokens: 0, output_tokens: 0 } })[0], 'zeros the CLI reported are kept').toMatchObject({ usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } })
+  })
+
+  it('reports only the tanstack server\'s MCP calls by their app name; other servers keep mcp__<server>__<tool>', () => {
+    const call = (server: string, tool: string) => make().push({ type: 'item.started', item: { id: 'i', type: 'mcp_tool_call', server, tool, arguments: {} } })[0]
+    expect(call('tanstack', 'lookup_order')).toMatchObject({ toolCallName: 'lookup_order', toolName: 'lookup_order', metadata: { providerExecuted: true, cliToolName: 'mcp__tanstack__lookup_order' } })
+    expect(call('issues', 'lookup_issue')).toMatchObject({ toolCallName: 'mcp__issues__lookup_issue', toolName: 'mcp__issues__lookup_issue' })
+    expect(call('issues', 'lookup_issue')).not.toHaveProperty('metadata.cliToolName')
   })
 
   it('maps usage details: cached and cache-write input, reasoning output', () => {

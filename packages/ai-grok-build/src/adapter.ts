@@ -1,31 +1,32 @@
 /**
- * `grokBuildText`: the Grok Build harness adapter. Its `chatStream` reads the
- * run's sandbox from the capability bus, starts `grok agent … stdio` inside
- * it with `handle.process.spawn`, speaks the Agent Client Protocol over the
- * process's stdio (initialize, new or loaded session, prompt, permission
- * answers from the policy), and streams the translated wire traffic. Abort,
- * timeout and early stop kill the CLI's process group through the spawn
- * handle; the stream itself never throws.
+ * `grokBuildText`: the Grok Build harness adapter. Its `chatStream` is core's
+ * shared run loop (`runHarness`) with what is Grok Build's own: the prompt
+ * (system prompts go in front: ACP has none of its own), the ACP translator,
+ * and `prepare`, which projects skills and MCP servers, opens the tool bridge
+ * and hands the loop an event source: `grok agent … stdio` spawned in the
+ * sandbox and driven over the Agent Client Protocol (initialize, new or
+ * loaded session, prompt, permission answers from the policy).
  */
-import type { AdapterYieldChunk, ModelMessage, TextAdapter, TextOptions } from '@tanstack/ai'
+import type { ModelMessage, StreamChunk, TextAdapter, TextOptions } from '@tanstack/ai'
 import {
-  createRunScopedIdGen,
+  buildHarnessPrompt,
   defineSandboxPolicy,
   getProjection,
-  getSandbox,
   getSandboxPolicy,
-  guardHarnessRun,
   harnessOptionFields,
   harnessRunError,
   harnessSystemPrompt,
-  mergeChunkStreams,
   parseOptions,
   resolveSecret,
+  runHarness,
   SandboxCapability,
   toSandboxPath,
-  type HarnessRunContext,
-  type SecretRef,
-  buildHarnessPrompt,
+  DEFAULT_EXIT_GRACE_MS,
+  type HarnessCommonOptions,
+  type HarnessEventSource,
+  type HarnessExit,
+  type HarnessLaunch,
+  type HarnessPrepareContext,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { grokBridgeServer, openGrokToolBridge } from './bridge.js'
@@ -34,13 +35,13 @@ import { buildGrokCommand } from './command.js'
 import { GrokBuildUnsupportedError } from './errors.js'
 import { decideGrokPermission, grokPolicySettings } from './policy.js'
 import { grokBuildProjection, grokMcpServers } from './projection.js'
-import { createChunkQueue, settleProcess } from './run-process.js'
-import { driveAcpTurn, GrokBuildSessionError } from './session.js'
+import { createEventQueue, settleProcess } from './run-process.js'
+import { driveAcpTurn, GrokBuildSessionError, type AcpTurnInput } from './session.js'
 import { createGrokBuildTranslator } from './translate.js'
 import { acpStreamOverProcess } from './transport.js'
 
 /** Options of {@link grokBuildText}. */
-export interface GrokBuildOptions {
+export interface GrokBuildOptions extends HarnessCommonOptions {
   /** The CLI: a name on the sandbox's `PATH` or an absolute path inside the sandbox. Default: `$HOME/.grok/bin/grok`, else `grok` on `PATH`. */
   executable?: string
   /** Force the approve flag on or off. Default: on exactly when the sandbox policy allows everything. */
@@ -49,16 +50,8 @@ export interface GrokBuildOptions {
   approveFlag?: string
   /** An id from the agent's `authMethods` to `authenticate` with before the session starts. Default: none (the CLI reads `XAI_API_KEY`). */
   authMethod?: string
-  /** Working directory inside the workspace. Default: the workspace root. */
-  cwd?: string
-  /** Extra environment for the CLI (e.g. `XAI_API_KEY`, `HOME`). Values may be secret references. */
-  env?: Record<string, string | SecretRef>
   /** Extra CLI flags, placed before the `stdio` transport word. */
   extraArgs?: string[]
-  /** Stop the run after this many ms: the CLI's process group is killed and the run ends with `RUN_ERROR` `timeout`. Default: no limit. */
-  timeoutMs?: number
-  /** How long the CLI may take to exit after the turn, in ms, before it is killed. Default 3000. */
-  exitGraceMs?: number
   /** Receives every ACP message on the wire, both directions, in order (a transcript). Raw: MCP header and env values included, so redact before storing. */
   onAcpMessage?: (entry: GrokAcpTranscriptEntry) => void
 }
@@ -83,12 +76,13 @@ const optionsSchema = z
     approveFlag: z.string().regex(/^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*(=\S+)?$/, 'expected a flag such as "--auto-approve"').optional(),
     authMethod: z.string().min(1).optional(),
     ...harnessOptionFields,
-    exitGraceMs: z.number().int().nonnegative().optional(),
     onAcpMessage: z.custom<(entry: GrokAcpTranscriptEntry) => void>((v) => typeof v === 'function', { error: 'expected a function' }).optional(),
   })
   .strict()
 
 const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/
+/** An ACP session id: never starts with `-`. */
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 
 type Capabilities = NonNullable<TextOptions<GrokBuildModelOptions>['capabilities']>
 
@@ -113,93 +107,107 @@ export function grokBuildText(model: string, options: GrokBuildOptions = {}): Gr
     model,
     requires: [SandboxCapability],
     '~types': undefined as unknown as GrokBuildTextAdapter['~types'],
-    chatStream: (textOptions) =>
-      guardHarnessRun({ harness: 'grok-build', runIdPrefix: 'grok', options: textOptions, secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env }, run: (run) => runGrokBuild(model, config, textOptions, run) }),
+    // Declared so that chat({ outputSchema }) hands the schema to chatStream, which refuses it before
+    // the sandbox runs anything; otherwise chat() would run a whole agent turn, then call structuredOutput().
+    supportsCombinedToolsAndSchema: () => true,
+    combinedStructuredOutputSource: () => 'event',
+    chatStream: (textOptions) => {
+      if (textOptions.outputSchema !== undefined) throw new GrokBuildUnsupportedError()
+      return runHarness({
+        harness: 'grok-build',
+        runIdPrefix: 'grok',
+        model,
+        options: textOptions,
+        secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },
+        ...(config.timeoutMs ? { timeoutMs: config.timeoutMs } : {}),
+        ...(config.exitGraceMs !== undefined ? { exitGraceMs: config.exitGraceMs } : {}),
+        sessionId: { pattern: SESSION_ID, refused: (id) => `grok-build: modelOptions.sessionId ${JSON.stringify(id.slice(0, 80))} is not an ACP session id. Pass the value of an earlier run's grok-build.session-id event.` },
+        prompt: (messages, resumed) => withSystemPrompts(buildHarnessPrompt(messages, resumed), textOptions.systemPrompts),
+        translator: (ids) => {
+          const translator = createGrokBuildTranslator({ ...ids, model })
+          return { start: translator.start, finish: translator.finish, push: (event) => (GrokBuildSessionError.isInstance(event) ? [] : translator.push(event as GrokAcpTranscriptEntry)) }
+        },
+        prepare: (run) => prepareGrokBuild(model, config, textOptions, run),
+      })
+    },
     async structuredOutput() {
       throw new GrokBuildUnsupportedError()
     },
   }
 }
 
-/** The run itself: the CLI spawned, one ACP turn driven over its stdio, the wire traffic translated. Inside `guardHarnessRun`, which reports what it throws as `adapter_error`. */
-async function* runGrokBuild(model: string, config: GrokBuildOptions, options: TextOptions<GrokBuildModelOptions>, run: HarnessRunContext): AsyncIterable<AdapterYieldChunk> {
+/** Grok Build's part of a run: the capability check, projected files, the tool bridge, and the ACP event source. */
+async function prepareGrokBuild(model: string, config: GrokBuildOptions, options: TextOptions<GrokBuildModelOptions>, run: HarnessPrepareContext): Promise<HarnessLaunch> {
   const capabilities = options.capabilities!
-  const handle = getSandbox(capabilities)
-  const { runId, threadId } = run
-  const translator = createGrokBuildTranslator({ runId, threadId, model, genId: createRunScopedIdGen(runId) })
-  const sessionId = typeof options.modelOptions?.sessionId === 'string' && options.modelOptions.sessionId !== '' ? options.modelOptions.sessionId : undefined
-  const prompt = withSystemPrompts(buildHarnessPrompt(options.messages as ModelMessage[], sessionId !== undefined), options.systemPrompts)
-  yield* translator.start() as AdapterYieldChunk[]
+  const { handle, runId, threadId, prompt, sessionId } = run
   if (buildHarnessPrompt(options.messages as ModelMessage[], true).trim() === '') {
-    yield harnessRunError(runId, threadId, 'grok-build: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
-    return
+    return { end: harnessRunError(runId, threadId, 'grok-build: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt') as StreamChunk }
   }
   if (!handle.capabilities.backgroundProcesses || !handle.capabilities.writableStdin) {
-    yield harnessRunError(runId, threadId, `grok-build: the ${handle.provider} sandbox cannot write to a spawned process's stdin (capabilities backgroundProcesses and writableStdin), and Grok Build speaks ACP over its stdin and stdout. Use a provider that has both, such as localProcessSandbox() or dockerSandbox().`, 'stdin_unsupported')
-    return
+    return { end: harnessRunError(runId, threadId, `grok-build: the ${handle.provider} sandbox cannot write to a spawned process's stdin (capabilities backgroundProcesses and writableStdin), and Grok Build speaks ACP over its stdin and stdout. Use a provider that has both, such as localProcessSandbox() or dockerSandbox().`, 'stdin_unsupported') as StreamChunk }
   }
-
   const policy = getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy()
   const autoApprove = config.autoApprove ?? grokPolicySettings(policy).autoApprove
   const projection = getProjection(capabilities, { optional: true })
   await projection?.project(grokBuildProjection)
-  const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
-  const timeout = config.timeoutMs ? AbortSignal.timeout(config.timeoutMs) : undefined
-  // Stops the CLI when the consumer leaves while a read is pending.
-  const stop = new AbortController()
-  const signal = AbortSignal.any([stop.signal, ...(requestSignal ? [requestSignal] : []), ...(timeout ? [timeout] : [])])
   const bridge = await openGrokToolBridge(options, handle, runId)
-  try {
-    const command = buildGrokCommand({ model, autoApprove, ...(config.executable ? { executable: config.executable } : {}), ...(config.approveFlag ? { approveFlag: config.approveFlag } : {}), ...(config.extraArgs ? { extraArgs: config.extraArgs } : {}) })
-    const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
-    options.logger.request(`grok-build: ${command}`, { provider: 'grok-build', model, cwd })
-    if (signal.aborted) return
-    const child = await handle.process.spawn(command, { cwd, env: cliEnv(config, capabilities), signal })
-    const queue = createChunkQueue()
+  const command = buildGrokCommand({ model, autoApprove, ...(config.executable ? { executable: config.executable } : {}), ...(config.approveFlag ? { approveFlag: config.approveFlag } : {}), ...(config.extraArgs ? { extraArgs: config.extraArgs } : {}) })
+  const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
+  const env = cliEnv(config, capabilities)
+  const warn = (message: string) => options.logger.warn(`grok-build: ${message}`)
+  const turn: AcpTurnInput = {
+    cwd,
+    prompt,
+    ...(sessionId ? { sessionId } : {}),
+    ...(config.authMethod ? { authMethod: config.authMethod } : {}),
+    mcpServers: (agent) => {
+      if (bridge && !agent.http) warn('chat() tools are not bridged: the agent did not announce HTTP MCP support (mcpCapabilities.http).')
+      return [...(projection ? grokMcpServers(projection.workspace, agent, warn) : []), ...(bridge && agent.http ? [grokBridgeServer(bridge)] : [])]
+    },
+    decide: (request) => decideGrokPermission(policy, request, projection?.workspace.scripts),
+  }
+  const log = (message: string) => options.logger.provider(`grok-build: ${run.redact(message)}`)
+  return {
+    command,
+    cwd,
+    env,
+    ...(bridge ? { bridge } : {}),
+    source: (signal) => acpSource({ run, command, cwd, env, turn, graceMs: config.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS, signal, log, ...(config.onAcpMessage ? { onAcpMessage: config.onAcpMessage } : {}) }),
+    inspect: (event) => (GrokBuildSessionError.isInstance(event) ? (harnessRunError(runId, threadId, event.message, 'resume_unsupported') as StreamChunk) : undefined),
+  }
+}
+
+/**
+ * The CLI driven over ACP: every wire message becomes an event for the
+ * translator; a session that cannot be resumed becomes a `GrokBuildSessionError`
+ * event (the loop's `inspect` ends the run with it). Events end once the CLI settled.
+ */
+function acpSource(input: { run: HarnessPrepareContext; command: string; cwd: string; env: Record<string, string>; turn: AcpTurnInput; graceMs: number; signal: AbortSignal; log: (message: string) => void; onAcpMessage?: (entry: GrokAcpTranscriptEntry) => void }): HarnessEventSource {
+  const { run, signal, log } = input
+  const queue = createEventQueue<unknown>()
+  let exit: HarnessExit | undefined
+  void (async () => {
+    const child = await run.handle.process.spawn(input.command, { cwd: input.cwd, env: input.env, signal })
     const stderr = drainStderr(child.stderr)
     const stream = acpStreamOverProcess(child, {
       onMessage: (entry) => {
-        config.onAcpMessage?.(entry)
-        if (!signal.aborted) queue.push(translator.push(entry) as AdapterYieldChunk[])
+        input.onAcpMessage?.(entry)
+        queue.push(entry)
       },
-      onNonJsonLine: (line) => options.logger.provider(`grok-build: non-JSON stdout line: ${run.redact(line.slice(0, 200))}`),
+      onNonJsonLine: (line) => log(`non-JSON stdout line: ${line.slice(0, 200)}`),
     })
-    const warn = (message: string) => options.logger.warn(`grok-build: ${message}`)
-    const turn = (async () => {
-      try {
-        await driveAcpTurn(stream, {
-          cwd,
-          prompt,
-          ...(sessionId ? { sessionId } : {}),
-          ...(config.authMethod ? { authMethod: config.authMethod } : {}),
-          mcpServers: (agent) => {
-            if (bridge && !agent.http) warn('chat() tools are not bridged: the agent did not announce HTTP MCP support (mcpCapabilities.http).')
-            return [...(projection ? grokMcpServers(projection.workspace, agent, warn) : []), ...(bridge && agent.http ? [grokBridgeServer(bridge)] : [])]
-          },
-          decide: (request) => decideGrokPermission(policy, request, projection?.workspace.scripts),
-        })
-      } catch (error) {
-        // The translator already reported an error answer from the agent; a vanished CLI is reported from its exit below.
-        if (error instanceof GrokBuildSessionError && !translator.closed) queue.push([harnessRunError(runId, threadId, error.message, 'resume_unsupported')])
-        else options.logger.provider(`grok-build: the ACP connection ended: ${run.redact(String(error))}`)
-      }
-      const exit = await settleProcess(child, config.exitGraceMs ?? 3000)
-      const stderrTail = await stderr
-      if (!signal.aborted) queue.push(translator.finish({ ...exit, stderrTail }) as AdapterYieldChunk[])
-      queue.end()
-    })()
     try {
-      yield* bridge ? mergeChunkStreams(queue.stream, bridge.chunks as AsyncIterable<AdapterYieldChunk>) : queue.stream
-      await turn
-    } finally {
-      stop.abort()
-      await turn.catch(() => undefined)
+      await driveAcpTurn(stream, input.turn)
+    } catch (error) {
+      // An error answer from the agent is on the wire (the translator reports it); a vanished CLI is reported from its exit.
+      if (GrokBuildSessionError.isInstance(error)) queue.push(error)
+      else log(`the ACP connection ended: ${String(error)}`)
     }
-    if (timeout?.aborted && !requestSignal?.aborted) yield harnessRunError(runId, threadId, `grok-build: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
-  } finally {
-    stop.abort()
-    await bridge?.close()
-  }
+    const settled = await settleProcess(child, input.graceMs)
+    exit = { ...settled, stderrTail: await stderr }
+    queue.end()
+  })().catch((error: unknown) => queue.fail(error))
+  return { events: queue.stream, exit: () => exit }
 }
 
 /** `chat({ systemPrompts })` go in front of the prompt: ACP has no separate system prompt. */

@@ -1,32 +1,34 @@
 /**
- * The two lifecycle helpers of a run: a chunk queue that the wire tap fills
- * and `chatStream` drains (arrival order kept, ends once closed and empty),
- * and the CLI's settling after its turn (stdin closed, a grace period to
- * exit, then its process group killed). Invariant: `settleProcess` never
- * returns while the CLI still runs.
+ * The two lifecycle helpers of a Grok Build run: an event queue that the wire
+ * tap fills and the shared run loop drains (arrival order kept, ends once
+ * closed and empty, or throws what `fail` was given), and the CLI's settling
+ * after its turn (stdin closed, a grace period to exit, then its process
+ * group killed). Invariant: `settleProcess` never returns while the CLI still runs.
  */
-import type { AdapterYieldChunk } from '@tanstack/ai'
 import type { ProcessExit, SpawnedProcess } from '@tanstack/ai-sandbox'
 
-/** A queue of chunks read once as an async iterable. */
-export interface ChunkQueue {
-  /** Append chunks; ignored after `end()`. */
-  push: (chunks: readonly AdapterYieldChunk[]) => void
-  /** No more chunks: the stream ends after what is queued. Idempotent. */
+/** A queue of events read once as an async iterable. */
+export interface EventQueue<T> {
+  /** Append one event; ignored after `end()`. */
+  push: (event: T) => void
+  /** No more events: the stream ends after what is queued. Idempotent. */
   end: () => void
-  readonly stream: AsyncIterable<AdapterYieldChunk>
+  /** End the stream with `error`, thrown after what is queued. */
+  fail: (error: unknown) => void
+  readonly stream: AsyncIterable<T>
 }
 
 /**
- * Make a chunk queue.
+ * Make an event queue.
  * @example
  * ```ts
- * const q = createChunkQueue(); q.push([chunk]); q.end(); for await (const c of q.stream) use(c)
+ * const q = createEventQueue<unknown>(); q.push(entry); q.end(); for await (const e of q.stream) use(e)
  * ```
  */
-export function createChunkQueue(): ChunkQueue {
-  const items: AdapterYieldChunk[] = []
+export function createEventQueue<T>(): EventQueue<T> {
+  const items: T[] = []
   let ended = false
+  let failure: { error: unknown } | undefined
   let wake: (() => void) | undefined
   const notify = () => {
     const w = wake
@@ -34,12 +36,18 @@ export function createChunkQueue(): ChunkQueue {
     w?.()
   }
   return {
-    push(chunks) {
-      if (ended || chunks.length === 0) return
-      items.push(...chunks)
+    push(event) {
+      if (ended) return
+      items.push(event)
       notify()
     },
     end() {
+      ended = true
+      notify()
+    },
+    fail(error) {
+      if (ended) return
+      failure = { error }
       ended = true
       notify()
     },
@@ -50,6 +58,7 @@ export function createChunkQueue(): ChunkQueue {
             yield items.shift()!
             continue
           }
+          if (failure) throw failure.error
           if (ended) return
           await new Promise<void>((resolve) => (wake = resolve))
         }

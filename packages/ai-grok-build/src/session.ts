@@ -28,6 +28,7 @@ export interface AcpTurnInput {
 
 /** Thrown when a session id was passed but the agent can neither load nor resume sessions. */
 export class GrokBuildSessionError extends SandboxError<'resume-unsupported'> {
+  static override readonly brand: string = '@tanstack/ai-grok-build/error/GrokBuildSessionError'
   constructor(sessionId: string) {
     super('resume-unsupported', `grok-build: cannot resume session ${sessionId}: the agent announced neither loadSession nor sessionCapabilities.resume in its initialize answer. Start a new session (omit modelOptions.sessionId) or upgrade the CLI.`)
   }

@@ -6,8 +6,13 @@
  * ids and the injected `genId`; never on the clock or randomness, so a
  * recorded transcript replays to the same chunks. It does no IO. History the
  * agent replays while a session loads is never re-emitted as new output.
+ * A bridged host tool (MCP server `tanstack`) is reported by the app's name.
+ * Usage (core's `TokenUsage`): `promptTokens` is ACP's `inputTokens`, the whole
+ * input, with the cache counts as parts of it; a prompt answer without usage
+ * gives a `RUN_FINISHED` without `usage`, never zeros.
  */
-import type { StreamChunk } from '@tanstack/ai'
+import { EventType, type StreamChunk, type TokenUsage } from '@tanstack/ai'
+import { TOOL_BRIDGE_SERVER_NAME } from '@tanstack/ai-sandbox'
 import type { AcpContentBlock, AcpInitializeResult, AcpMessage, AcpPermissionOutcome, AcpPermissionRequest, AcpPromptResult, AcpSessionNotification, AcpSessionUpdate, AcpToolCallContent, AcpUsage, GrokAcpTranscriptEntry } from './cli-events.js'
 
 /** The `CUSTOM` event that carries the ACP session id (pass it back as `modelOptions.sessionId`). */
@@ -62,7 +67,6 @@ interface ToolState {
   kind: string | undefined
 }
 
-const chunk = (value: Record<string, unknown>): StreamChunk => value as unknown as StreamChunk
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined)
 
@@ -100,15 +104,18 @@ export function createGrokBuildTranslator(options: GrokBuildTranslatorOptions): 
   function noteSession(id: string | undefined): StreamChunk[] {
     if (sessionId !== undefined || id === undefined) return []
     sessionId = id
-    return [chunk({ type: 'CUSTOM', name: GROK_BUILD_SESSION_EVENT, value: { sessionId } })]
+    return [{ type: EventType.CUSTOM, name: GROK_BUILD_SESSION_EVENT, value: { sessionId } }]
   }
 
   function closeOpen(): StreamChunk[] {
     const current = open
     open = undefined
     if (!current) return []
-    if (current.kind === 'text') return [chunk({ type: 'TEXT_MESSAGE_END', messageId: current.messageId })]
-    return [chunk({ type: 'REASONING_MESSAGE_END', messageId: current.messageId }), chunk({ type: 'REASONING_END', messageId: current.messageId })]
+    if (current.kind === 'text') return [{ type: EventType.TEXT_MESSAGE_END, messageId: current.messageId }]
+    return [
+      { type: EventType.REASONING_MESSAGE_END, messageId: current.messageId },
+      { type: EventType.REASONING_END, messageId: current.messageId },
+    ]
   }
 
   function content(kind: 'text' | 'reasoning', update: AcpSessionUpdate): StreamChunk[] {
@@ -121,11 +128,12 @@ export function createGrokBuildTranslator(options: GrokBuildTranslatorOptions): 
       out.push(...closeOpen())
       const messageId = genId()
       open = { kind, messageId, acpMessageId }
-      if (kind === 'text') out.push(chunk({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }))
-      else out.push(chunk({ type: 'REASONING_START', messageId }), chunk({ type: 'REASONING_MESSAGE_START', messageId, role: 'reasoning' }))
+      if (kind === 'text') out.push({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' })
+      else out.push({ type: EventType.REASONING_START, messageId }, { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning' })
     }
     open.acpMessageId ??= acpMessageId
-    out.push(chunk({ type: kind === 'text' ? 'TEXT_MESSAGE_CONTENT' : 'REASONING_MESSAGE_CONTENT', messageId: open.messageId, delta: text }))
+    const messageId = open.messageId
+    out.push(kind === 'text' ? { type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: text } : { type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta: text })
     return out
   }
 
@@ -137,12 +145,14 @@ export function createGrokBuildTranslator(options: GrokBuildTranslatorOptions): 
     let state = tools.get(toolCallId)
     if (!state) {
       out.push(...closeOpen())
-      const name = str(update.name) ?? str(update.title) ?? str(update.kind) ?? 'tool'
+      const cliName = str(update.name) ?? str(update.title) ?? str(update.kind) ?? 'tool'
+      const bridged = bridgedToolName(str(update.name)) ?? (str(update.name) ? undefined : bridgedToolName(str(update.title)))
+      const name = bridged ?? cliName
       state = { input: undefined, argsSent: false, done: false, title: str(update.title), kind: str(update.kind) }
       tools.set(toolCallId, state)
-      // The CLI runs its own tools; core must never try to execute them.
-      const metadata = { providerExecuted: true, harness: 'grok-build', ...(state.kind ? { kind: state.kind } : {}), ...(state.title ? { title: state.title } : {}) }
-      out.push(chunk({ type: 'TOOL_CALL_START', toolCallId, toolCallName: name, toolName: name, metadata }))
+      // The CLI runs its own tools (and the bridge runs the app's); core must never try to execute them.
+      const metadata = { providerExecuted: true, harness: 'grok-build', ...(state.kind ? { kind: state.kind } : {}), ...(state.title ? { title: state.title } : {}), ...(name !== cliName ? { cliToolName: cliName } : {}) }
+      out.push({ type: EventType.TOOL_CALL_START, toolCallId, toolCallName: name, toolName: name, metadata })
     }
     state.title ??= str(update.title)
     state.kind ??= str(update.kind)
@@ -150,13 +160,13 @@ export function createGrokBuildTranslator(options: GrokBuildTranslatorOptions): 
     if (!state.argsSent && update.rawInput !== undefined && update.rawInput !== null) {
       state.argsSent = true
       state.input = update.rawInput
-      out.push(chunk({ type: 'TOOL_CALL_ARGS', toolCallId, delta: JSON.stringify(update.rawInput) }))
+      out.push({ type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(update.rawInput) })
     }
     if (update.status === 'completed' || update.status === 'failed') {
       state.done = true
       out.push(
-        chunk({ type: 'TOOL_CALL_END', toolCallId, input: state.input ?? {}, metadata: { status: update.status } }),
-        chunk({ type: 'TOOL_CALL_RESULT', messageId: genId(), toolCallId, content: toolResultText(update), role: 'tool' }),
+        { type: EventType.TOOL_CALL_END, toolCallId, input: state.input ?? {}, metadata: { status: update.status } },
+        { type: EventType.TOOL_CALL_RESULT, messageId: genId(), toolCallId, content: toolResultText(update), role: 'tool' },
       )
     }
     return out
@@ -175,13 +185,13 @@ export function createGrokBuildTranslator(options: GrokBuildTranslatorOptions): 
         return tool(update)
       case 'plan': {
         const entries = (Array.isArray(update.entries) ? update.entries : []).filter(isObject).map((e) => ({ content: e.content, priority: e.priority, status: e.status }))
-        return [...closeOpen(), chunk({ type: 'CUSTOM', name: GROK_BUILD_PLAN_EVENT, value: { entries } })]
+        return [...closeOpen(), { type: EventType.CUSTOM, name: GROK_BUILD_PLAN_EVENT, value: { entries } }]
       }
       case 'usage_update':
         if (isObject(update.cost)) lastCost = update.cost
         return []
       case 'notice':
-        return [chunk({ type: 'CUSTOM', name: GROK_BUILD_NOTICE_EVENT, value: { severity: update.severity, title: update.title, description: update.description ?? undefined } })]
+        return [{ type: EventType.CUSTOM, name: GROK_BUILD_NOTICE_EVENT, value: { severity: update.severity, title: update.title, description: update.description ?? undefined } }]
       default:
         return [] // user_message_chunk (our own prompt echoed), mode/command/config updates
     }
@@ -254,27 +264,21 @@ export function createGrokBuildTranslator(options: GrokBuildTranslatorOptions): 
     const message = sessionGone
       ? `Grok Build could not resume session ${JSON.stringify(request.sessionId ?? '')}: ${method} failed: ${text}. The session is gone (the agent keeps sessions under its HOME inside the sandbox that ran them); start a new session by leaving sessionId out of modelOptions.`
       : `Grok Build: ${method} failed: ${text}.${hint}`
-    return [...closeOpen(), ...closeTools(), chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+    return [...closeOpen(), ...closeTools(), runError(message, code)]
+  }
+
+  function runError(message: string, code: string): StreamChunk {
+    return { type: EventType.RUN_ERROR, runId, threadId, message, code, error: { message, code } }
   }
 
   function finished(result: AcpPromptResult): StreamChunk[] {
     closed = true
     const out = [...closeOpen(), ...closeTools()]
     if (result.stopReason === 'cancelled') {
-      const message = 'Grok Build: the agent cancelled the turn before it finished.'
-      return [...out, chunk({ type: 'RUN_ERROR', runId, threadId, message, code: 'cancelled', error: { message, code: 'cancelled' } })]
+      return [...out, runError('Grok Build: the agent cancelled the turn before it finished.', 'cancelled')]
     }
-    return [
-      ...out,
-      chunk({
-        type: 'RUN_FINISHED',
-        runId,
-        threadId,
-        finishReason: finishReason(result.stopReason),
-        ...(options.model ? { model: options.model } : {}),
-        usage: usageOf(isObject(result.usage) ? result.usage : undefined, lastCost),
-      }),
-    ]
+    const usage = usageOf(isObject(result.usage) ? result.usage : undefined, lastCost)
+    return [...out, { type: EventType.RUN_FINISHED, runId, threadId, finishReason: finishReason(result.stopReason), ...(options.model ? { model: options.model } : {}), ...(usage ? { usage } : {}) }]
   }
 
   /** Tool calls the agent never reported finished end without a result when the turn ends. */
@@ -283,13 +287,13 @@ export function createGrokBuildTranslator(options: GrokBuildTranslatorOptions): 
     for (const [toolCallId, state] of tools) {
       if (state.done) continue
       state.done = true
-      out.push(chunk({ type: 'TOOL_CALL_END', toolCallId, input: state.input ?? {}, metadata: { status: 'unfinished' } }))
+      out.push({ type: EventType.TOOL_CALL_END, toolCallId, input: state.input ?? {}, metadata: { status: 'unfinished' } })
     }
     return out
   }
 
   return {
-    start: () => [chunk({ type: 'RUN_STARTED', runId, threadId })],
+    start: () => [{ type: EventType.RUN_STARTED, runId, threadId }],
     push(entry) {
       if (closed || !isObject(entry) || !isObject(entry.message)) return []
       if (entry.from === 'agent') return fromAgent(entry.message)
@@ -302,8 +306,7 @@ export function createGrokBuildTranslator(options: GrokBuildTranslatorOptions): 
       const tail = typeof exit.stderrTail === 'string' ? exit.stderrTail : ''
       const notFound = cliNotFound(exit.exitCode, tail)
       const message = exitMessage({ ...exit, stderrTail: tail }, notFound)
-      const code = notFound ? 'cli_not_found' : 'cli_exit'
-      return [...closeOpen(), ...closeTools(), chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+      return [...closeOpen(), ...closeTools(), runError(message, notFound ? 'cli_not_found' : 'cli_exit')]
     },
     get sessionId() {
       return sessionId
@@ -326,11 +329,11 @@ export function translateGrokBuildTranscript(entries: readonly GrokAcpTranscript
 function initChunk(result: AcpInitializeResult): StreamChunk {
   const info = isObject(result.agentInfo) ? result.agentInfo : {}
   const caps = isObject(result.agentCapabilities) ? result.agentCapabilities : {}
-  return chunk({
-    type: 'CUSTOM',
+  return {
+    type: EventType.CUSTOM,
     name: GROK_BUILD_INIT_EVENT,
     value: { agent: info.name, version: info.version, protocolVersion: result.protocolVersion, loadSession: caps.loadSession === true, mcpHttp: caps.mcpCapabilities?.http === true },
-  })
+  }
 }
 
 function permissionChunk(request: AcpPermissionRequest, answer: AcpPermissionOutcome | undefined): StreamChunk {
@@ -338,11 +341,11 @@ function permissionChunk(request: AcpPermissionRequest, answer: AcpPermissionOut
   const option = (Array.isArray(request.options) ? request.options : []).find((o) => isObject(o) && o.optionId === outcome.optionId)
   const decision = outcome.outcome !== 'selected' ? 'cancelled' : option?.kind?.startsWith('allow') ? 'allow' : 'deny'
   const toolCall = isObject(request.toolCall) ? request.toolCall : {}
-  return chunk({
-    type: 'CUSTOM',
+  return {
+    type: EventType.CUSTOM,
     name: GROK_BUILD_PERMISSION_EVENT,
     value: { toolCallId: toolCall.toolCallId, title: toolCall.title ?? undefined, kind: toolCall.kind ?? undefined, decision, ...(outcome.optionId ? { optionId: outcome.optionId } : {}) },
-  })
+  }
 }
 
 /** A tool call's outcome as text: its content blocks, a note per diff or terminal, else its raw output. */
@@ -367,20 +370,41 @@ function finishReason(stop: string | undefined): 'stop' | 'length' | 'content_fi
   return 'stop'
 }
 
-function usageOf(usage: AcpUsage | undefined, cost: { amount?: number; currency?: string } | undefined): Record<string, unknown> {
-  const num = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0)
-  const promptTokens = num(usage?.inputTokens)
-  const completionTokens = num(usage?.outputTokens)
-  const cached = num(usage?.cachedReadTokens)
-  const reasoning = num(usage?.thoughtTokens)
+/**
+ * The prompt answer's usage as core's `TokenUsage`, or `undefined` when the
+ * agent reported no token counts. ACP's `inputTokens` is the whole input and
+ * `cachedReadTokens`/`cachedWriteTokens` are parts of it (the recorded agent's
+ * `totalTokens` is `inputTokens + outputTokens`); `thoughtTokens` is reported
+ * as the reasoning detail. The cost comes from the last `usage_update`, in USD only.
+ */
+function usageOf(usage: AcpUsage | undefined, cost: { amount?: number; currency?: string } | undefined): TokenUsage | undefined {
+  if (!usage || (!isCount(usage.inputTokens) && !isCount(usage.outputTokens) && !isCount(usage.totalTokens))) return undefined
+  const num = (value: unknown) => (isCount(value) ? value : 0)
+  const promptTokens = num(usage.inputTokens)
+  const completionTokens = num(usage.outputTokens)
+  const cached = num(usage.cachedReadTokens)
+  const cacheWrite = num(usage.cachedWriteTokens)
+  const reasoning = num(usage.thoughtTokens)
   return {
     promptTokens,
     completionTokens,
-    totalTokens: typeof usage?.totalTokens === 'number' ? usage.totalTokens : promptTokens + completionTokens,
-    ...(cached ? { promptTokensDetails: { cachedTokens: cached } } : {}),
+    totalTokens: isCount(usage.totalTokens) ? usage.totalTokens : promptTokens + completionTokens,
+    ...(cached || cacheWrite ? { promptTokensDetails: { ...(cached ? { cachedTokens: cached } : {}), ...(cacheWrite ? { cacheWriteTokens: cacheWrite } : {}) } } : {}),
     ...(reasoning ? { completionTokensDetails: { reasoningTokens: reasoning } } : {}),
     ...(typeof cost?.amount === 'number' && (cost.currency ?? 'USD') === 'USD' ? { cost: cost.amount } : {}),
   }
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
+}
+
+/** A tool name as the agent may report a bridged tool: `mcp__tanstack__<tool>` or the title `tanstack: <tool>`. */
+const BRIDGED_NAME = new RegExp(`^(?:mcp__${TOOL_BRIDGE_SERVER_NAME}__|${TOOL_BRIDGE_SERVER_NAME}: ?)([A-Za-z0-9_.-]+)$`)
+
+/** The app's name of a bridged tool the agent named `value`, else `undefined` (a native tool, or another MCP server's). */
+function bridgedToolName(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : BRIDGED_NAME.exec(value)?.[1]
 }
 
 /** Did the shell fail to find or start the CLI? Exit 126/127, or the shell saying so on stderr. */

@@ -80,13 +80,54 @@ describe('translator edge cases', () => {
 
   it('maps stop reasons, usage without counts, and a cancelled turn', () => {
     const finish = (result: unknown) => prompted().push(agent({ id: 2, result })).at(-1)
-    expect(finish({ stopReason: 'max_tokens' })).toMatchObject({ type: 'RUN_FINISHED', finishReason: 'length', usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } })
+    expect(finish({ stopReason: 'max_tokens' })).toMatchObject({ type: 'RUN_FINISHED', finishReason: 'length' })
+    expect(finish({ stopReason: 'max_tokens' }), 'usage the agent never reported is left out, not zeros').not.toHaveProperty('usage')
+    expect(finish({ stopReason: 'end_turn', usage: null })).not.toHaveProperty('usage')
+    expect(finish({ stopReason: 'end_turn', usage: {} })).not.toHaveProperty('usage')
     expect(finish({ stopReason: 'max_turn_requests' })).toMatchObject({ finishReason: 'length' })
     expect(finish({ stopReason: 'refusal' })).toMatchObject({ finishReason: 'content_filter' })
     expect(finish({ stopReason: 'cancelled' })).toMatchObject({ type: 'RUN_ERROR', code: 'cancelled' })
     const t = prompted()
     t.push(update({ sessionUpdate: 'usage_update', used: 1, size: 2, cost: { amount: 3, currency: 'EUR' } }))
     expect(t.push(agent({ id: 2, result: { stopReason: 'end_turn' } })).at(-1)).not.toHaveProperty('usage.cost')
+  })
+
+  it('leaves usage out even when a usage_update gave a cost, and keeps zeros the agent did report', () => {
+    const t = prompted()
+    t.push(update({ sessionUpdate: 'usage_update', used: 1, size: 2, cost: { amount: 0.5, currency: 'USD' } }))
+    expect(t.push(agent({ id: 2, result: { stopReason: 'end_turn' } })).at(-1)).not.toHaveProperty('usage')
+    const zero = prompted().push(agent({ id: 2, result: { stopReason: 'end_turn', usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } } })).at(-1)
+    expect(zero).toMatchObject({ usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } })
+  })
+
+  it("maps ACP usage as core's TokenUsage: inputTokens is the whole input, the cache counts split it, thought tokens are the reasoning detail", () => {
+    const usage = { inputTokens: 500, outputTokens: 60, totalTokens: 560, cachedReadTokens: 400, cachedWriteTokens: 50, thoughtTokens: 20 }
+    expect(prompted().push(agent({ id: 2, result: { stopReason: 'end_turn', usage } })).at(-1)).toEqual({
+      type: 'RUN_FINISHED',
+      runId: 'run-1',
+      threadId: 'thread-1',
+      finishReason: 'stop',
+      usage: { promptTokens: 500, completionTokens: 60, totalTokens: 560, promptTokensDetails: { cachedTokens: 400, cacheWriteTokens: 50 }, completionTokensDetails: { reasoningTokens: 20 } },
+    })
+  })
+
+  it("reports a bridged tool by the app's name whether the agent names it mcp__tanstack__<tool> or only titles it 'tanstack: <tool>'; other tools keep theirs", () => {
+    const start = (call: Record<string, unknown>) => prompted().push(update({ sessionUpdate: 'tool_call', toolCallId: 'c1', status: 'pending', ...call }))[0]
+    expect(start({ name: 'mcp__tanstack__get_weather', title: 'get_weather', kind: 'other' })).toEqual({
+      type: 'TOOL_CALL_START',
+      toolCallId: 'c1',
+      toolCallName: 'get_weather',
+      toolName: 'get_weather',
+      metadata: { providerExecuted: true, harness: 'grok-build', kind: 'other', title: 'get_weather', cliToolName: 'mcp__tanstack__get_weather' },
+    })
+    expect(start({ title: 'tanstack: lookup_order', kind: 'other' })).toMatchObject({ toolCallName: 'lookup_order', toolName: 'lookup_order', metadata: { cliToolName: 'tanstack: lookup_order' } })
+    expect(start({ name: 'get_weather', title: 'tanstack: get_weather', kind: 'other' }), 'already the app name').toMatchObject({ toolCallName: 'get_weather', metadata: { title: 'tanstack: get_weather' } })
+    expect(start({ name: 'get_weather', title: 'tanstack: get_weather', kind: 'other' })).not.toHaveProperty('metadata.cliToolName')
+    for (const call of [{ title: 'cat notes.txt', kind: 'execute' }, { name: 'mcp__issues__lookup_issue', kind: 'other' }, { title: 'tanstack: build the docs and deploy', kind: 'execute' }]) {
+      const chunk = start(call) as { toolCallName: string; metadata: object }
+      expect(chunk.toolCallName, JSON.stringify(call)).toBe('name' in call ? call.name : call.title)
+      expect(chunk.metadata).not.toHaveProperty('cliToolName')
+    }
   })
 
   it('emits plans and notices as CUSTOM chunks', () => {

@@ -1,35 +1,28 @@
 /**
- * `opencodeText`: the OpenCode harness adapter. Its `chatStream` reads the
- * run's sandbox from the capability bus, builds the prompt, the command and
- * the CLI's environment (permissions from the policy, the run's inline
- * config), runs `opencode run --format json` inside the sandbox through
- * `spawnNdjson`, and translates each stdout line into chat chunks. It owns no
- * process management itself: abort and early stop kill the CLI's process
- * group through the spawn handle.
+ * `opencodeText`: the OpenCode harness adapter. Its `chatStream` is core's
+ * shared run loop (`runHarness`) with what is OpenCode's own: the session-id
+ * rule, the `opencode run --format json` translator, and `prepare`, which maps
+ * the policy to OpenCode permissions, writes the run's inline config and run
+ * files, opens the tool bridge and builds the command.
  */
 import { posix } from 'node:path'
-import type { AdapterYieldChunk, ModelMessage, TextAdapter, TextOptions } from '@tanstack/ai'
+import type { TextAdapter, TextOptions } from '@tanstack/ai'
 import {
-  createRunScopedIdGen,
   defineSandboxPolicy,
   getProjection,
-  getSandbox,
   getSandboxPolicy,
-  guardHarnessRun,
   harnessOptionFields,
-  harnessRunError,
   harnessSystemPrompt,
-  mergeChunkStreams,
   parseOptions,
   removeSandboxRunFiles,
+  runHarness,
   SandboxCapability,
   sandboxRunFilePath,
-  spawnNdjson,
   toSandboxPath,
   writeSandboxRunFile,
-  type HarnessRunContext,
-  type SecretRef,
-  buildHarnessPrompt,
+  type HarnessCommonOptions,
+  type HarnessLaunch,
+  type HarnessPrepareContext,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { openOpencodeToolBridge } from './bridge.js'
@@ -38,10 +31,10 @@ import { OpencodeUnsupportedError } from './errors.js'
 import { mergePermission, opencodePermission, type OpencodePermission } from './policy.js'
 import { hasProjectedConfig, OPENCODE_PROJECTED_CONFIG, opencodeProjection } from './projection.js'
 import { cliEnv, FORWARDED_HOST_ENV } from './cli-env.js'
-import { createOpencodeTranslator, type OpencodeExit } from './translate.js'
+import { createOpencodeTranslator } from './translate.js'
 
 /** Options of {@link opencodeText}. */
-export interface OpencodeOptions {
+export interface OpencodeOptions extends HarnessCommonOptions {
   /** The CLI to run: a name on the sandbox's `PATH` or an absolute path inside the sandbox. Default `opencode`. */
   executable?: string
   /** OpenCode agent (`--agent`), e.g. `build` (OpenCode's default) or `plan`. */
@@ -63,14 +56,6 @@ export interface OpencodeOptions {
   config?: Record<string, unknown>
   /** OpenCode `permission` rules merged over those mapped from the sandbox policy (patterns given here win). */
   permission?: OpencodePermission
-  /** Working directory inside the workspace. Default: the workspace root. */
-  cwd?: string
-  /** Extra environment for the CLI (e.g. `HOME`, a provider key). Values may be secret references. */
-  env?: Record<string, string | SecretRef>
-  /** Extra CLI flags, appended verbatim. */
-  extraArgs?: string[]
-  /** Stop the run after this many ms: the CLI's process group is killed and the run ends with `RUN_ERROR` `timeout`. Default: no limit. */
-  timeoutMs?: number
 }
 
 /** Per-call options: `chat({ modelOptions: { sessionId } })` resumes an OpenCode session. */
@@ -103,6 +88,8 @@ const optionsSchema = z
 
 const MODEL = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,199}$/
+/** What OpenCode prints when `--session` names a session it does not have. */
+const SESSION_GONE = /Session not found/
 
 /**
  * Create the OpenCode adapter. It requires a sandbox (`withSandbox`).
@@ -126,44 +113,43 @@ export function opencodeText(model: string, options: OpencodeOptions = {}): Open
     model,
     requires: [SandboxCapability],
     '~types': undefined as unknown as OpencodeTextAdapter['~types'],
-    chatStream: (textOptions) =>
-      guardHarnessRun({ harness: 'opencode', options: textOptions, secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env }, run: (run) => runOpencode(model, config, textOptions, run) }),
+    // Declared so that chat({ outputSchema }) hands the schema to chatStream, which refuses it before
+    // the sandbox runs anything; otherwise chat() would run a whole agent turn, then call structuredOutput().
+    supportsCombinedToolsAndSchema: () => true,
+    combinedStructuredOutputSource: () => 'event',
+    chatStream: (textOptions) => {
+      if (textOptions.outputSchema !== undefined) throw new OpencodeUnsupportedError()
+      return runHarness({
+        harness: 'opencode',
+        model,
+        options: textOptions,
+        secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },
+        ...(config.timeoutMs ? { timeoutMs: config.timeoutMs } : {}),
+        ...(config.exitGraceMs !== undefined ? { exitGraceMs: config.exitGraceMs } : {}),
+        sessionId: { pattern: SESSION_ID, refused: (id) => `opencode: modelOptions.sessionId ${JSON.stringify(id.slice(0, 80))} is not an OpenCode session id. Pass the value of an earlier run's opencode.session-id event.` },
+        sessionGone: (stderrTail) => (SESSION_GONE.test(stderrTail) ? `opencode: could not resume the session: Session not found (sessions live in OpenCode's data directory under $HOME inside the sandbox that ran them). Leave modelOptions.sessionId out to start a new session.` : undefined),
+        translator: (ids) => createOpencodeTranslator({ ...ids, model, ...(ids.sessionId ? { resumeSessionId: ids.sessionId } : {}) }),
+        prepare: (run) => prepareOpencode(model, config, textOptions, run),
+      })
+    },
     async structuredOutput() {
       throw new OpencodeUnsupportedError()
     },
   }
 }
 
-/** The run itself: prompt and run files, permissions and inline config, the CLI through `spawnNdjson`, its lines translated. Inside `guardHarnessRun`, which reports what it throws as `adapter_error`. */
-async function* runOpencode(model: string, config: OpencodeOptions, options: TextOptions<OpencodeModelOptions>, run: HarnessRunContext): AsyncIterable<AdapterYieldChunk> {
+/** OpenCode's part of a run: permissions, run files, inline config, the tool bridge, the command and its environment. */
+async function prepareOpencode(model: string, config: OpencodeOptions, options: TextOptions<OpencodeModelOptions>, run: HarnessPrepareContext): Promise<HarnessLaunch> {
   const capabilities = options.capabilities!
-  const handle = getSandbox(capabilities)
-  const { runId, threadId } = run
-  const sessionId = typeof options.modelOptions?.sessionId === 'string' ? options.modelOptions.sessionId : undefined
-  const translator = createOpencodeTranslator({ runId, threadId, model, genId: createRunScopedIdGen(runId), ...(sessionId ? { resumeSessionId: sessionId } : {}) })
-  const prompt = buildHarnessPrompt(options.messages as ModelMessage[], sessionId !== undefined)
-  yield* translator.start() as AdapterYieldChunk[]
-  if (sessionId !== undefined && !SESSION_ID.test(sessionId)) {
-    yield harnessRunError(runId, threadId, `opencode: modelOptions.sessionId ${JSON.stringify(sessionId.slice(0, 80))} is not an OpenCode session id. Pass the value of an earlier run's opencode.session-id event.`, 'invalid_session_id')
-    return
-  }
-  if (prompt.trim() === '') {
-    yield harnessRunError(runId, threadId, 'opencode: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt')
-    return
-  }
-
+  const { handle, runId, threadId, prompt, sessionId } = run
   const projection = getProjection(capabilities, { optional: true })
   const permission = mergePermission(opencodePermission(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy(), projection?.workspace.scripts, { warn: (message) => options.logger.warn(message) }), config.permission ?? {})
-  const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
-  const timeout = config.timeoutMs ? AbortSignal.timeout(config.timeoutMs) : undefined
-  // Stops the CLI when the consumer leaves while a read is pending (the merged stream cannot return it).
-  const stop = new AbortController()
-  const signal = AbortSignal.any([stop.signal, ...(requestSignal ? [requestSignal] : []), ...(timeout ? [timeout] : [])])
   // Skills and MCP servers in OpenCode's own format (written once per workspace hash).
   await projection?.project(opencodeProjection)
   // chat() tools: served from the host for this run only, as the MCP server `tanstack`.
   const tools = await openOpencodeToolBridge(options, handle, runId)
   const runFiles: string[] = []
+  const cleanup = () => removeSandboxRunFiles(handle, runFiles)
   try {
     const system = harnessSystemPrompt(options.systemPrompts)
     const systemFile = system ? sandboxRunFilePath(RUN_FILES_DIR, runId, 'system.md') : undefined
@@ -191,36 +177,11 @@ async function* runOpencode(model: string, config: OpencodeOptions, options: Tex
       ...(config.extraArgs ? { extraArgs: config.extraArgs } : {}),
       ...(promptFile ? { promptFile } : {}),
     })
-    options.logger.request(`opencode: ${command}`, { provider: 'opencode', model, cwd })
-
-    let exit: OpencodeExit = { exitCode: 0, stderrTail: '' }
-    const translated = async function* (): AsyncGenerator<AdapterYieldChunk> {
-      for await (const line of spawnNdjson(handle, command, {
-        cwd,
-        env,
-        ...(promptFile ? {} : { stdin: prompt }),
-        signal,
-        onNonJsonLine: (text) => options.logger.provider(`opencode: non-JSON stdout line: ${run.redact(text.slice(0, 200))}`),
-        onExit: (result) => {
-          exit = result
-        },
-      })) {
-        options.logger.provider('opencode line', { line: run.redact(JSON.stringify(line)) })
-        yield* translator.push(line) as AdapterYieldChunk[]
-      }
-    }
-    // Live bridged-tool events (CUSTOM chunks) are spliced in as they happen.
-    yield* tools ? mergeChunkStreams(translated(), tools.bridge.chunks as AsyncIterable<AdapterYieldChunk>) : translated()
-    if (timeout?.aborted && !requestSignal?.aborted) {
-      yield harnessRunError(runId, threadId, `opencode: the run took longer than timeoutMs (${config.timeoutMs} ms); the CLI was stopped.`, 'timeout')
-      return
-    }
-    if (requestSignal?.aborted) return
-    yield* translator.finish(exit) as AdapterYieldChunk[]
-  } finally {
-    stop.abort()
+    return { command, cwd, env, ...(promptFile ? {} : { stdin: prompt }), ...(tools ? { bridge: tools.bridge } : {}), cleanup }
+  } catch (error) {
     await tools?.bridge.close()
-    await removeSandboxRunFiles(handle, runFiles)
+    await cleanup()
+    throw error
   }
 }
 

@@ -5,10 +5,17 @@
  * the same bytes yields the same chunks. It does no IO.
  * OpenCode prints whole parts (no token deltas): a text or reasoning part is
  * one content chunk, a tool call arrives once it finished, with its input and
- * its output or error. There is no final result line, so the run's outcome
- * comes from `finish` (the exit code) unless an `error` line closed it first.
+ * its output or error. There is no final result line: a `step_finish` with
+ * reason `stop` (the agent's last step) closes the run with `RUN_FINISHED`;
+ * otherwise the outcome comes from `finish` (the exit code) unless an `error`
+ * line closed it first.
+ * A bridged host tool (`tanstack_<tool>`) is reported by the app's tool name.
+ * Usage (core's `TokenUsage`), summed over the steps: `promptTokens` is the
+ * whole input (OpenCode's uncached `input` plus cache reads and writes), split
+ * in `promptTokensDetails`; a run with no step usage has no `usage`, never zeros.
  */
-import type { StreamChunk } from '@tanstack/ai'
+import { EventType, type StreamChunk, type TokenUsage } from '@tanstack/ai'
+import { TOOL_BRIDGE_SERVER_NAME } from '@tanstack/ai-sandbox'
 import type { OpencodeError, OpencodeLine, OpencodePart, OpencodeTokens } from './cli-events.js'
 
 /** The `CUSTOM` event that carries the OpenCode session id (pass it back as `modelOptions.sessionId`). */
@@ -52,7 +59,22 @@ export interface OpencodeTranslator {
   readonly sessionId: string | undefined
 }
 
-const chunk = (value: Record<string, unknown>): StreamChunk => value as unknown as StreamChunk
+/** Token counts summed over a run's steps; `steps` counts the steps that reported any, `totals` those that also reported `total`. */
+interface UsageSum {
+  input: number
+  output: number
+  reasoning: number
+  cacheRead: number
+  cacheWrite: number
+  total: number
+  steps: number
+  totals: number
+  cost: number
+  costSeen: boolean
+}
+
+/** The prefix OpenCode gives the bridge's tools: `<server>_<tool>`, i.e. `tanstack_<tool>`. */
+const BRIDGED_PREFIX = `${TOOL_BRIDGE_SERVER_NAME}_`
 
 /** Exit codes of a shell that could not find (127) or execute (126) the program. */
 const NOT_FOUND_EXITS = new Set([126, 127])
@@ -75,22 +97,31 @@ export function createOpencodeTranslator(options: OpencodeTranslatorOptions): Op
   let sessionId: string | undefined
   let closed = false
   let lastReason: string | undefined
-  const usage = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0, costSeen: false }
+  const usage: UsageSum = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, total: 0, steps: 0, totals: 0, cost: 0, costSeen: false }
 
   function noteSession(line: OpencodeLine): StreamChunk[] {
     if (sessionId !== undefined || typeof line.sessionID !== 'string' || line.sessionID === '') return []
     sessionId = line.sessionID
-    return [chunk({ type: 'CUSTOM', name: OPENCODE_SESSION_EVENT, value: { sessionId } })]
+    return [{ type: EventType.CUSTOM, name: OPENCODE_SESSION_EVENT, value: { sessionId } }]
   }
 
   function onStepFinish(part: OpencodePart): void {
     if (typeof part.reason === 'string') lastReason = part.reason
     const tokens: OpencodeTokens = isObject(part.tokens) ? part.tokens : {}
-    usage.input += count(tokens.input)
-    usage.output += count(tokens.output)
-    usage.reasoning += count(tokens.reasoning)
-    usage.cacheRead += count(isObject(tokens.cache) ? tokens.cache.read : undefined)
-    usage.cacheWrite += count(isObject(tokens.cache) ? tokens.cache.write : undefined)
+    const cache = isObject(tokens.cache) ? tokens.cache : {}
+    // A step without token counts reported nothing; it must not turn into zeros.
+    if ([tokens.input, tokens.output, tokens.reasoning, cache.read, cache.write].some(isCount)) {
+      usage.steps++
+      usage.input += count(tokens.input)
+      usage.output += count(tokens.output)
+      usage.reasoning += count(tokens.reasoning)
+      usage.cacheRead += count(cache.read)
+      usage.cacheWrite += count(cache.write)
+      if (isCount(tokens.total)) {
+        usage.totals++
+        usage.total += tokens.total
+      }
+    }
     if (typeof part.cost === 'number' && Number.isFinite(part.cost)) {
       usage.cost += part.cost
       usage.costSeen = true
@@ -101,30 +132,43 @@ export function createOpencodeTranslator(options: OpencodeTranslatorOptions): Op
     const state = isObject(part.state) ? part.state : {}
     if (state.status !== 'completed' && state.status !== 'error') return []
     const toolCallId = typeof part.callID === 'string' && part.callID !== '' ? part.callID : genId()
-    const name = typeof part.tool === 'string' && part.tool !== '' ? part.tool : 'unknown'
+    const cliName = typeof part.tool === 'string' && part.tool !== '' ? part.tool : 'unknown'
+    const name = appToolName(cliName)
     const input = state.input ?? {}
     const failed = state.status === 'error'
     const content = failed ? text(state.error) : text(state.output)
-    const out = [
-      // The CLI runs its own tools; core must never try to execute them.
-      chunk({ type: 'TOOL_CALL_START', toolCallId, toolCallName: name, toolName: name, metadata: { providerExecuted: true, harness: 'opencode' } }),
-      chunk({ type: 'TOOL_CALL_ARGS', toolCallId, delta: JSON.stringify(input) }),
-      chunk({ type: 'TOOL_CALL_END', toolCallId, input }),
-      chunk({ type: 'TOOL_CALL_RESULT', messageId: genId(), toolCallId, content, role: 'tool' }),
+    // The CLI runs its own tools (and the bridge runs the app's); core must never try to execute them.
+    const metadata = { providerExecuted: true, harness: 'opencode', ...(name !== cliName ? { cliToolName: cliName } : {}) }
+    const out: StreamChunk[] = [
+      { type: EventType.TOOL_CALL_START, toolCallId, toolCallName: name, toolName: name, metadata },
+      { type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(input) },
+      { type: EventType.TOOL_CALL_END, toolCallId, input },
+      { type: EventType.TOOL_CALL_RESULT, messageId: genId(), toolCallId, content, role: 'tool' },
     ]
     const denial = failed ? deniedReason(content) : undefined
-    if (denial) out.push(chunk({ type: 'CUSTOM', name: OPENCODE_PERMISSION_DENIED_EVENT, value: { toolCallId, toolName: name, input, reason: denial } }))
+    if (denial) out.push({ type: EventType.CUSTOM, name: OPENCODE_PERMISSION_DENIED_EVENT, value: { toolCallId, toolName: name, input, reason: denial } })
     return out
   }
 
   function onError(error: OpencodeError | undefined): StreamChunk[] {
     closed = true
     const { message, code } = sessionError(error)
-    return [chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+    return [runError(message, code)]
+  }
+
+  /** `RUN_FINISHED` with the usage summed so far; closes the run. */
+  function finished(): StreamChunk {
+    closed = true
+    const reported = usageOf(usage)
+    return { type: EventType.RUN_FINISHED, runId, threadId, finishReason: finishReason(lastReason), ...(options.model ? { model: options.model } : {}), ...(reported ? { usage: reported } : {}) }
+  }
+
+  function runError(message: string, code: string): StreamChunk {
+    return { type: EventType.RUN_ERROR, runId, threadId, message, code, error: { message, code } }
   }
 
   return {
-    start: () => [chunk({ type: 'RUN_STARTED', runId, threadId })],
+    start: () => [{ type: EventType.RUN_STARTED, runId, threadId }],
     push(raw) {
       if (closed || !isObject(raw)) return []
       const line = raw as OpencodeLine
@@ -133,7 +177,11 @@ export function createOpencodeTranslator(options: OpencodeTranslatorOptions): Op
       if (line.type === 'text') out.push(...textMessage(part.text, genId))
       else if (line.type === 'reasoning') out.push(...reasoningMessage(part.text, genId))
       else if (line.type === 'tool_use') out.push(...onTool(part))
-      else if (line.type === 'step_finish') onStepFinish(part)
+      else if (line.type === 'step_finish') {
+        onStepFinish(part)
+        // The agent's last step: the run is over even if the CLI has not exited yet.
+        if (part.reason === 'stop') out.push(finished())
+      }
       else if (line.type === 'error') out.push(...onError(isObject(line.error) ? line.error : undefined))
       return out
     },
@@ -141,20 +189,9 @@ export function createOpencodeTranslator(options: OpencodeTranslatorOptions): Op
       if (closed) return []
       closed = true
       const tail = typeof exit.stderrTail === 'string' ? stripAnsi(exit.stderrTail) : ''
-      if (exit.exitCode === 0 && !exit.signal) {
-        return [
-          chunk({
-            type: 'RUN_FINISHED',
-            runId,
-            threadId,
-            finishReason: finishReason(lastReason),
-            ...(options.model ? { model: options.model } : {}),
-            usage: usageOf(usage),
-          }),
-        ]
-      }
+      if (exit.exitCode === 0 && !exit.signal) return [finished()]
       const { message, code } = exitError({ ...exit, stderrTail: tail }, options.resumeSessionId)
-      return [chunk({ type: 'RUN_ERROR', runId, threadId, message, code, error: { message, code } })]
+      return [runError(message, code)]
     },
     get sessionId() {
       return sessionId
@@ -174,18 +211,22 @@ export function translateOpencodeLines(lines: readonly unknown[], options: Openc
 function textMessage(value: unknown, genId: () => string): StreamChunk[] {
   if (typeof value !== 'string' || value === '') return []
   const messageId = genId()
-  return [chunk({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' }), chunk({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: value }), chunk({ type: 'TEXT_MESSAGE_END', messageId })]
+  return [
+    { type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' },
+    { type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: value },
+    { type: EventType.TEXT_MESSAGE_END, messageId },
+  ]
 }
 
 function reasoningMessage(value: unknown, genId: () => string): StreamChunk[] {
   if (typeof value !== 'string' || value === '') return []
   const messageId = genId()
   return [
-    chunk({ type: 'REASONING_START', messageId }),
-    chunk({ type: 'REASONING_MESSAGE_START', messageId, role: 'reasoning' }),
-    chunk({ type: 'REASONING_MESSAGE_CONTENT', messageId, delta: value }),
-    chunk({ type: 'REASONING_MESSAGE_END', messageId }),
-    chunk({ type: 'REASONING_END', messageId }),
+    { type: EventType.REASONING_START, messageId },
+    { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning' },
+    { type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta: value },
+    { type: EventType.REASONING_MESSAGE_END, messageId },
+    { type: EventType.REASONING_END, messageId },
   ]
 }
 
@@ -228,21 +269,38 @@ function finishReason(reason: string | undefined): 'stop' | 'length' | 'content_
   return 'stop'
 }
 
-function usageOf(u: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number; cost: number; costSeen: boolean }): Record<string, unknown> {
+/**
+ * The steps' usage as core's `TokenUsage`, or `undefined` when no step
+ * reported token counts. OpenCode splits what the provider reported: `input`
+ * is the uncached part, `cache.read`/`cache.write` the rest of the input,
+ * `output` leaves out `reasoning`. So `promptTokens` and `completionTokens`
+ * add them back; `totalTokens` is OpenCode's `total` when every step gave one.
+ */
+function usageOf(u: UsageSum): TokenUsage | undefined {
+  if (u.steps === 0) return undefined
   const prompt = u.input + u.cacheRead + u.cacheWrite
   const completion = u.output + u.reasoning
   return {
     promptTokens: prompt,
     completionTokens: completion,
-    totalTokens: prompt + completion,
-    ...(u.cacheRead ? { promptTokensDetails: { cachedTokens: u.cacheRead } } : {}),
+    totalTokens: u.totals === u.steps ? u.total : prompt + completion,
+    ...(u.cacheRead || u.cacheWrite ? { promptTokensDetails: { ...(u.cacheRead ? { cachedTokens: u.cacheRead } : {}), ...(u.cacheWrite ? { cacheWriteTokens: u.cacheWrite } : {}) } } : {}),
     ...(u.reasoning ? { completionTokensDetails: { reasoningTokens: u.reasoning } } : {}),
     ...(u.costSeen ? { cost: u.cost } : {}),
   }
 }
 
+/** The name the app registered for a bridged tool (`tanstack_get_weather` → `get_weather`); any other tool keeps OpenCode's name. */
+function appToolName(cliName: string): string {
+  return cliName.startsWith(BRIDGED_PREFIX) && cliName.length > BRIDGED_PREFIX.length ? cliName.slice(BRIDGED_PREFIX.length) : cliName
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
+}
+
 function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0
+  return isCount(value) ? value : 0
 }
 
 function text(value: unknown): string {

@@ -211,7 +211,24 @@ describe('translator edge cases', () => {
     for (const junk of [null, 1, 'x', [], {}, { type: 'text' }, { type: 'text', part: { text: '' } }, { type: 'text', part: { text: 42 } }, { type: 'reasoning', part: null }, { type: 'tool_use', part: { tool: 'bash', state: { status: 'running' } } }, { type: 'step_finish', part: { tokens: 'many' } }, { type: 'session.idle' }]) {
       expect(t.push(junk), JSON.stringify(junk)).toEqual([])
     }
-    expect(t.finish({ exitCode: 0, stderrTail: '' })).toEqual([{ type: 'RUN_FINISHED', ...run, finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } }])
+    expect(t.finish({ exitCode: 0, stderrTail: '' }), 'no step reported usage: none, not zeros').toEqual([{ type: 'RUN_FINISHED', ...run, finishReason: 'stop' }])
+  })
+
+  it('omits usage when no step reported token counts, and keeps the counts a step did report', () => {
+    const t = make()
+    t.push({ type: 'step_finish', part: { reason: 'tool-calls', tokens: {} } })
+    expect(t.push({ type: 'step_finish', part: { reason: 'stop' } })[0]).not.toHaveProperty('usage')
+    const zero = make()
+    expect(zero.push({ type: 'step_finish', part: { reason: 'stop', tokens: { total: 0, input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } } } })[0], 'zeros the CLI reported are kept').toMatchObject({ usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } })
+  })
+
+  it("reports a bridged tool (tanstack_<tool>) by the app's name, in the tool call and its permission denial; other tools keep OpenCode's names", () => {
+    const chunks = make().push({ type: 'tool_use', part: { tool: 'tanstack_charge_card', callID: 'c1', state: { status: 'error', input: { cents: 1999 }, error: 'The user has specified a rule which prevents you from using this specific tool call.' } } })
+    expect(chunks[0]).toEqual({ type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'charge_card', toolName: 'charge_card', metadata: { ...META, cliToolName: 'tanstack_charge_card' } })
+    expect(chunks.at(-1)).toEqual({ type: 'CUSTOM', name: OPENCODE_PERMISSION_DENIED_EVENT, value: { toolCallId: 'c1', toolName: 'charge_card', input: { cents: 1999 }, reason: 'rule' } })
+    for (const name of ['bash', 'issues_lookup_issue', 'tanstack']) {
+      expect(make().push({ type: 'tool_use', part: { tool: name, callID: 'c2', state: { status: 'completed', input: {}, output: 'ok' } } })[0], name).toEqual({ type: 'TOOL_CALL_START', toolCallId: 'c2', toolCallName: name, toolName: name, metadata: META })
+    }
   })
 
   it('gives a tool without a call id a generated one and reports a failed tool\'s error as its result', () => {
@@ -233,14 +250,24 @@ describe('translator edge cases', () => {
         type: 'RUN_FINISHED',
         ...run,
         finishReason: 'length',
-        usage: { promptTokens: 13 + 150 + 7, completionTokens: 9 + 2, totalTokens: 170 + 11, promptTokensDetails: { cachedTokens: 150 }, completionTokensDetails: { reasoningTokens: 2 }, cost: 0.75 },
+        usage: { promptTokens: 13 + 150 + 7, completionTokens: 9 + 2, totalTokens: 170 + 11, promptTokensDetails: { cachedTokens: 150, cacheWriteTokens: 7 }, completionTokensDetails: { reasoningTokens: 2 }, cost: 0.75 },
       },
     ])
-    for (const [reason, mapped] of [['stop', 'stop'], ['tool-calls', 'tool_calls'], ['content-filter', 'content_filter'], ['other', 'stop']] as const) {
+    const reported = make()
+    expect(reported.push({ type: 'step_finish', part: { reason: 'stop', tokens: { total: 200, input: 10, output: 5, reasoning: 2, cache: { read: 100, write: 7 } } } })[0], "OpenCode's own total when every step gave one").toMatchObject({ usage: { promptTokens: 117, completionTokens: 7, totalTokens: 200 } })
+    for (const [reason, mapped] of [['tool-calls', 'tool_calls'], ['content-filter', 'content_filter'], ['other', 'stop']] as const) {
       const m = make()
       m.push({ type: 'step_finish', part: { reason } })
       expect(m.finish({ exitCode: 0, stderrTail: '' })[0], reason).toMatchObject({ finishReason: mapped })
     }
+  })
+
+  it("closes the run at the last step (step_finish with reason stop): the client need not wait for the CLI's exit, and later lines add nothing", () => {
+    const t = make()
+    expect(t.push({ type: 'step_finish', part: { reason: 'tool-calls', tokens: { input: 1, output: 1 } } }), 'a step that continues closes nothing').toEqual([])
+    expect(t.push({ type: 'step_finish', part: { reason: 'stop', tokens: { input: 2, output: 3 } } })).toEqual([{ type: 'RUN_FINISHED', ...run, finishReason: 'stop', usage: { promptTokens: 3, completionTokens: 4, totalTokens: 7 } }])
+    expect(t.push({ type: 'text', part: { text: 'late' } })).toEqual([])
+    expect(t.finish({ exitCode: 1, stderrTail: 'killed' })).toEqual([])
   })
 
   it('closes the run at an error line: later lines and the exit add nothing', () => {

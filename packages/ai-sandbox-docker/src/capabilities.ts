@@ -31,6 +31,8 @@ export const DOCKER_CAPABILITIES: SandboxCapabilities = Object.freeze({
   durableFilesystem: true,
   // Commit plus a new container: conformance "fork gives an independent copy".
   fork: true,
+  // Its own root filesystem and pid namespace: conformance "isolated: a file on the host is not visible inside the sandbox".
+  isolated: true,
 })
 
 /** The flags for a provider using `network` (`ports` is off without a network). */

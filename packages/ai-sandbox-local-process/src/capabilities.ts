@@ -30,4 +30,6 @@ export const LOCAL_PROCESS_CAPABILITIES: SandboxCapabilities = Object.freeze({
   durableFilesystem: true,
   // No copy of a running sandbox: handle.fork throws UnsupportedCapabilityError.
   fork: false,
+  // Plain host processes in a host directory: nothing is isolated, so adapters never claim it is.
+  isolated: false,
 })

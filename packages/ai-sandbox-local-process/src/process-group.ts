@@ -4,10 +4,10 @@
  * Owns signalling the job (the group, and on Linux every descendant, also
  * those that left the group with `setsid`), the TERM-then-KILL escalation and
  * the check that nothing of it is left. It must never signal a group it has
- * seen gone. Invariant: `kill()` resolves only when no live (non-zombie)
- * process of the group, nor any descendant collected, remains; then the output
- * pipes are released, so a process that escaped the job (double fork plus
- * `setsid`) and still holds them cannot keep `exit` pending.
+ * seen gone. Invariants: `exit` settles once the shell exits, whatever still
+ * holds its output pipes (they are closed from our side after
+ * {@link OUTPUT_DRAIN_MS}); and `kill()` resolves only when no live
+ * (non-zombie) process of the group, nor any descendant collected, remains.
  */
 import { spawn } from 'node:child_process'
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
@@ -23,6 +23,17 @@ export type KillSignal = 'SIGTERM' | 'SIGKILL' | 'SIGINT'
 
 /** How long a group may survive SIGKILL before `kill()` gives up, in ms. */
 const SIGKILL_DEADLINE_MS = 30_000
+
+/**
+ * How long the output pipes are still read after the shell (the direct child)
+ * exited, in ms, when something else still holds their write ends (a
+ * background child: `sleep 300 &`, a dev server). Then they are closed from
+ * our side, so `exit` resolves and the streams end; what that child writes
+ * later is cut off (its next write to the closed pipe gets SIGPIPE or EPIPE).
+ * Output the shell itself wrote before exiting is already in the pipe and is
+ * read in full. Pipes that reach EOF sooner are not held back by it.
+ */
+export const OUTPUT_DRAIN_MS = 200
 
 /** Options of {@link startProcessGroup}. */
 export interface ProcessGroupOptions {
@@ -42,7 +53,11 @@ export class ProcessGroup {
   readonly pgid: number
   readonly stdout = new TextStream()
   readonly stderr = new TextStream()
-  /** Resolves when the leader exited and both output pipes closed (or were released by `kill`). */
+  /**
+   * Resolves when the leader exited and both output pipes closed: at EOF, or
+   * closed from our side {@link OUTPUT_DRAIN_MS} after the leader's exit (or
+   * after a kill) when a background process still holds them.
+   */
   readonly exit: Promise<ProcessExit>
   /** Resolves when the leader (the shell) exited, whatever still holds its pipes. */
   private readonly leaderExit: Promise<void>
@@ -60,9 +75,18 @@ export class ProcessGroup {
     child.stderr.on('data', (chunk: Buffer) => this.stderr.push(chunk))
     // EPIPE after the child closed its stdin is reported by stdin.write/end callers.
     child.stdin.on('error', () => undefined)
-    this.leaderExit = new Promise((resolve) => child.once('exit', () => resolve()))
+    // A background child may hold the pipes open for good: read them for the drain window, then
+    // close them. Armed synchronously on 'exit', so the usual 'close' right after clears it.
+    let drain: ReturnType<typeof setTimeout> | undefined
+    this.leaderExit = new Promise((resolve) =>
+      child.once('exit', () => {
+        drain = setTimeout(() => void this.releaseOutput(), OUTPUT_DRAIN_MS)
+        resolve()
+      }),
+    )
     this.exit = new Promise((resolve) => {
       child.once('close', (code, signal) => {
+        clearTimeout(drain)
         this.stdout.end()
         this.stderr.end()
         resolve(toExit(code, signal))
@@ -97,9 +121,11 @@ export class ProcessGroup {
   }
 
   /**
-   * After a kill: wait for the leader's exit, let output already read land,
-   * then close both pipes. Only an escaped process can still hold them; its
-   * later output is dropped (destroy() sweeps it).
+   * After the drain window or a kill: wait for the leader's exit, give the
+   * pipes one more poll (so bytes already in them are read even when the
+   * event loop was late), then close both. Only a background or escaped
+   * process can still hold them; its later output is dropped (`kill()` or
+   * `destroy()` stops it).
    */
   private async releaseOutput(): Promise<void> {
     await this.leaderExit

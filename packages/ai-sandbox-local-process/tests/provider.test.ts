@@ -62,6 +62,7 @@ describe('provider', () => {
       networkPolicy: false,
       durableFilesystem: true,
       fork: false,
+      isolated: false,
     })
     expect(provider.capabilities()).toBe(LOCAL_PROCESS_CAPABILITIES)
     const handle = await temp.create()

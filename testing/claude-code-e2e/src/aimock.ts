@@ -135,6 +135,8 @@ export function makeClaudeHome(label = 'claude-home'): ClaudeHome {
       ANTHROPIC_API_KEY: 'test-key-not-a-secret',
       // Fail at once instead of retrying with back-off when the fake answers an error.
       CLAUDE_CODE_MAX_RETRIES: '0',
+      // These suites run as root; on local-process the adapter never claims isolation, so the tests opt in (TESTING.md).
+      IS_SANDBOX: '1',
     }),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   }

@@ -27,7 +27,13 @@ interface Scenario {
   model?: string
   /** Resume this session id in the first run (one the CLI's HOME does not have). */
   resumeId?: string
+  /** `--json-schema`: the JSON Schema of a structured-output run. */
+  jsonSchema?: object
 }
+
+/** The schemas of the structured-output scenarios, as chat() converts them (every property required, no extras). */
+const CITY_SCHEMA = { type: 'object', properties: { city: { type: 'string' }, population: { type: 'number' }, landmarks: { type: 'array', items: { type: 'string' } } }, required: ['city', 'population', 'landmarks'], additionalProperties: false }
+const MOONS_SCHEMA = { type: 'object', properties: { planet: { type: 'string' }, moons: { type: 'integer' } }, required: ['planet', 'moons'], additionalProperties: false }
 
 const SCENARIOS: Record<string, Scenario> = {
   text: { fixture: 'text.json', prompts: ['Say hello'], outputs: ['text'] },
@@ -38,6 +44,9 @@ const SCENARIOS: Record<string, Scenario> = {
   'model-rejected': { fixture: 'model-rejected.json', prompts: ['Hello?'], outputs: ['model-rejected'], model: 'claude-nope-1' },
   'resume-unknown': { fixture: 'resume.json', prompts: ['What did I ask first?'], outputs: ['resume-unknown'], resumeId: randomUUID() },
   'resume-unknown-title': { fixture: 'resume.json', prompts: ['What did I ask first?'], outputs: ['resume-unknown-title'], resumeId: 'no-such-session' },
+  'structured-output': { fixture: 'structured-output.json', prompts: ['Describe Lisbon'], outputs: ['structured-output'], jsonSchema: CITY_SCHEMA },
+  'structured-output-no-call': { fixture: 'structured-output.json', prompts: ['Describe Atlantis'], outputs: ['structured-output-no-call'], jsonSchema: CITY_SCHEMA },
+  'structured-output-retries': { fixture: 'structured-output.json', prompts: ['Count the moons of Mars'], outputs: ['structured-output-retries'], jsonSchema: MOONS_SCHEMA },
 }
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -79,7 +88,7 @@ async function record(name: string, scenario: Scenario, outDir: string, force: b
   try {
     let sessionId: string | undefined = scenario.resumeId
     for (const [i, prompt] of scenario.prompts.entries()) {
-      const args = buildClaudeArgs({ executable: claudeBinary(), model: scenario.model ?? 'sonnet', permissionMode: 'bypassPermissions', ...(sessionId ? { sessionId } : {}) })
+      const args = buildClaudeArgs({ executable: claudeBinary(), model: scenario.model ?? 'sonnet', permissionMode: 'bypassPermissions', ...(sessionId ? { sessionId } : {}), ...(scenario.jsonSchema ? { jsonSchema: scenario.jsonSchema } : {}) })
       const env = { ...home.env(model.url), IS_SANDBOX: '1', DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' }
       const run = await runCli(args, prompt, env)
       if (!run.stdout.includes('"type":"result"')) throw new Error(`${name}: run ${i + 1} wrote no result line (exit ${run.exitCode}).\n${run.stderr}`)

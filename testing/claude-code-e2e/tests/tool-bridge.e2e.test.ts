@@ -103,7 +103,8 @@ describe('tool bridge with the real CLI on local-process', () => {
       .filter((c) => ['TOOL_CALL_START', 'TOOL_CALL_RESULT'].includes(c.type) || (c.type === 'CUSTOM' && String((c as { name: string }).name).startsWith('tool-bridge.')))
       .map((c) => (c.type === 'CUSTOM' ? `${(c as { name: string }).name}:${(c as { value: { toolCallId: string } }).value.toolCallId}` : `${c.type}:${(c as { toolCallId: string }).toolCallId}`))
     expect(order).toEqual(['TOOL_CALL_START:toolu_bridge_lookup', `${TOOL_BRIDGE_CALL_EVENT}:toolu_bridge_lookup`, `${TOOL_BRIDGE_RESULT_EVENT}:toolu_bridge_lookup`, 'TOOL_CALL_RESULT:toolu_bridge_lookup'])
-    expect(ofType(out.chunks, 'TOOL_CALL_START')[0]).toMatchObject({ toolCallName: 'mcp__tanstack__lookup_order', metadata: { providerExecuted: true } })
+    // The app's own tool name, not the CLI's mcp__tanstack__lookup_order (which stays in metadata.cliToolName).
+    expect(ofType(out.chunks, 'TOOL_CALL_START')[0]).toMatchObject({ toolCallName: 'lookup_order', metadata: { providerExecuted: true, cliToolName: 'mcp__tanstack__lookup_order' } })
     expect(ofType(out.chunks, 'CUSTOM').find((c) => c.name === TOOL_BRIDGE_RESULT_EVENT)!.value).toEqual({ toolCallId: 'toolu_bridge_lookup', toolName: 'lookup_order', isError: false, content: '{"orderId":"A-17","status":"shipped","carrier":"Pelican Post"}' })
 
     // One bridge for the run, on loopback, closed when the run ended; its token went nowhere visible.

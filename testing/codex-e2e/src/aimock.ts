@@ -32,6 +32,8 @@ export interface FakeModel {
   readonly port: number
   /** The journal: every request the fake answered, oldest first. */
   requests: () => JournalEntry[]
+  /** Every request body as Codex sent it (Responses API), oldest first; the journal leaves out fields such as `text.format`. */
+  bodies: () => unknown[]
   /** Close the server. Safe to call twice. */
   stop: () => Promise<void>
 }
@@ -56,7 +58,7 @@ export async function startFakeModel(source: FixtureSource, options: FakeModelOp
     throw error
   })
   let stopped: Promise<void> | undefined
-  return { url: proxy.url, port: proxy.port, requests: () => mock.getRequests(), stop: () => (stopped ??= proxy.stop().then(() => mock.stop())) }
+  return { url: proxy.url, port: proxy.port, requests: () => mock.getRequests(), bodies: () => proxy.bodies(), stop: () => (stopped ??= proxy.stop().then(() => mock.stop())) }
 }
 
 function readFixtures(source: FixtureSource): FixtureFileEntry[] {

@@ -5,7 +5,9 @@
  * `<tool>`), and the real API answers such a call as
  * `{ type: 'function_call', namespace: 'mcp__<server>', name: '<tool>' }`.
  * Fixtures write the call as `mcp__<server>__<tool>`; this proxy splits it.
- * Everything else passes through byte for byte. Loopback only.
+ * Everything else passes through byte for byte. It also keeps each request
+ * body as Codex sent it (aimock's journal drops fields such as `text.format`).
+ * Loopback only.
  */
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -15,6 +17,8 @@ export interface NamespaceProxy {
   /** Base URL, e.g. `http://127.0.0.1:40211` (Codex wants `<url>/v1`). */
   readonly url: string
   readonly port: number
+  /** Every request body that passed, oldest first, parsed as JSON (`undefined` for a body that is not). */
+  bodies: () => unknown[]
   /** Close the server and its connections. Safe to call twice. */
   stop: () => Promise<void>
 }
@@ -52,7 +56,8 @@ function rewriteEvent(data: string): string {
  */
 export async function startNamespaceProxy(target: string, host = '127.0.0.1'): Promise<NamespaceProxy> {
   const upstream = new URL(target)
-  const server = createServer((req, res) => forward(req, res, upstream))
+  const bodies: Buffer[] = []
+  const server = createServer((req, res) => forward(req, res, upstream, bodies))
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(0, host, resolve)
@@ -62,6 +67,7 @@ export async function startNamespaceProxy(target: string, host = '127.0.0.1'): P
   return {
     url: `http://${host}:${port}`,
     port,
+    bodies: () => bodies.map(parseBody),
     stop: () =>
       (stopped ??= new Promise<void>((resolve) => {
         server.closeAllConnections()
@@ -70,7 +76,18 @@ export async function startNamespaceProxy(target: string, host = '127.0.0.1'): P
   }
 }
 
-function forward(req: IncomingMessage, res: ServerResponse, upstream: URL): void {
+function parseBody(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8')) as unknown
+  } catch {
+    return undefined
+  }
+}
+
+function forward(req: IncomingMessage, res: ServerResponse, upstream: URL, bodies: Buffer[]): void {
+  const parts: Buffer[] = []
+  req.on('data', (part: Buffer) => parts.push(part))
+  req.on('end', () => bodies.push(Buffer.concat(parts)))
   const out = request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host, 'accept-encoding': 'identity' } }, (answer) => {
     const sse = String(answer.headers['content-type'] ?? '').includes('text/event-stream')
     const headers = { ...answer.headers }

@@ -38,7 +38,12 @@ interface Scenario {
   env?: Record<string, string>
   /** The CLI fails before any turn: record its stderr too, as `<output>.stderr`. */
   failsBeforeTurn?: boolean
+  /** `--output-schema`: the JSON Schema of a structured-output run (written to a file next to the workspace). */
+  outputSchema?: object
 }
+
+/** The schema of the structured-output scenarios, as chat() converts it (every property required, no extras). */
+const CITY_SCHEMA = { type: 'object', properties: { city: { type: 'string' }, population: { type: 'number' }, landmarks: { type: 'array', items: { type: 'string' } } }, required: ['city', 'population', 'landmarks'], additionalProperties: false }
 
 /** The chat() tool of the `mcp` scenario. */
 export const WEATHER_TOOL: BridgeableTool = {
@@ -63,6 +68,8 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   mcp: { fixture: 'mcp.json', prompts: ['Weather in Paris?'], outputs: ['mcp'], bridge: true },
   // RUST_BACKTRACE=1 (common in developer shells, inherited by local-process sandboxes) adds a backtrace to the error.
+  'structured-output': { fixture: 'structured-output.json', prompts: ['Describe Lisbon'], outputs: ['structured-output'], outputSchema: CITY_SCHEMA },
+  'structured-output-prose': { fixture: 'structured-output.json', prompts: ['Describe Atlantis'], outputs: ['structured-output-prose'], outputSchema: CITY_SCHEMA },
   'resume-unknown': { fixture: 'resume.json', prompts: ['What did I ask first?'], outputs: ['resume-unknown'], resumeId: randomUUID(), env: { RUST_BACKTRACE: '1' }, failsBeforeTurn: true },
 }
 
@@ -108,10 +115,12 @@ async function record(name: string, scenario: Scenario, outDir: string, force: b
   const home = makeCodexHome(model.url, 'codex-record-home')
   const bridge = scenario.bridge ? await startHostToolBridge({ core: createToolBridgeCore({ tools: [WEATHER_TOOL] }) }) : undefined
   const bridgeFlags = bridge ? codexToolBridgeFlags({ url: bridge.url, token: bridge.token }) : undefined
+  const outputSchemaFile = scenario.outputSchema ? join(dirname(workspace), 'schema.json') : undefined
+  if (outputSchemaFile) writeFileSync(outputSchemaFile, JSON.stringify(scenario.outputSchema))
   try {
     let sessionId: string | undefined = scenario.resumeId
     for (const [i, prompt] of scenario.prompts.entries()) {
-      const args = buildCodexArgs({ executable: codexBinary(), model: FAKE_MODEL, bypassSandbox: true, trust: scenario.trust ?? false, config: bridgeFlags?.config ?? [], ...(sessionId ? { sessionId } : {}) })
+      const args = buildCodexArgs({ executable: codexBinary(), model: FAKE_MODEL, bypassSandbox: true, trust: scenario.trust ?? false, config: bridgeFlags?.config ?? [], ...(sessionId ? { sessionId } : {}), ...(outputSchemaFile ? { outputSchemaFile } : {}) })
       const run = await runCli(args, prompt, { ...home.env(), ...bridgeFlags?.env, ...scenario.env })
       if (scenario.failsBeforeTurn) {
         if (run.exitCode === 0 || run.stderr === '') throw new Error(`${name}: run ${i + 1} was expected to fail with a message on stderr (exit ${run.exitCode}).`)

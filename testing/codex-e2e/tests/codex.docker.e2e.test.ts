@@ -152,7 +152,7 @@ describeWithDocker('codex adapter with the real CLI in a Docker sandbox', reason
     const out = await runCodex({ adapter: codexText(FAKE_MODEL, options), sandbox, threadId: 't-bridge', messages: [user('Weather in Paris?')], tools: [weather] })
     expect(out.error).toBeUndefined()
     expect(calls).toEqual([{ city: 'Paris' }])
-    expect(ofType(out.chunks, 'TOOL_CALL_START').map((c) => c.toolCallName)).toEqual(['mcp__tanstack__get_weather'])
+    expect(ofType(out.chunks, 'TOOL_CALL_START').map((c) => c.toolCallName), "the app's tool name").toEqual(['get_weather'])
     expect(ofType(out.chunks, 'TOOL_CALL_RESULT')[0]!.content).toBe('Sunny in Paris, 21 °C.')
     expect(ofType(out.chunks, 'CUSTOM').find((c) => c.name === TOOL_BRIDGE_RESULT_EVENT)?.value).toMatchObject({ isError: false })
   })

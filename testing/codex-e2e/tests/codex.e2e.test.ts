@@ -184,7 +184,7 @@ describe('codex adapter with the real CLI', () => {
     expect(out.text).toBe('')
   })
 
-  it('runs chat() tools on the host through the bridge: the agent calls mcp__tanstack__<tool>', async () => {
+  it('runs chat() tools on the host through the bridge: the agent calls mcp__tanstack__<tool>, the stream names the app\'s tool', async () => {
     const { model, options } = await setup('mcp.json')
     const calls: unknown[] = []
     const weather = toolDefinition({ name: 'get_weather', description: 'The weather in a city.', inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }).server(async (args) => {
@@ -196,7 +196,7 @@ describe('codex adapter with the real CLI', () => {
     expect(out.error).toBeUndefined()
     expect(calls, 'the tool ran on the host').toEqual([{ city: 'Paris' }])
     const start = ofType(out.chunks, 'TOOL_CALL_START')
-    expect(start.map((c) => c.toolCallName)).toEqual(['mcp__tanstack__get_weather'])
+    expect(start.map((c) => c.toolCallName), "the app's tool name").toEqual(['get_weather'])
     expect(ofType(out.chunks, 'TOOL_CALL_END')[0]!.input).toEqual({ city: 'Paris' })
     expect(ofType(out.chunks, 'TOOL_CALL_RESULT')[0]!.content).toBe('Sunny in Paris, 21 °C.')
     const custom = ofType(out.chunks, 'CUSTOM')

@@ -201,7 +201,7 @@ describe('opencode adapter with the real CLI', () => {
     expect(out.error).toBeUndefined()
     expect(calls, "the tool's own execute() ran on the host").toEqual([{ city: 'Paris' }])
     expect(toolNamesOf(model.requests()[0]!)).toContain('tanstack_get_weather')
-    const start = ofType(out.chunks, 'TOOL_CALL_START').find((c) => c.toolCallName === 'tanstack_get_weather')
+    const start = ofType(out.chunks, 'TOOL_CALL_START').find((c) => c.toolCallName === 'get_weather') // the app's name, not OpenCode's tanstack_get_weather
     expect(start?.toolCallId).toBe('call_e2e_weather')
     const result = ofType(out.chunks, 'TOOL_CALL_RESULT').find((c) => c.toolCallId === 'call_e2e_weather')
     expect(JSON.parse(result!.content as string)).toEqual({ city: 'Paris', sky: 'sunny' })

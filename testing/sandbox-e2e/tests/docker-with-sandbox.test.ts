@@ -1,10 +1,11 @@
 /**
  * chat() + withSandbox over the real Docker provider: commands run inside a
  * container, a thread reuses its container, a new thread of the same
- * workspace starts from the after-setup snapshot, and an abort mid-command
- * destroys the container. Every container carries a label unique to this
- * file; afterwards no container, image or volume with it may remain. Skips
- * naming the engine when it is not answering, fails instead under REQUIRE_DOCKER=1.
+ * workspace starts from the after-setup snapshot, an abort mid-command
+ * destroys the container, and an abort after the run has finished does not.
+ * Every container carries a label unique to this file; afterwards no
+ * container, image or volume with it may remain. Skips naming the engine when
+ * it is not answering, fails instead under REQUIRE_DOCKER=1.
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -90,6 +91,22 @@ if (reason !== null && process.env.REQUIRE_DOCKER !== '1') {
       const id = text.trim().split('\n')[0]!
       expect(await waitFor(async () => !(await containerExists(id))), 'the aborted run destroyed its container').toBe(true)
       expect(await sandbox.fallbackInstances.get(sandbox.key({ threadId: 't-docker-abort', runId: '' }))).toBeNull()
+    })
+
+    it('keeps the thread container when the abort signal fires after the run finished', async () => {
+      const sandbox = defineSandbox({ id: 'e2e-docker-late-abort', provider, lifecycle: { snapshot: 'none' } })
+      const key = sandbox.key({ threadId: 't-docker-late-abort', runId: '' })
+      const controller = new AbortController()
+      const first = await runShell({ command: 'echo from-run-1 > kept.txt && hostname', threadId: 't-docker-late-abort', middleware: [withSandbox(sandbox)], abortController: controller })
+      expect(first.error).toBeUndefined()
+      controller.abort()
+      const second = await runShell({ command: 'cat kept.txt && hostname', threadId: 't-docker-late-abort', middleware: [withSandbox(sandbox)] })
+      expect(second.error, 'the second run found its container').toBeUndefined()
+      expect(second.text, 'the same container, with run 1\'s file').toBe(`from-run-1\n${first.text}`)
+      expect(await containerExists(first.text.trim())).toBe(true)
+      expect(await sandbox.fallbackInstances.get(key)).not.toBeNull()
+      await sandbox.destroy({ key })
+      expect(await containerExists(first.text.trim())).toBe(false)
     })
 
     it('destroys the container when the abort lands while setup is still running', async () => {

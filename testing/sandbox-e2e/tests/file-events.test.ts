@@ -68,6 +68,8 @@ describe('file events of a chat() run (local-process, native fs.watch)', () => {
     const root = handles[0]!.workspaceRoot
     const notes = `${root}/src/notes.txt`
     const expectedDiff = 'diff --git a/src/notes.txt b/src/notes.txt\n--- /dev/null\n+++ b/src/notes.txt\n@@ -0,0 +1,2 @@\n+hello\n+world\n'
+    // Not a git repository, but git in the sandbox recorded the run's start, so the deletion of a file setup made is a change too.
+    const deletedDiff = 'diff --git a/doomed.txt b/doomed.txt\ndeleted file mode 100644\n--- a/doomed.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n'
 
     const fileEvents = customs(out.chunks, SANDBOX_FILE_EVENT)
     expect(perPath(fileEvents)).toEqual({ [notes]: 'create', [`${root}/doomed.txt`]: 'delete' })
@@ -75,7 +77,10 @@ describe('file events of a chat() run (local-process, native fs.watch)', () => {
       expect(Object.keys(value).sort(), 'the chunk carries only the serializable fields').toEqual(['path', 'timestamp', 'type'])
       expect(Number.isFinite(value.timestamp)).toBe(true)
     }
-    expect(customs(out.chunks, FILE_CHANGED_EVENT)).toEqual([{ path: notes, diff: expectedDiff }])
+    expect(customs(out.chunks, FILE_CHANGED_EVENT)).toEqual([
+      { path: `${root}/doomed.txt`, diff: deletedDiff },
+      { path: notes, diff: expectedDiff },
+    ])
     expect(customs(out.chunks, 'sandbox.file.diff'), 'the diff travels as file.changed only').toEqual([])
     const types = (out.chunks as unknown as Custom[]).map((c) => (c.type === 'CUSTOM' ? c.name : c.type))
     expect(types.at(-1)).toBe('RUN_FINISHED')
@@ -86,8 +91,8 @@ describe('file events of a chat() run (local-process, native fs.watch)', () => {
       expect.arrayContaining([
         { hook: 'onFile', type: 'create', path: notes, before: '', after: 'hello\nworld\n', diff: expectedDiff },
         { hook: 'onFileCreate', type: 'create', path: notes, before: '', after: 'hello\nworld\n', diff: expectedDiff },
-        { hook: 'onFile', type: 'delete', path: `${root}/doomed.txt`, before: '', after: '', diff: '' },
-        { hook: 'onFileDelete', type: 'delete', path: `${root}/doomed.txt`, before: '', after: '', diff: '' },
+        { hook: 'onFile', type: 'delete', path: `${root}/doomed.txt`, before: 'old\n', after: '', diff: deletedDiff },
+        { hook: 'onFileDelete', type: 'delete', path: `${root}/doomed.txt`, before: 'old\n', after: '', diff: deletedDiff },
       ]),
     )
     const byHook = (hook: string) => perPath(definition.calls.filter((c) => c.hook === hook))
@@ -189,11 +194,31 @@ describe('file events of a chat() run (local-process, native fs.watch)', () => {
     await sandbox.destroy({ key: sandbox.key({ threadId: 't-fe-thread', runId: '' }) })
     expect(perPath(customs(first.chunks, SANDBOX_FILE_EVENT), base)).toEqual({ 'a.txt': 'create' })
     expect(perPath(customs(second.chunks, SANDBOX_FILE_EVENT), base)).toEqual({ 'a.txt': 'change', 'b.txt': 'create' })
-    // Without git there is no recorded content: the diff is an add-patch of what the file holds now.
+    // Not a git repository, but git is in the sandbox: the run's start is recorded, so a.txt's diff is this run's line only.
     expect(customs(second.chunks, FILE_CHANGED_EVENT).map((v) => v.diff)).toEqual([
-      'diff --git a/a.txt b/a.txt\n--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1,2 @@\n+one\n+again\n',
+      'diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n one\n+again\n',
       'diff --git a/b.txt b/b.txt\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+two\n',
     ])
+  })
+
+  it("diffs against this run's start in a git workspace: a file an earlier run left untracked or uncommitted shows only this run's change", async () => {
+    const sandbox = defineSandbox({
+      id: 'fe-thread-git',
+      provider,
+      workspace: defineWorkspace({ setup: ['git init -q', 'echo base > tracked.txt', 'git add -A', 'git -c user.name=t -c user.email=t@t.invalid commit -qm base'] }),
+    })
+    const threadId = 't-fe-thread-git'
+    const first = await runShell({ command: 'echo first > notes.txt && echo other > other.txt && echo run1 >> tracked.txt', threadId, middleware: [withSandbox(sandbox)] })
+    const second = await runShell({ command: 'echo appended >> notes.txt && echo run2 >> tracked.txt && git status --porcelain', threadId, middleware: [withSandbox(sandbox)] })
+    await sandbox.destroy({ key: sandbox.key({ threadId, runId: '' }) })
+    expect(first.error).toBeUndefined()
+    expect(second.error).toBeUndefined()
+    expect(second.text, 'notes.txt and other.txt are still untracked, tracked.txt uncommitted').toBe(' M tracked.txt\n?? notes.txt\n?? other.txt\n')
+    expect(customs(first.chunks, FILE_CHANGED_EVENT).map((c) => base(c.path))).toEqual(['notes.txt', 'other.txt', 'tracked.txt'])
+    const changed = customs(second.chunks, FILE_CHANGED_EVENT) as { path: string; diff: string }[]
+    expect(changed.map((c) => base(c.path)), 'other.txt was not touched in run 2').toEqual(['notes.txt', 'tracked.txt'])
+    expect(changed[0]!.diff).toMatch(/^diff --git a\/notes\.txt b\/notes\.txt\n[\s\S]*--- a\/notes\.txt\n\+\+\+ b\/notes\.txt\n@@ -1 \+1,2 @@\n first\n\+appended\n$/)
+    expect(changed[1]!.diff).toMatch(/--- a\/tracked\.txt\n\+\+\+ b\/tracked\.txt\n@@ -1,2 \+1,3 @@\n base\n run1\n\+run2\n$/)
   })
 
   it('leaves projected harness files out and redacts workspace secrets from diffs', async () => {

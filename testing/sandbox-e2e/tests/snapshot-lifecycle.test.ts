@@ -56,7 +56,7 @@ describe('snapshot after setup', () => {
     expect(setupCount(f.counter)).toBe(1)
     const record = await f.instances.get(f.sandbox.key({ threadId: 't1', runId: '' }))
     expect(record?.latestSnapshotId, 'the record carries the snapshot').toMatch(/^tarsnap-/)
-    expect(record?.latestSnapshotAt).toBeTypeOf('number')
+    expect(record?.updatedAt, 'the record has only the spec fields, updatedAt among them').toBeTypeOf('number')
 
     const resumed = await f.ensure('t1')
     expect(resumed.id, 'a running sandbox is resumed, not restored').toBe(first.id)

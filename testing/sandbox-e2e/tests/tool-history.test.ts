@@ -86,9 +86,9 @@ describe('tool history of sandboxed runs', () => {
     const first = await run(adapter, [{ role: 'user', content: 'list the files' }], [withSandbox(sandbox)])
     expect(first.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant'])
     const [, calls, result, text] = first.transcript
-    expect(calls!.toolCalls).toEqual([{ id: 'toolu_1', type: 'function', function: { name: 'Bash', arguments: '{"command":"ls run1"}' }, metadata: { ...harness, sandboxToolCall: true } }])
+    expect(calls!.toolCalls).toEqual([{ id: 'toolu_1', type: 'function', function: { name: 'Bash', arguments: '{"command":"ls run1"}' }, metadata: { ...harness, sandboxObserved: true } }])
     expect(calls!.toolCalls!.every(isSandboxToolCall)).toBe(true)
-    expect(result).toMatchObject({ role: 'tool', toolCallId: 'toolu_1', content: 'listing 1', metadata: { sandboxToolCall: true } })
+    expect(result).toMatchObject({ role: 'tool', toolCallId: 'toolu_1', content: 'listing 1', metadata: { sandboxObserved: true } })
     expect(text).toMatchObject({ role: 'assistant', content: 'answer 1' })
     const start = (first.chunks as any[]).find((c) => c.type === 'TOOL_CALL_START')
     expect(isSandboxToolCall(start), 'the live chunk is marked too, so a client-held transcript is').toBe(true)

@@ -2,7 +2,8 @@
  * File events on the Docker provider, which has no native watcher: the
  * portable find + stat poll on BusyBox and on Debian (GNU) tools, through
  * watchWorkspace and through chat() runs (sandbox.file chunks and file.changed
- * diffs; a git workspace on Debian, add-patches on BusyBox, which has no git).
+ * diffs; a git workspace on Debian, add-patches on BusyBox, which has no git),
+ * and a later run of a thread, whose diffs start at that run's start on Debian.
  * Every container carries a label unique to this file; afterwards none may
  * remain. Skips naming the engine when it is missing; fails under REQUIRE_DOCKER=1.
  */
@@ -37,6 +38,7 @@ describeWithDocker('file events on Docker (poll)', reason, () => {
   ] as const) {
     describe(`${name} image`, () => {
       const provider = dockerSandbox({ image, labels: RUN, killGraceMs: 500 })
+      const git = image === DEBIAN
 
       it('watchWorkspace polls: create, same-size change, delete, nested and odd names, ignored folders, a removed tree', async () => {
         const handle = await provider.create()
@@ -64,7 +66,6 @@ describeWithDocker('file events on Docker (poll)', reason, () => {
       })
 
       it('a chat() run streams sandbox.file chunks and a file.changed diff', async () => {
-        const git = image === DEBIAN
         const sandbox = defineSandbox({
           id: `fe-docker-${name.toLowerCase()}`,
           provider,
@@ -82,6 +83,28 @@ describeWithDocker('file events on Docker (poll)', reason, () => {
         } else {
           expect(changed[0].diff).toBe('diff --git a/added.txt b/added.txt\n--- /dev/null\n+++ b/added.txt\n@@ -0,0 +1 @@\n+new\n')
           expect(changed[1].diff, 'no git: an add-patch of the current content').toBe('diff --git a/notes.txt b/notes.txt\n--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1,2 @@\n+a\n+B\n')
+        }
+      })
+
+      it(git ? "a later run of the thread diffs against its own start (a file left untracked shows only this run's line)" : 'a later run of the thread without git: the diff is an add-patch of the whole file', async () => {
+        const sandbox = defineSandbox({
+          id: `fe-docker-thread-${name.toLowerCase()}`,
+          provider,
+          lifecycle: { snapshot: 'none' },
+          workspace: defineWorkspace({ setup: git ? ['git init -q', 'echo base > tracked.txt', 'git add -A', 'git -c user.name=t -c user.email=t@t.invalid commit -qm base'] : [] }),
+        })
+        const threadId = `t-fe-docker-thread-${name}`
+        try {
+          const first = await runShell({ command: 'echo first > notes.txt && echo other > other.txt && echo ok', threadId, middleware: [withSandbox(sandbox)] })
+          const second = await runShell({ command: 'echo appended >> notes.txt && echo ok', threadId, middleware: [withSandbox(sandbox)] })
+          expect(first.error).toBeUndefined()
+          expect(second.error).toBeUndefined()
+          const changed = customs(second.chunks, FILE_CHANGED_EVENT)
+          expect(changed.map((c) => c.path), 'other.txt was not touched in run 2').toEqual(['/workspace/notes.txt'])
+          if (git) expect(changed[0].diff).toMatch(/--- a\/notes\.txt\n\+\+\+ b\/notes\.txt\n@@ -1 \+1,2 @@\n first\n\+appended\n$/)
+          else expect(changed[0].diff, 'no git in the image: nothing recorded the start').toBe('diff --git a/notes.txt b/notes.txt\n--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1,2 @@\n+first\n+appended\n')
+        } finally {
+          await sandbox.destroy({ key: sandbox.key({ threadId, runId: '' }) })
         }
       })
     })

@@ -1,7 +1,8 @@
 /**
  * chat() + withSandbox over the real local-process provider: the capability
  * check, running commands in the sandbox, reuse across runs of a thread,
- * reuse 'none', abort, stores, locks, tenants and debug logging.
+ * reuse 'none', abort (and a late abort after the run, which destroys
+ * nothing), stores, locks, tenants and debug logging.
  */
 import { existsSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -102,6 +103,25 @@ describe('chat() with a sandbox-requiring adapter', () => {
     const dir = pwd.trim().split('\n')[0]!
     expect(await waitFor(() => processesMatching(marker).length === 0), `no process of the job is left: ${processesMatching(marker)}`).toBe(true)
     expect(await waitFor(() => !existsSync(dir)), 'the sandbox directory is removed').toBe(true)
+  })
+
+  it('keeps a thread sandbox when the abort signal fires after the run finished', async () => {
+    // Web frameworks abort a request's signal after a normal response: that must not end the thread's sandbox.
+    const destroyed: string[] = []
+    const sandbox = defineSandbox({ id: 'e2e-late-abort', provider, hooks: { onDestroy: () => void destroyed.push('destroy') } })
+    const key = sandbox.key({ threadId: 't-late-abort', runId: '' })
+    const controller = new AbortController()
+    const first = await runShell({ command: 'echo from-run-1 > kept.txt && pwd', threadId: 't-late-abort', middleware: [withSandbox(sandbox)], abortController: controller })
+    expect(first.error).toBeUndefined()
+    controller.abort()
+    const second = await runShell({ command: 'cat kept.txt && pwd', threadId: 't-late-abort', middleware: [withSandbox(sandbox)] })
+    expect(second.error, 'the second run found its workspace').toBeUndefined()
+    expect(second.text).toBe(`from-run-1\n${first.text}`)
+    expect(existsSync(first.text.trim())).toBe(true)
+    expect(await sandbox.fallbackInstances.get(key)).not.toBeNull()
+    expect(destroyed, 'the late abort destroyed nothing').toEqual([])
+    await sandbox.destroy({ key })
+    expect(destroyed).toEqual(['destroy'])
   })
 
   it('destroys the sandbox when the abort lands while it is still being set up', async () => {

@@ -14,6 +14,33 @@ import type { ToolBridgeEvent } from './tool-bridge-core.js'
 export const TOOL_BRIDGE_CALL_EVENT = 'tool-bridge.call'
 /** `CUSTOM` event: a bridged tool finished. Value `{ toolCallId, toolName, isError, content }` (`content` is what the agent got). */
 export const TOOL_BRIDGE_RESULT_EVENT = 'tool-bridge.result'
+/**
+ * `CUSTOM` event: the agent cannot use the host tool bridge in this run, so the
+ * `chat()` tools are missing from it. Value `{ server, status, reason }`:
+ * `server` is the bridge's MCP server name (`tanstack`), `status` what the CLI
+ * reported (`failed`, `needs-auth`, ...) or `not-contacted` when the run
+ * finished without the agent ever reaching the bridge, `reason` a sentence for
+ * people. The run loop also logs it as a warning.
+ */
+export const TOOL_BRIDGE_UNAVAILABLE_EVENT = 'tool-bridge.unavailable'
+
+/** The value of a {@link TOOL_BRIDGE_UNAVAILABLE_EVENT} chunk. */
+export interface ToolBridgeUnavailableValue {
+  server: string
+  status: string
+  reason: string
+}
+
+/**
+ * True for a {@link TOOL_BRIDGE_UNAVAILABLE_EVENT} chunk.
+ * @example
+ * ```ts
+ * if (isBridgeUnavailableChunk(chunk)) console.warn(chunk.value)
+ * ```
+ */
+export function isBridgeUnavailableChunk(chunk: StreamChunk): chunk is StreamChunk & { type: 'CUSTOM'; value: ToolBridgeUnavailableValue } {
+  return chunk.type === 'CUSTOM' && (chunk as { name?: unknown }).name === TOOL_BRIDGE_UNAVAILABLE_EVENT
+}
 
 /** The value of a {@link TOOL_BRIDGE_CALL_EVENT} chunk. */
 export interface ToolBridgeCallValue {

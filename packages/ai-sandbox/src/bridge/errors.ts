@@ -29,10 +29,11 @@ export type ToolBridgeErrorReason =
  *
  * @example
  * ```ts
- * try { await stub.execute?.({}) } catch (error) { if (error instanceof ToolBridgeError) console.log(error.reason) }
+ * try { await stub.execute?.({}) } catch (error) { if (ToolBridgeError.isInstance(error)) console.log(error.reason) }
  * ```
  */
 export class ToolBridgeError extends SandboxError<ToolBridgeErrorReason> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/ToolBridgeError'
   /** The tool the error is about, when there is one. */
   readonly toolName: string | undefined
 

@@ -41,7 +41,7 @@ export async function executeHostTool(tools: readonly BridgeableTool[], request:
   try {
     prepared = await prepareToolCall(tools, toolName, request?.args)
   } catch (error) {
-    if (error instanceof ToolBridgeError && (error.reason === 'unknown-tool' || error.reason === 'invalid-arguments')) return { ok: false, error: { reason: error.reason, message: error.message } }
+    if (ToolBridgeError.isInstance(error) && (error.reason === 'unknown-tool' || error.reason === 'invalid-arguments')) return { ok: false, error: { reason: error.reason, message: error.message } }
     throw error
   }
   const toolCallId = typeof request.toolCallId === 'string' && request.toolCallId !== '' ? request.toolCallId : crypto.randomUUID()

@@ -40,6 +40,7 @@ export async function handleBridgeJsonRpc(core: ToolBridgeCore, request: Request
   if (request.method !== 'POST') {
     return Response.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server answers POST only (no server-sent stream).' }, id: null }, { status: 405, headers: { allow: 'POST' } })
   }
+  core.noteRequest()
   const server = mcpServerFor(core, request.signal)
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
   try {
@@ -66,7 +67,7 @@ function mcpServerFor(core: ToolBridgeCore, requestSignal: AbortSignal): Server 
         signal: AbortSignal.any([extra.signal, requestSignal]),
       })
     } catch (error) {
-      if (error instanceof ToolBridgeError && (error.reason === 'unknown-tool' || error.reason === 'invalid-arguments')) throw new McpError(ErrorCode.InvalidParams, error.message, { reason: error.reason })
+      if (ToolBridgeError.isInstance(error) && (error.reason === 'unknown-tool' || error.reason === 'invalid-arguments')) throw new McpError(ErrorCode.InvalidParams, error.message, { reason: error.reason })
       throw error
     }
   })

@@ -38,6 +38,8 @@ export interface RunToolBridge {
   readonly tools: readonly ToolDescriptor[]
   /** Live `CUSTOM` chunks of bridged calls; merge with `mergeChunkStreams`. Ends after `close()`. */
   readonly chunks: AsyncIterable<StreamChunk>
+  /** Whether the agent has reached the bridge at all yet (any authenticated MCP request). */
+  contacted: () => boolean
   /** Close the endpoint (running tools are aborted) and end `chunks`. Idempotent. */
   close: () => Promise<void>
 }
@@ -72,6 +74,7 @@ export async function openRunToolBridge(options: OpenRunToolBridgeOptions): Prom
     token: provisioned.token,
     tools: core.tools,
     chunks: channel.stream,
+    contacted: core.contacted,
     close: () => (closed ??= provisioned.close().finally(() => channel.close())),
   }
 }

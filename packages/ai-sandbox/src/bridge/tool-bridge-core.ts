@@ -64,6 +64,10 @@ export interface ToolBridgeCore {
    * @throws ToolBridgeError `unknown-tool` or `invalid-arguments` (nothing ran).
    */
   callTool: (call: ToolBridgeCall) => Promise<ToolBridgeCallResult>
+  /** Record that an authenticated MCP request reached the bridge (transports call it; `handleBridgeJsonRpc` does). */
+  noteRequest: () => void
+  /** Whether any authenticated MCP request has reached the bridge yet: false means the agent never connected. */
+  contacted: () => boolean
 }
 
 /**
@@ -81,7 +85,10 @@ export interface ToolBridgeCore {
 export function createToolBridgeCore(options: ToolBridgeCoreOptions): ToolBridgeCore {
   const { tools, onEvent, toolCallIdFrom, context } = options
   const descriptors = toolDescriptors(tools)
+  let requests = 0
   return {
+    noteRequest: () => void requests++,
+    contacted: () => requests > 0,
     name: options.name ?? TOOL_BRIDGE_SERVER_NAME,
     tools: descriptors,
     callTool: async (call) => {

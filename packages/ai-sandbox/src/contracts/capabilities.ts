@@ -33,6 +33,14 @@ export interface SandboxCapabilities {
   readonly durableFilesystem: boolean
   /** `handle.fork()` makes an independent copy of a running sandbox. */
   readonly fork: boolean
+  /**
+   * Processes in the sandbox cannot see or change the host: their own
+   * filesystem root and process namespace (a container or a VM). Absent means
+   * `false`. Harness adapters set CLI flags that claim isolation (Claude
+   * Code's `IS_SANDBOX=1`) only when this is `true`. Conformance: "isolated:
+   * a file on the host is not visible inside the sandbox".
+   */
+  readonly isolated?: boolean
 }
 
 /** A capabilities object with every flag off, to spread and override. */
@@ -48,4 +56,5 @@ export const NO_CAPABILITIES: SandboxCapabilities = Object.freeze({
   networkPolicy: false,
   durableFilesystem: false,
   fork: false,
+  isolated: false,
 })

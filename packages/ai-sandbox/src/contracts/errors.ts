@@ -2,11 +2,23 @@
  * The error base of the whole sandbox family. Every error this package and its
  * providers throw extends {@link SandboxError}, carries a `reason` users can
  * branch on and the underlying `cause`, and can be recognised across two loaded
- * copies of the package with {@link SandboxError.isInstance}.
- * Invariant: messages never contain a resolved secret value.
+ * copies of the package with `<Class>.isInstance`.
+ * Invariant: messages never contain a resolved secret value, and an instance
+ * carries the `Symbol.for` brand of its own class and of every class above it.
  */
 
-const BRAND = Symbol.for('@tanstack/ai-sandbox/error')
+/** The brand key of the base class (unchanged since the first release, so older copies still match). */
+const BASE_BRAND = '@tanstack/ai-sandbox/error'
+
+/**
+ * The `Symbol.for` brand of one error class: its own static `brand`, or, for a
+ * subclass that declares none, one derived from its class name.
+ */
+function brandOf(ctor: unknown): symbol {
+  const own = typeof ctor === 'function' ? (Object.getOwnPropertyDescriptor(ctor, 'brand')?.value as unknown) : undefined
+  if (typeof own === 'string') return Symbol.for(own)
+  return Symbol.for(typeof ctor === 'function' && ctor.name ? `${BASE_BRAND}/${ctor.name}` : BASE_BRAND)
+}
 
 /** Options shared by every sandbox error constructor. */
 export interface SandboxErrorOptions {
@@ -24,6 +36,13 @@ export interface SandboxErrorOptions {
  * ```
  */
 export class SandboxError<TReason extends string = string> extends Error {
+  /**
+   * The `Symbol.for` key `isInstance` checks. Every subclass declares its own
+   * (`static override readonly brand = '<package>/error/<ClassName>'`); one that
+   * does not is branded by its class name, which a minifier may shorten.
+   */
+  static readonly brand: string = BASE_BRAND
+
   /** A short machine-readable cause users can branch on. */
   readonly reason: TReason
 
@@ -31,16 +50,26 @@ export class SandboxError<TReason extends string = string> extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = new.target.name
     this.reason = reason
-    Object.defineProperty(this, BRAND, { value: true })
+    // One brand per class of the chain, so `Parent.isInstance(child)` holds and `Child.isInstance(parent)` does not.
+    for (let ctor: unknown = new.target; typeof ctor === 'function' && ctor !== Error; ctor = Object.getPrototypeOf(ctor)) {
+      Object.defineProperty(this, brandOf(ctor), { value: true })
+    }
   }
 
   /**
-   * True for any sandbox error, even one thrown by a second copy of this
-   * package (dev servers and bundlers sometimes load two). Prefer it to
-   * `instanceof SandboxError` at package boundaries.
+   * True when `value` is an instance of the class this is called on (or of a
+   * subclass), even one thrown by a second copy of the package (dev servers
+   * and bundlers sometimes load two), where `instanceof` says false.
+   * `SandboxPathError.isInstance(aConfigError)` is false; `SandboxError.isInstance`
+   * is true for every sandbox error. Prefer it to `instanceof`.
+   *
+   * @example
+   * ```ts
+   * if (SandboxPathError.isInstance(error) && error.reason === 'not-found') return null
+   * ```
    */
-  static isInstance(value: unknown): value is SandboxError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true
+  static isInstance<T>(this: abstract new (...args: never[]) => T, value: unknown): value is T {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brandOf(this)] === true
   }
 }
 
@@ -66,6 +95,7 @@ export type SandboxCapabilityName =
  * method (a provider bug); the message says so instead of "is false".
  */
 export class UnsupportedCapabilityError extends SandboxError<'unsupported-capability'> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/UnsupportedCapabilityError'
   /** The capability flag that is off. */
   readonly capability: SandboxCapabilityName
   /** The provider that lacks it. */
@@ -101,6 +131,7 @@ export type SandboxPathErrorReason = 'escape' | 'symlink-escape' | 'not-found' |
  * malformed (empty, NUL byte) or does not exist.
  */
 export class SandboxPathError extends SandboxError<SandboxPathErrorReason> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/SandboxPathError'
   /** The path exactly as the caller gave it. */
   readonly path: string
 
@@ -127,6 +158,7 @@ export type SandboxOperationErrorReason =
  * the sandbox is gone, the engine refused, a git command exited non-zero.
  */
 export class SandboxOperationError extends SandboxError<SandboxOperationErrorReason> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/SandboxOperationError'
   /** The provider that failed. */
   readonly provider: string
 
@@ -142,6 +174,7 @@ export class SandboxOperationError extends SandboxError<SandboxOperationErrorRea
  * fix it.
  */
 export class SandboxConfigError extends SandboxError<'invalid-option'> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/SandboxConfigError'
   /** Dotted path of the invalid option. */
   readonly field: string
 

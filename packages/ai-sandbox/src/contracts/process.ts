@@ -2,7 +2,10 @@
  * The process contract of a sandbox handle: `exec` to completion and a duplex
  * `spawn`. Commands are POSIX shell strings run with `sh -c`; `cwd` is a path
  * inside the sandbox (the virtual `/workspace` is accepted everywhere).
- * Invariant: `exec` resolves only after stdout and stderr are fully drained.
+ * Invariant: `exec` and `wait()` settle when that shell exits, once its
+ * output is drained: everything the shell wrote is delivered, and a
+ * background child still holding the pipes is read only for a short drain
+ * window (provider-defined, under a few seconds), never waited for.
  */
 
 /** Options shared by {@link SandboxProcess.exec} and {@link SandboxProcess.spawn}. */
@@ -54,7 +57,18 @@ export interface SpawnedProcess {
     write: (data: string | Uint8Array) => Promise<void>
     end: () => Promise<void>
   }
-  /** Resolves once the process has exited and its output is drained. */
+  /**
+   * Resolves once the shell running the command has exited and its output is
+   * drained, with that shell's exit. "Drained" means everything written to
+   * stdout and stderr before the shell exited has been delivered and both
+   * streams have ended. A background child the command started that still
+   * holds the pipes (`sleep 300 &`, a dev server) does not keep it pending:
+   * the provider reads for a short drain window after the exit (local-process
+   * 200 ms; Docker the engine's, about 2 s), then ends the streams. That
+   * child's later output is cut off (a write to the closed pipe may get
+   * SIGPIPE or EPIPE); the child keeps running until {@link SpawnedProcess.kill} or the
+   * sandbox's `destroy()`.
+   */
   wait: () => Promise<ProcessExit>
   /**
    * Stop the process and everything it started (capability
@@ -67,7 +81,14 @@ export interface SpawnedProcess {
 
 /** Runs commands inside the sandbox. */
 export interface SandboxProcess {
-  /** Run a shell command to completion and collect its output. */
+  /**
+   * Run a shell command to completion and collect its output. Resolves when
+   * the shell exits and its output is drained, as {@link SpawnedProcess.wait}
+   * describes: a background child that still holds stdout or stderr is read
+   * only for the drain window, and is left running (it belongs to the
+   * sandbox; `destroy()` stops it). A process meant to outlive the command
+   * should redirect its output (`server >/tmp/server.log 2>&1 &`).
+   */
   exec: (command: string, options?: ExecOptions) => Promise<ExecResult>
   /** Start a shell command and return at once with streaming IO (capability `backgroundProcesses`). */
   spawn: (command: string, options?: ProcessOptions) => Promise<SpawnedProcess>

@@ -1,10 +1,13 @@
 /**
  * `defineSandbox`: a lazy sandbox definition. Nothing is created at definition
  * time; `ensure` finds or makes the sandbox for one run under a lock keyed by
- * the compound sandbox key: resume the recorded sandbox, else create and
- * bootstrap a new one and record it. `destroy` tears one down.
+ * the compound sandbox key: resume the recorded sandbox, else restore a
+ * snapshot or create and bootstrap a new one, and record it. `destroy` tears
+ * one down. Over 300 lines: the definition's types and its one closure (the
+ * per-process timers, use counts and stores) belong together.
  * Invariant: a sandbox whose bootstrap failed is destroyed before the error
- * leaves `ensure`, and never recorded.
+ * leaves `ensure`, and never recorded; a sandbox that lost a race to another
+ * process's record is destroyed too (`claimRecord`).
  */
 import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
@@ -17,7 +20,9 @@ import { defineWorkspace, type ResolvedWorkspace } from '../workspace/define-wor
 import { defineSandboxPolicy, type SandboxPolicy } from '../workspace/policy.js'
 import { parseDuration, DURATION_PATTERN } from './duration.js'
 import { setLongTimeout, type LongTimeout } from './long-timeout.js'
-import { InMemorySandboxInstanceStore, type SandboxInstanceRecord, type SandboxInstanceStore } from './instance-store.js'
+import { InMemorySandboxInstanceStore, instanceStoreSchema, type SandboxInstanceRecord, type SandboxInstanceStore } from './instance-store.js'
+import { claimRecord } from './claim-record.js'
+import { keyInputSchema, unknownKeyMessage, type SandboxDestroyResult, type SandboxInstanceKeyInput } from './instance-key-input.js'
 import { findSnapshot, restoreFromSnapshot, snapshotAfterSetup, workspaceSnapshotKey } from './snapshot-lifecycle.js'
 import { computeSandboxKey } from './sandbox-key.js'
 import { parseOptions } from './validate.js'
@@ -42,7 +47,11 @@ export interface SandboxLifecycle {
    * `'none'` turns it off. Ignored by providers without snapshots.
    */
   snapshot?: 'after-setup' | 'none'
-  /** Do not restore snapshots older than this (ms or `'24h'`, `'30m'`); the next bootstrap replaces them. Default: no limit. */
+  /**
+   * Do not restore snapshots older than this (ms or `'24h'`, `'30m'`); the
+   * next bootstrap replaces them. Only snapshots: a sandbox that still runs is
+   * resumed whatever its age (`keepAlive` retires idle ones). Default: no limit.
+   */
   snapshotMaxAge?: number | string
 }
 
@@ -87,7 +96,17 @@ export interface SandboxDefinitionInput {
    * after the run. Default `true`; `false` turns all of it off.
    */
   fileEvents?: boolean
+  /**
+   * The instance store this definition uses when a call names none: `ensure`
+   * and `withSandbox` without `instances` (and without the ambient
+   * capability), `destroy({ key })` and the `keepAlive` timer. Bind your
+   * durable store here so `sandbox.destroy({ key })` works from any process.
+   * Default: an in-memory store (one process only).
+   */
+  instances?: SandboxInstanceStore
 }
+
+export type { SandboxDestroyResult, SandboxInstanceKeyInput } from './instance-key-input.js'
 
 /** Per-run inputs of {@link SandboxDefinition.ensure}. */
 export interface SandboxEnsureContext {
@@ -95,7 +114,7 @@ export interface SandboxEnsureContext {
   runId: string
   /** Runs of different tenants never share a sandbox. */
   tenant?: string
-  /** Default: this definition's in-memory store. */
+  /** Default: `sandbox.instances`. */
   instances?: SandboxInstanceStore
   /** Default: this definition's process-wide in-memory lock. */
   locks?: LockStore
@@ -127,20 +146,38 @@ export interface SandboxDefinition {
   readonly hooks: SandboxHooks
   /** Whether runs watch the workspace (`fileEvents`, default `true`). */
   readonly fileEvents: boolean
-  /** The in-memory store used when neither `withSandbox` nor the capability supplies one. */
+  /**
+   * The store used when a call names none: `defineSandbox({ instances })`, or
+   * an in-memory one. `withSandbox` uses it after its `instances` option and
+   * `SandboxInstanceStoreCapability`; `destroy` and `release` default to it.
+   */
+  readonly instances: SandboxInstanceStore
+  /** The same store as {@link SandboxDefinition.instances} (its earlier name). */
   readonly fallbackInstances: SandboxInstanceStore
   /** The compound key for a run (see `computeSandboxKey`). */
   key: (ctx: Pick<SandboxEnsureContext, 'threadId' | 'runId' | 'tenant'>) => string
   /** Resume or create the sandbox for a run. Serialised per key. */
   ensure: (ctx: SandboxEnsureContext) => Promise<SandboxHandle>
-  /** Destroy the sandbox recorded for a key (idempotent). */
-  destroy: (input: { key: string; instances?: SandboxInstanceStore; logger?: InternalLogger }) => Promise<void>
+  /**
+   * Destroy the sandbox recorded for a key and delete its record. Safe to
+   * repeat: a key with no record resolves `{ destroyed: false, reason: 'unknown-key' }`.
+   *
+   * @returns Whether a sandbox was destroyed; when not, a message naming the store consulted.
+   * @throws SandboxConfigError `sandbox.destroy.key` when the key is missing or not one of this definition's keys.
+   * @example
+   * ```ts
+   * const result = await sandbox.destroy({ key: sandbox.key({ threadId, runId: '' }) })
+   * if (!result.destroyed) console.warn(result.message)
+   * ```
+   */
+  destroy: (input: SandboxInstanceKeyInput) => Promise<SandboxDestroyResult>
   /**
    * End one run's use of the key's sandbox (each successful `ensure` counts one
    * use). When no run uses it any more, the `keepAlive` idle timer starts.
    * @returns How many runs still use the key's sandbox (0 when this was the last).
+   * @throws SandboxConfigError `sandbox.release.key` as `destroy` does.
    */
-  release: (input: { key: string; instances?: SandboxInstanceStore; logger?: InternalLogger }) => number
+  release: (input: SandboxInstanceKeyInput) => number
 }
 
 const providerSchema = z.custom<SandboxProvider>(
@@ -182,6 +219,7 @@ const schema = z
       .strict()
       .optional(),
     fileEvents: z.boolean().optional(),
+    instances: instanceStoreSchema.optional(),
   })
   .strict()
 
@@ -217,7 +255,10 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     snapshot: provider.capabilities().snapshots && parsed.lifecycle?.snapshot !== 'none' ? 'after-setup' : 'none',
     ...(parsed.lifecycle?.snapshotMaxAge === undefined ? {} : { snapshotMaxAgeMs: parseDuration(parsed.lifecycle.snapshotMaxAge)! }),
   })
-  const fallbackInstances = new InMemorySandboxInstanceStore()
+  const boundInstances = parsed.instances !== undefined
+  const defaultInstances: SandboxInstanceStore = parsed.instances ?? new InMemorySandboxInstanceStore()
+  /** Set when an `ensure` of this process used a store other than `defaultInstances` (for the unknown-key message). */
+  let ensuredElsewhere = false
   const fallbackLocks = new InMemoryLockStore()
   const idleTimers = new Map<string, LongTimeout>()
   const inUse = new Map<string, number>()
@@ -243,6 +284,9 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
       ...(ctx.tenant ? { tenant: ctx.tenant } : {}),
     })
 
+  const keyParts = key({ threadId: '', runId: '' }).split(':')
+  const keyInput = keyInputSchema(keyParts)
+
   async function callHook<K extends keyof SandboxHooks>(name: K, logger: InternalLogger | undefined, ...args: Parameters<NonNullable<SandboxHooks[K]>>): Promise<void> {
     const hook = hooks[name] as ((...a: unknown[]) => unknown) | undefined
     if (!hook) return
@@ -258,20 +302,27 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     idleTimers.delete(sandboxKey)
   }
 
-  const destroy: SandboxDefinition['destroy'] = async ({ key: sandboxKey, instances = fallbackInstances, logger }) => {
+  const destroy: SandboxDefinition['destroy'] = async (input) => {
+    const { key: sandboxKey, instances = defaultInstances, logger } = parseOptions(keyInput, input, 'sandbox.destroy') as SandboxInstanceKeyInput
     cancelIdleTimer(sandboxKey)
     inUse.delete(sandboxKey)
     const record = await instances.get(sandboxKey)
-    if (!record) return
+    if (!record) {
+      const message = unknownKeyMessage({ key: sandboxKey, storeGiven: input.instances !== undefined, bound: boundInstances, ensuredElsewhere })
+      logger?.sandbox(message)
+      return { destroyed: false, reason: 'unknown-key', message }
+    }
     logger?.sandbox(`destroy ${sandboxKey} (${record.provider} ${record.providerSandboxId})`)
     await provider.destroy({ id: record.providerSandboxId })
     await instances.delete(sandboxKey)
     await callHook('onDestroy', logger)
+    return { destroyed: true, providerSandboxId: record.providerSandboxId }
   }
 
   const ensure: SandboxDefinition['ensure'] = async (ctx) => {
     const sandboxKey = key(ctx)
-    const instances = ctx.instances ?? fallbackInstances
+    const instances = ctx.instances ?? defaultInstances
+    if (instances !== defaultInstances) ensuredElsewhere = true
     const locks = ctx.locks ?? fallbackLocks
     const { logger } = ctx
     cancelIdleTimer(sandboxKey)
@@ -281,7 +332,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
         const handle =
           (await resumeRecorded(record, instances, ctx)) ??
           (await restoreRecorded(sandboxKey, record, instances, ctx)) ??
-          (await createAndBootstrap(sandboxKey, instances, ctx))
+          (await createAndBootstrap(sandboxKey, record, instances, ctx))
         inUse.set(sandboxKey, (inUse.get(sandboxKey) ?? 0) + 1)
         await callHook('onReady', logger, handle)
         return handle
@@ -313,8 +364,15 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     if (!candidate) return null
     const raw = await restoreFromSnapshot(provider, candidate, { key: sandboxKey, labels: labelsFor(sandboxKey) }, ctx.logger)
     if (!raw) return null
-    await instances.upsert({ key: sandboxKey, provider: provider.name, providerSandboxId: raw.id, threadId: ctx.threadId, latestRunId: ctx.runId, latestSnapshotId: candidate.snapshotId, latestSnapshotAt: candidate.takenAt, updatedAt: Date.now() })
-    return withWorkspaceSecrets(raw, workspace)
+    const kept = await claimRecord({
+      provider,
+      made: raw,
+      record: { key: sandboxKey, provider: provider.name, providerSandboxId: raw.id, threadId: ctx.threadId, latestRunId: ctx.runId, latestSnapshotId: candidate.snapshotId, updatedAt: Date.now() },
+      instances,
+      ...(record ? { goneId: record.providerSandboxId } : {}),
+      ...(ctx.logger ? { logger: ctx.logger } : {}),
+    })
+    return withWorkspaceSecrets(kept, workspace)
   }
 
   function labelsFor(sandboxKey: string): Record<string, string> {
@@ -322,7 +380,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
   }
 
   /** Step 3 of ensure: create, bootstrap, record, and (with snapshots) snapshot. */
-  async function createAndBootstrap(sandboxKey: string, instances: SandboxInstanceStore, ctx: SandboxEnsureContext): Promise<SandboxHandle> {
+  async function createAndBootstrap(sandboxKey: string, previous: SandboxInstanceRecord | null, instances: SandboxInstanceStore, ctx: SandboxEnsureContext): Promise<SandboxHandle> {
     ctx.logger?.sandbox(`creating sandbox for ${sandboxKey} with ${provider.name}`)
     const raw = await provider.create({ key: sandboxKey, labels: labelsFor(sandboxKey) })
     const handle = withWorkspaceSecrets(raw, workspace)
@@ -340,20 +398,21 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
       lifecycle.snapshot === 'after-setup' && worthSnapshotting
         ? await snapshotAfterSetup({ handle: raw, provider, instances, workspaceKey: snapshotKeyFor(ctx), threadId: ctx.threadId, ...(ctx.logger ? { logger: ctx.logger } : {}) })
         : null
-    await instances.upsert({
-      key: sandboxKey,
-      provider: provider.name,
-      providerSandboxId: handle.id,
-      threadId: ctx.threadId,
-      latestRunId: ctx.runId,
-      ...(snapshot ? { latestSnapshotId: snapshot.snapshotId, latestSnapshotAt: snapshot.takenAt } : {}),
-      updatedAt: Date.now(),
+    const kept = await claimRecord({
+      provider,
+      made: raw,
+      record: { key: sandboxKey, provider: provider.name, providerSandboxId: raw.id, threadId: ctx.threadId, latestRunId: ctx.runId, ...(snapshot ? { latestSnapshotId: snapshot.snapshotId } : {}), updatedAt: Date.now() },
+      instances,
+      ...(previous ? { goneId: previous.providerSandboxId } : {}),
+      ...(ctx.logger ? { logger: ctx.logger } : {}),
     })
+    if (kept !== raw) return withWorkspaceSecrets(kept, workspace)
     ctx.logger?.sandbox(`created ${sandboxKey} (${handle.id})`)
     return handle
   }
 
-  const release: SandboxDefinition['release'] = (input) => {
+  const release: SandboxDefinition['release'] = (raw) => {
+    const input = parseOptions(keyInput, raw, 'sandbox.release') as SandboxInstanceKeyInput
     const left = Math.max(0, (inUse.get(input.key) ?? 0) - 1)
     if (left > 0) {
       inUse.set(input.key, left)
@@ -371,5 +430,5 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     return 0
   }
 
-  return Object.freeze({ id: parsed.id, provider, workspace, lifecycle, policy, hooks, fileEvents, fallbackInstances, key, ensure, destroy, release })
+  return Object.freeze({ id: parsed.id, provider, workspace, lifecycle, policy, hooks, fileEvents, instances: defaultInstances, fallbackInstances: defaultInstances, key, ensure, destroy, release })
 }

@@ -1,6 +1,15 @@
 // Definition: defineSandbox, the compound key, lifecycle, instance store.
 export { defineSandbox } from './define-sandbox.js'
-export type { SandboxDefinition, SandboxDefinitionInput, SandboxEnsureContext, SandboxLifecycle, SandboxHooks, ResolvedSandboxLifecycle } from './define-sandbox.js'
+export type {
+  SandboxDefinition,
+  SandboxDefinitionInput,
+  SandboxEnsureContext,
+  SandboxLifecycle,
+  SandboxHooks,
+  ResolvedSandboxLifecycle,
+  SandboxInstanceKeyInput,
+  SandboxDestroyResult,
+} from './define-sandbox.js'
 export { computeSandboxKey } from './sandbox-key.js'
 export { workspaceSnapshotKey } from './snapshot-lifecycle.js'
 export type { SandboxKeyInput } from './sandbox-key.js'

@@ -5,8 +5,13 @@
  * nothing about chat transcripts. Source: spec 003.
  */
 import { createCapability } from '@tanstack/ai'
+import { z } from 'zod'
 
-/** One sandbox instance, keyed by the compound sandbox key. */
+/**
+ * One sandbox instance, keyed by the compound sandbox key. Exactly the seven
+ * fields of spec 003: a store that persists these (and drops anything else)
+ * supports every feature, snapshot restore and `snapshotMaxAge` included.
+ */
 export interface SandboxInstanceRecord {
   /** The compound key (see `computeSandboxKey`). */
   key: string
@@ -16,20 +21,18 @@ export interface SandboxInstanceRecord {
   providerSandboxId: string
   /** Latest provider snapshot for this key, when the provider has snapshots. */
   latestSnapshotId?: string
-  /** Epoch ms when `latestSnapshotId` was taken (for `snapshotMaxAge`). */
-  latestSnapshotAt?: number
   threadId: string
   latestRunId?: string
-  /** Epoch ms of the last write. */
+  /** Epoch ms of the last write (on a workspace snapshot record: when the snapshot was recorded, which `snapshotMaxAge` measures). */
   updatedAt: number
 }
 
 /**
  * Maps a compound key to the sandbox to resume. Implement it over your own
  * database and prove it with `runSandboxInstanceStoreConformance` from
- * `@tanstack/ai-sandbox/testkit`. Records go in and come out as copies:
- * mutating an object passed to `upsert` or returned by `get` never changes
- * what is stored.
+ * `@tanstack/ai-sandbox/testkit`. A store may keep and hand out the very
+ * objects it is given (as spec 003's in-memory store does): core never
+ * mutates a record it passed to `upsert` or got from `get`.
  */
 export interface SandboxInstanceStore {
   /** The record for `key`, or `null` when there is none (never throws for a missing key). */
@@ -42,6 +45,12 @@ export interface SandboxInstanceStore {
   /** Remove the record; deleting a missing key is a no-op. */
   delete: (key: string) => Promise<void>
 }
+
+/** Validates an option that takes a {@link SandboxInstanceStore} (an object with `get`, `upsert` and `delete`). */
+export const instanceStoreSchema = z.custom<SandboxInstanceStore>(
+  (v) => typeof v === 'object' && v !== null && ['get', 'upsert', 'delete'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+  { message: 'expected a SandboxInstanceStore (an object with get, upsert and delete)' },
+)
 
 /**
  * Type a store inline with contract checking, no annotation needed.
@@ -69,7 +78,7 @@ export const SandboxInstanceStoreCapability = createCapability<SandboxInstanceSt
 /** Accessors of {@link SandboxInstanceStoreCapability}. */
 export const [getSandboxInstanceStore, provideSandboxInstanceStore] = SandboxInstanceStoreCapability
 
-/** In-memory {@link SandboxInstanceStore}: resume works within one process only. Records are copied in and out. */
+/** In-memory {@link SandboxInstanceStore}: resume works within one process only. Records are copied in and out (more than the contract asks). */
 export class InMemorySandboxInstanceStore implements SandboxInstanceStore {
   private readonly records = new Map<string, SandboxInstanceRecord>()
 

@@ -5,7 +5,9 @@
  * hash), so a later run of that thread, or a new thread of the same
  * workspace, restores it and skips the setup. Snapshots older than
  * `snapshotMaxAge` are not restored; the next bootstrap replaces them.
- * Providers without the `snapshots` capability never reach this module.
+ * Invariant: only spec 003's record fields are read. A snapshot's age is the
+ * `updatedAt` of the workspace record, which is written only when a snapshot
+ * is recorded. Providers without the `snapshots` capability never reach here.
  */
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import type { SandboxHandle } from '../contracts/handle.js'
@@ -16,8 +18,6 @@ import { computeSandboxKey, type SandboxKeyInput } from './sandbox-key.js'
 /** A snapshot worth restoring. */
 export interface SnapshotCandidate {
   readonly snapshotId: string
-  /** Epoch ms the snapshot was taken. */
-  readonly takenAt: number
 }
 
 /**
@@ -31,7 +31,12 @@ export function workspaceSnapshotKey(input: Omit<SandboxKeyInput, 'threadId' | '
 }
 
 /**
- * The snapshot to restore for a key: the thread's own, else the workspace's.
+ * The snapshot to restore for a key. Every snapshot core records is an
+ * after-setup snapshot of the same workspace, so the workspace record names
+ * the newest one (the thread's own is either the same or replaced and
+ * deleted), and its `updatedAt` is when that snapshot was recorded. Without a
+ * workspace record the thread's snapshot has no known age: it is used only
+ * when there is no `snapshotMaxAge`.
  * @param maxAgeMs - Ignore snapshots older than this. Undefined: any age.
  */
 export async function findSnapshot(input: {
@@ -42,15 +47,22 @@ export async function findSnapshot(input: {
   now: number
   logger?: InternalLogger
 }): Promise<SnapshotCandidate | null> {
-  const fresh = (record: SandboxInstanceRecord | null): SnapshotCandidate | null => {
-    if (!record?.latestSnapshotId || record.latestSnapshotAt === undefined) return null
-    if (input.maxAgeMs !== undefined && input.now - record.latestSnapshotAt > input.maxAgeMs) {
-      input.logger?.sandbox(`snapshot ${record.latestSnapshotId} is older than snapshotMaxAge; it will be rebuilt`)
+  const { maxAgeMs, logger } = input
+  const workspaceRecord = await input.instances.get(input.workspaceKey)
+  if (workspaceRecord?.latestSnapshotId) {
+    if (maxAgeMs !== undefined && input.now - workspaceRecord.updatedAt > maxAgeMs) {
+      logger?.sandbox(`snapshot ${workspaceRecord.latestSnapshotId} is older than snapshotMaxAge; it will be rebuilt`)
       return null
     }
-    return { snapshotId: record.latestSnapshotId, takenAt: record.latestSnapshotAt }
+    return { snapshotId: workspaceRecord.latestSnapshotId }
   }
-  return fresh(input.threadRecord) ?? fresh(await input.instances.get(input.workspaceKey))
+  const own = input.threadRecord?.latestSnapshotId
+  if (!own) return null
+  if (maxAgeMs !== undefined) {
+    logger?.sandbox(`snapshot ${own} has no workspace record, so its age is unknown and snapshotMaxAge is set; it will be rebuilt`)
+    return null
+  }
+  return { snapshotId: own }
 }
 
 /**
@@ -87,18 +99,11 @@ export async function snapshotAfterSetup(input: {
   try {
     const ref = await handle.snapshot('after-setup')
     const previous = await instances.get(workspaceKey)
-    await instances.upsert({
-      key: workspaceKey,
-      provider: input.provider.name,
-      providerSandboxId: handle.id,
-      threadId: input.threadId,
-      latestSnapshotId: ref.snapshotId,
-      latestSnapshotAt: ref.createdAt,
-      updatedAt: Date.now(),
-    })
+    // Written only here, so its updatedAt is the snapshot's age for snapshotMaxAge.
+    await instances.upsert({ key: workspaceKey, provider: input.provider.name, providerSandboxId: handle.id, threadId: input.threadId, latestSnapshotId: ref.snapshotId, updatedAt: Date.now() })
     logger?.sandbox(`snapshot after setup: ${ref.snapshotId}`)
     if (previous?.latestSnapshotId && previous.latestSnapshotId !== ref.snapshotId) await deleteSnapshot(input.provider, previous.latestSnapshotId, logger)
-    return { snapshotId: ref.snapshotId, takenAt: ref.createdAt }
+    return { snapshotId: ref.snapshotId }
   } catch (error) {
     logger?.warn('taking the after-setup snapshot failed; later runs will run setup again', { error })
     return null

@@ -1,17 +1,32 @@
 /**
  * The option fields every harness adapter takes the same way (`cwd`, `env`,
- * `extraArgs`, `timeoutMs`), as zod schemas an adapter spreads into its own
+ * `extraArgs`, `timeoutMs`, `exitGraceMs`), as zod schemas an adapter spreads into its own
  * strict options schema, so the rules and the messages are one set.
  */
 import { z } from 'zod'
 import { isSecretRef, type SecretRef } from '../workspace/secrets.js'
+
+/** The options every harness adapter takes the same way; each adapter's options interface extends it. */
+export interface HarnessCommonOptions {
+  /** Working directory inside the workspace (relative, or under `/workspace`). Default: the workspace root. */
+  cwd?: string
+  /** Extra environment for the CLI. Values may be secret references from `createSecrets()`. */
+  env?: Record<string, string | SecretRef>
+  /** Extra CLI flags, appended verbatim. */
+  extraArgs?: string[]
+  /** Stop the run after this many ms: the CLI's process tree is stopped and the run ends with `RUN_ERROR` `timeout`. Default: no limit. */
+  timeoutMs?: number
+  /** How long the CLI may take to exit by itself after its final event before its process tree is stopped, in ms. Default 3000 (`DEFAULT_EXIT_GRACE_MS`). */
+  exitGraceMs?: number
+}
 
 /**
  * Zod fields for an adapter's options schema:
  * - `cwd`: a working directory inside the workspace, relative or under `/workspace`, without `..`;
  * - `env`: environment variable names (letters, digits, `_`) to strings or secret references from `createSecrets()`;
  * - `extraArgs`: CLI flags appended verbatim;
- * - `timeoutMs`: a positive whole number of ms.
+ * - `timeoutMs`: a positive whole number of ms;
+ * - `exitGraceMs`: a whole number of ms, 0 or more (how long the CLI may take to exit after its final event; see `DEFAULT_EXIT_GRACE_MS`).
  * All are optional.
  *
  * @example
@@ -33,4 +48,5 @@ export const harnessOptionFields = {
     .optional(),
   extraArgs: z.array(z.string()).optional(),
   timeoutMs: z.number().int().positive().optional(),
+  exitGraceMs: z.number().int().nonnegative().optional(),
 }

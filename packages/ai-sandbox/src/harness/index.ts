@@ -1,4 +1,4 @@
-// Harness: what every harness adapter shares to run an agent CLI: NDJSON from its stdout, the prompt, the run guard, RUN_ERROR chunks, the secret redactor and run files.
+// Harness: what every harness adapter shares to run an agent CLI: the run loop (runHarness), NDJSON from its stdout, the prompt, the run guard, RUN_ERROR chunks, the secret redactor and run files.
 export { toLines, LineTooLongError } from './to-lines.js'
 export type { ToLinesOptions } from './to-lines.js'
 export { spawnNdjson } from './spawn-ndjson.js'
@@ -14,3 +14,8 @@ export type { HarnessSecretRedactorOptions } from './harness-secret-redactor.js'
 export { writeSandboxRunFile, sandboxRunFilePath, removeSandboxRunFiles } from './sandbox-run-file.js'
 export type { WriteSandboxRunFileOptions } from './sandbox-run-file.js'
 export { harnessOptionFields } from './harness-option-fields.js'
+export type { HarnessCommonOptions } from './harness-option-fields.js'
+export { runHarness, DEFAULT_EXIT_GRACE_MS } from './run-harness.js'
+export type { RunHarnessOptions, HarnessTranslator, HarnessExit, HarnessLaunch, HarnessPrepareContext, HarnessEventSource } from './run-harness.js'
+export { createOpenToolCalls } from './open-tool-calls.js'
+export type { OpenToolCalls, InterruptedToolResult } from './open-tool-calls.js'

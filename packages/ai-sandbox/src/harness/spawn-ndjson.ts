@@ -35,7 +35,12 @@ export interface SpawnNdjsonOptions {
    * `writableStdin`; without it, feed input through a file and a redirect.
    */
   stdin?: string
-  /** Called with each non-empty stdout line that is not JSON. Such lines are skipped, never fatal. */
+  /**
+   * Called with each non-empty stdout text that is not JSON. Such text is
+   * skipped, never fatal. When a JSON object follows other text on the same
+   * line (a banner printed without a newline), the object is still yielded and
+   * only the text in front of it is reported here.
+   */
   onNonJsonLine?: (line: string) => void
   /** Called with each stderr chunk as it arrives. stderr is drained whether or not this is set. */
   onStderr?: (chunk: string) => void
@@ -43,6 +48,12 @@ export interface SpawnNdjsonOptions {
   onExit?: (exit: SpawnNdjsonExit) => void | Promise<void>
   /** Characters of stderr kept for {@link SpawnNdjsonExit.stderrTail}. Default: 65536. */
   stderrTailLength?: number
+  /**
+   * Once the command exited, stop whatever it left running in the background
+   * (`kill()` on its job: the process group and its descendants), so nothing
+   * of the run outlives it. Default `false`.
+   */
+  stopJobOnExit?: boolean
   /** Refuse a stdout line longer than this many UTF-8 bytes (see `toLines`). Default: unlimited. */
   maxLineBytes?: number
 }
@@ -83,7 +94,7 @@ export async function* spawnNdjson(
   command: string,
   options: SpawnNdjsonOptions = {},
 ): AsyncIterable<unknown> {
-  const { cwd, env, signal, stdin, onNonJsonLine, onStderr, onExit, maxLineBytes } = options
+  const { cwd, env, signal, stdin, onNonJsonLine, onStderr, onExit, maxLineBytes, stopJobOnExit } = options
   const stderrTailLength = Math.max(0, options.stderrTailLength ?? DEFAULT_STDERR_TAIL)
   if (signal?.aborted) return
 
@@ -97,13 +108,14 @@ export async function* spawnNdjson(
     for await (const line of toLines(child.stdout, { maxLineBytes })) {
       if (signal?.aborted) break
       if (line.trim() === '') continue
-      const value = parseJson(line)
-      if (value === NOT_JSON) onNonJsonLine?.(line)
-      else yield value
+      const { value, noise } = parseLine(line)
+      if (noise !== undefined) onNonJsonLine?.(noise)
+      if (value !== NOT_JSON) yield value
     }
     if (signal?.aborted) await child.kill()
     const exit = await child.wait()
     exited = true
+    if (stopJobOnExit) await child.kill()
     const [tail, stdinError] = await Promise.all([stderr.done, stdinDone])
     if (stdinError) throw stdinError
     if (stderr.callbackError !== undefined) throw stderr.callbackError
@@ -118,6 +130,25 @@ export async function* spawnNdjson(
 }
 
 const NOT_JSON = Symbol('not-json')
+
+/** How many `{` positions a non-JSON line is tried from before it counts as text only. */
+const MAX_RECOVERY_TRIES = 8
+
+/**
+ * Parse one line: the whole line as JSON, else a JSON object that starts
+ * after some text on the same line (`noise` is that text), else only text.
+ */
+function parseLine(line: string): { value: unknown; noise?: string } {
+  const whole = parseJson(line)
+  if (whole !== NOT_JSON) return { value: whole }
+  let from = line.indexOf('{', 1)
+  for (let tries = 0; from > 0 && tries < MAX_RECOVERY_TRIES; tries++) {
+    const value = parseJson(line.slice(from))
+    if (value !== NOT_JSON && typeof value === 'object' && value !== null) return { value, noise: line.slice(0, from) }
+    from = line.indexOf('{', from + 1)
+  }
+  return { value: NOT_JSON, noise: line }
+}
 
 function parseJson(line: string): unknown {
   try {

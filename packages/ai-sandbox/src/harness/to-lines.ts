@@ -23,10 +23,11 @@ export interface ToLinesOptions {
  * @example
  * ```ts
  * try { for await (const line of toLines(chunks, { maxLineBytes: 1 << 20 })) use(line) }
- * catch (error) { if (error instanceof LineTooLongError) console.log(error.maxLineBytes) }
+ * catch (error) { if (LineTooLongError.isInstance(error)) console.log(error.maxLineBytes) }
  * ```
  */
 export class LineTooLongError extends SandboxError<'line-too-long'> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/LineTooLongError'
   /** The limit that was exceeded, in UTF-8 bytes. */
   readonly maxLineBytes: number
 

@@ -9,4 +9,7 @@ export {
   ToolBridgeProvisionerCapability,
   getToolBridgeProvisioner,
   provideToolBridgeProvisioner,
+  SandboxRunChunksCapability,
+  getSandboxRunChunks,
+  provideSandboxRunChunks,
 } from './capabilities.js'

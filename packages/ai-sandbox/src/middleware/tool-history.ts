@@ -6,15 +6,26 @@
  * result, all marked) so a finished run restores its tool cards, and strips
  * marked calls from what the next request sends to the model.
  * Invariant: only `providerMessages` is stripped; the canonical `messages` keep every call.
+ * The stored marker is `{ sandboxObserved: true }` in `metadata` (spec 002): a
+ * data format shared with other implementations, so renaming it is a data change.
  */
 import type { ModelMessage, StreamChunk, ToolCall } from '@tanstack/ai'
 
-/** Metadata key (value `true`) marking a tool call, tool message or assistant message as run by the harness inside the sandbox. */
-export const SANDBOX_TOOL_CALL_KEY = 'sandboxToolCall'
+/**
+ * Metadata key (value `true`) marking a tool call, tool message or assistant
+ * message as run by the harness inside the sandbox: `{ sandboxObserved: true }`,
+ * the marker spec 002 fixes for stored transcripts.
+ */
+export const SANDBOX_TOOL_CALL_KEY = 'sandboxObserved'
+
+/** The key versions before this one wrote; still recognised when reading a stored transcript, never written. */
+const LEGACY_SANDBOX_TOOL_CALL_KEY = 'sandboxToolCall'
 
 /**
  * True for a tool call (a `ModelMessage` tool call or a UI `tool-call` part)
- * that `withSandbox` recorded as run by the harness inside the sandbox.
+ * that `withSandbox` recorded as run by the harness inside the sandbox: its
+ * `metadata` has `sandboxObserved: true` (or `sandboxToolCall: true`, the key
+ * earlier versions of this package wrote).
  *
  * @example
  * ```ts
@@ -23,7 +34,9 @@ export const SANDBOX_TOOL_CALL_KEY = 'sandboxToolCall'
  */
 export function isSandboxToolCall(toolCall: { metadata?: unknown } | null | undefined): boolean {
   const metadata = toolCall?.metadata
-  return typeof metadata === 'object' && metadata !== null && (metadata as Record<string, unknown>)[SANDBOX_TOOL_CALL_KEY] === true
+  if (typeof metadata !== 'object' || metadata === null) return false
+  const fields = metadata as Record<string, unknown>
+  return fields[SANDBOX_TOOL_CALL_KEY] === true || fields[LEGACY_SANDBOX_TOOL_CALL_KEY] === true
 }
 
 interface RecordedCall {

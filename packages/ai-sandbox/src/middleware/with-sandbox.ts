@@ -1,13 +1,17 @@
 /**
  * `withSandbox`: the chat middleware that gives a run its sandbox. Setup reads
  * top to bottom: resolve the stores, ensure the sandbox, register the run,
- * provide the capabilities, start the file events. While the model streams it
- * records the harness's tool calls and, at the adapter's `RUN_FINISHED`,
+ * provide the capabilities, start the file events. Each file event also
+ * ticks the run's chunk stream (`SandboxRunChunksCapability`, merged by the
+ * harness adapter), so core streams its `sandbox.file` chunk while the agent
+ * is silent; the tick itself is dropped in `onChunk`. While the model streams
+ * it records the harness's tool calls and, at the adapter's `RUN_FINISHED`,
  * emits `file.changed` (the last point where a chunk still reaches the
- * stream). The terminal hooks stop the file events, then apply the
- * lifecycle: keep the sandbox for the thread, destroy it after the run, or
- * destroy it on abort (closing an agent's pipe does not stop the agent;
- * destroying its sandbox does).
+ * stream). The terminal hooks end the run's liveness, stop the file events,
+ * then apply the lifecycle: keep the sandbox for the thread, destroy it after
+ * the run, or destroy it on an abort while the run is live (closing an
+ * agent's pipe does not stop the agent; destroying its sandbox does). An abort
+ * after a terminal hook destroys nothing.
  * Source: spec 000, "Lifecycle & resume", "Instance durability", "File-event hooks".
  */
 import { defineChatMiddleware, type ChatMiddlewareContext } from '@tanstack/ai'
@@ -24,8 +28,9 @@ import { provideSandboxPolicy, SandboxPolicyCapability } from '../workspace/poli
 import { PROJECTION_MARKER, ProjectionCapability, projectWorkspace, provideProjection } from '../workspace/projection.js'
 import { redactSecrets } from '../workspace/secrets.js'
 import { redactingLogger } from './redacting-logger.js'
-import { FILE_CHANGED_EVENT, startRunFileEvents, type RunFileEvents } from '../watch/run-file-events.js'
-import { provideSandbox, SandboxCapability } from './capabilities.js'
+import { FILE_CHANGED_EVENT, startRunFileEvents, type FileEventSink, type RunFileEvents } from '../watch/run-file-events.js'
+import { provideSandbox, provideSandboxRunChunks, SandboxCapability, SandboxRunChunksCapability } from './capabilities.js'
+import { createRunChunks, SANDBOX_FLUSH_EVENT, type RunChunks } from './run-chunks.js'
 import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
 
 /** Options of {@link withSandbox}. */
@@ -50,6 +55,12 @@ interface RunState {
   files?: RunFileEvents
   /** `file.changed` values queued as `sandbox.file.diff` chunks, renamed as they pass. */
   readonly fileDiffs: Set<object>
+  /** The run's `sandbox.flush` ticks (`SandboxRunChunksCapability`). */
+  readonly chunks: RunChunks
+  /** Set by the first terminal hook: from then on an abort destroys nothing. */
+  ended?: boolean
+  /** Removes the setup's abort listener. */
+  forgetAbort?: () => void
   destroying?: Promise<void>
 }
 
@@ -71,7 +82,9 @@ const optionsSchema = z
  * Lifecycle: `reuse: 'thread'` keeps one sandbox per thread across runs (and
  * `keepAlive` destroys it after idling); `reuse: 'none'` or
  * `destroyOnComplete` destroys it after the run (after the last of several
- * concurrent runs of the thread); an abort always destroys it.
+ * concurrent runs of the thread); an abort while the run is live destroys it,
+ * and an abort after the run ended (web frameworks abort a request's signal
+ * after a normal response) does not.
  * The tenant comes from `chat({ context: { tenantId } })` when present.
  * Transitions log under the `sandbox` debug category (`chat({ debug: { sandbox: true } })`).
  *
@@ -127,20 +140,38 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     }
   }
 
-  /** Start the run's file events; a failure to start is logged and the run goes on without them. */
-  async function startFileEvents(ctx: ChatMiddlewareContext, handle: SandboxHandle, logger: InternalLogger | undefined): Promise<RunFileEvents | undefined> {
+  /**
+   * Start the run's file events; a failure to start is logged and the run goes
+   * on without them. Each event handed to core's runtime (which queues its
+   * `sandbox.file` chunk) also ticks the run's chunks, so core drains the queue now.
+   */
+  async function startFileEvents(ctx: ChatMiddlewareContext, state: RunState): Promise<RunFileEvents | undefined> {
+    const { handle, logger } = state
     const runtime = getSandboxRuntime(ctx, { optional: true })
+    const sink: FileEventSink | undefined = runtime && {
+      emit: (event) => {
+        runtime.emit(event)
+        state.chunks.tick()
+      },
+    }
     try {
-      return await startRunFileEvents({ handle, hooks: sandbox.hooks, redactPath: (path) => redactSecrets(path, Object.values(sandbox.workspace.secrets)), ...(runtime ? { runtime } : {}), ...(logger ? { logger } : {}) })
+      return await startRunFileEvents({ handle, hooks: sandbox.hooks, redactPath: (path) => redactSecrets(path, Object.values(sandbox.workspace.secrets)), ...(sink ? { runtime: sink } : {}), ...(logger ? { logger } : {}) })
     } catch (error) {
       logger?.errors(`withSandbox: file events for sandbox ${handle.id} could not start; the run goes on without them`, { error })
       return undefined
     }
   }
 
+  /** The run reached a terminal hook: it is no longer live, so a later abort must not destroy the sandbox. */
+  function endRun(state: RunState): void {
+    state.ended = true
+    state.forgetAbort?.()
+    state.chunks.close()
+  }
+
   return defineChatMiddleware({
     name: 'sandbox',
-    provides: [SandboxCapability, SandboxPolicyCapability, ProjectionCapability],
+    provides: [SandboxCapability, SandboxPolicyCapability, ProjectionCapability, SandboxRunChunksCapability],
     optionalRequires: [LocksCapability, SandboxInstanceStoreCapability, SandboxRuntimeCapability],
     async setup(ctx) {
       // Everything this run logs has the workspace's secret values removed (a secret can sit in a file name or an error).
@@ -157,15 +188,24 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       }
       const handle = await sandbox.ensure({ ...ensureCtx, instances, ...(locks ? { locks } : {}), ...(logger ? { logger } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) })
 
-      const state: RunState = { key, handle, instances, logger, destroyAfterRun: generatedThread, history: createToolHistory(), fileDiffs: new Set() }
+      const state: RunState = { key, handle, instances, logger, destroyAfterRun: generatedThread, history: createToolHistory(), fileDiffs: new Set(), chunks: createRunChunks() }
       runs.set(ctx, state)
       // An abort must stop the agent even while the adapter is blocked inside a
-      // command, and an abort that landed while ensure() ran must not leak the sandbox.
-      const onAbort = () => void destroyRun(state, 'run aborted').catch((error: unknown) => logger?.errors('sandbox destroy on abort failed', { error }))
+      // command, and an abort that landed while ensure() ran must not leak the
+      // sandbox. Only while the run is live: the terminal hooks remove the listener.
+      const onAbort = () => {
+        if (state.ended) return
+        void destroyRun(state, 'run aborted').catch((error: unknown) => logger?.errors('sandbox destroy on abort failed', { error }))
+      }
       if (ctx.signal?.aborted) onAbort()
-      else ctx.signal?.addEventListener('abort', onAbort, { once: true })
+      else if (ctx.signal) {
+        const signal = ctx.signal
+        signal.addEventListener('abort', onAbort, { once: true })
+        state.forgetAbort = () => signal.removeEventListener('abort', onAbort)
+      }
 
       provideSandbox(ctx, handle)
+      provideSandboxRunChunks(ctx, state.chunks.stream)
       provideSandboxPolicy(ctx, sandbox.policy)
       provideProjection(ctx, {
         workspace: sandbox.workspace,
@@ -179,7 +219,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
         },
       })
       if (sandbox.fileEvents && !ctx.signal?.aborted) {
-        state.files = await startFileEvents(ctx, handle, logger)
+        state.files = await startFileEvents(ctx, state)
         if (state.destroying) await state.files?.stop({ flush: false }) // aborted while it started
       }
     },
@@ -189,6 +229,8 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       return providerMessages ? { providerMessages } : undefined
     },
     async onChunk(ctx, chunk) {
+      // The tick has done its job by arriving: core drains its queued sandbox.file chunks right after this chunk.
+      if (chunk.type === 'CUSTOM' && chunk.name === SANDBOX_FLUSH_EVENT) return null
       const state = runs.get(ctx)
       if (!state) return
       if (chunk.type === 'CUSTOM' && chunk.name === FILE_DIFF_EVENT && state.fileDiffs.delete(chunk.value as object)) return { ...chunk, name: FILE_CHANGED_EVENT }
@@ -204,6 +246,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     async onFinish(ctx) {
       const state = runs.get(ctx)
       if (!state) return
+      endRun(state)
       await state.files?.stop({ flush: true })
       if (sandbox.lifecycle.reuse === 'none' || state.destroyAfterRun) return destroyRun(state, `run finished, ${state.destroyAfterRun ? 'no threadId' : "reuse 'none'"}`)
       const stillUsed = sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
@@ -214,11 +257,14 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     },
     async onAbort(ctx) {
       const state = runs.get(ctx)
-      if (state) await destroyRun(state, 'run aborted')
+      if (!state) return
+      endRun(state)
+      await destroyRun(state, 'run aborted')
     },
     async onError(ctx) {
       const state = runs.get(ctx)
       if (!state) return
+      endRun(state)
       await state.files?.stop({ flush: true })
       if (sandbox.lifecycle.reuse === 'none' || state.destroyAfterRun) return destroyRun(state, "run failed, reuse 'none'")
       sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })

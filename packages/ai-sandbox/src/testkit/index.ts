@@ -16,7 +16,6 @@ export {
   checkStoreKeysIndependent,
   checkStoreOddKeys,
   checkStoreConcurrentUpserts,
-  checkStoreReturnsCopies,
 } from './instance-store-conformance.js'
 
 // Provider kit: the runner and its context
@@ -57,7 +56,7 @@ export {
   checkFsWatch,
 } from './provider/fs.js'
 export { checkFsVirtualRoot, checkFsPathConfinement, checkFsReadMissing, checkFsSymlinkEscape, checkFsSymlinkInside } from './provider/fs-paths.js'
-export { checkExecOutput, checkExecExitCodes, checkExecCwd, checkExecEnv, checkExecStdin, checkExecLargeOutput, checkExecTimeout, checkCreateEnv } from './provider/exec.js'
+export { checkExecOutput, checkExecExitCodes, checkExecCwd, checkExecEnv, checkExecStdin, checkExecLargeOutput, checkExecTimeout, checkExecEndsWhenShellExits, checkCreateEnv } from './provider/exec.js'
 export { checkEnvSetMerges, checkEnvReachesSpawn } from './provider/env.js'
 export {
   checkSpawnStreams,
@@ -67,6 +66,7 @@ export {
   checkSpawnKillJob,
   checkSpawnKillSetsidChild,
   checkSpawnKillAfterExit,
+  checkSpawnEndsWhenShellExits,
 } from './provider/spawn.js'
 export { checkPortsConnect, checkPortsRejectInvalid, checkPortsReachServer } from './provider/ports.js'
 export { checkGitLocalRepo, checkGitCloneRemote } from './provider/git.js'

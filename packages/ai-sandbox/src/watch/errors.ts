@@ -10,6 +10,7 @@ export type WorkspaceWatchErrorReason = 'list-failed'
 
 /** Thrown by `watchWorkspace` when the workspace cannot be listed. */
 export class WorkspaceWatchError extends SandboxError<WorkspaceWatchErrorReason> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/WorkspaceWatchError'
   constructor(reason: WorkspaceWatchErrorReason, message: string, options?: SandboxErrorOptions) {
     super(reason, message, options)
   }

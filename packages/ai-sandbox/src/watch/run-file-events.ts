@@ -1,7 +1,7 @@
 /**
  * File events of one `chat()` run: watch the workspace while the run holds
  * its sandbox, turn each event into a hook event with lazy before/after/diff
- * against the run's baseline, hand it to core's sandbox runtime (which emits
+ * against the run's baseline (the workspace at the run's start), hand it to core's sandbox runtime (which emits
  * the `sandbox.file` chunk and fires middleware `sandbox` hooks) and to the
  * definition's hooks, and report the run's file changes as diffs.
  * Invariant: a hook or listing failure is logged and never reaches the run.
@@ -23,7 +23,7 @@ export const SANDBOX_FILE_EVENT = 'sandbox.file'
 export interface FileChange {
   /** Absolute path inside the sandbox. */
   readonly path: string
-  /** Unified diff against the run's baseline. */
+  /** Unified diff against the run's baseline: the workspace when this run started. */
   readonly diff: string
 }
 
@@ -39,7 +39,7 @@ export interface RunFileEvents {
    * for itself, such as a projected MCP config holding resolved secrets.
    */
   exclude: (paths: readonly string[]) => void
-  /** Stop watching; with `flush`, deliver what is pending first. Waits for running hooks. Idempotent. */
+  /** Stop watching; with `flush`, deliver what is pending first. Waits for running hooks, then removes the baseline's temp files. Idempotent. */
   stop: (options: { flush: boolean }) => Promise<void>
 }
 
@@ -74,7 +74,7 @@ export async function startRunFileEvents(input: {
 }): Promise<RunFileEvents> {
   const { handle, hooks, runtime, logger } = input
   const redactPath = input.redactPath ?? ((path: string) => path)
-  const baseline = await captureFileBaseline(handle)
+  const baseline = await captureFileBaseline(handle, input.ignore ? { ignore: input.ignore } : {})
   const touched = new Set<string>()
   const reported = new Map<string, string>()
   const root = handle.workspaceRoot.replace(/\/+$/, '')
@@ -104,13 +104,20 @@ export async function startRunFileEvents(input: {
     hooksDone = hooksDone.then(() => callFileHooks(hooks, hookEvent, logger))
   }
 
-  const watcher: WorkspaceWatcher = await watchWorkspace(handle, {
-    onEvent,
-    ...(input.ignore ? { ignore: input.ignore } : {}),
-    ...(input.intervalMs ? { intervalMs: input.intervalMs } : {}),
-    ...(logger ? { logger } : {}),
-  })
-  logger?.sandbox(`file events for sandbox ${handle.id}: ${watcher.mode} watcher, baseline ${baseline.commit ?? '(no git commit)'}`)
+  let watcher: WorkspaceWatcher
+  try {
+    watcher = await watchWorkspace(handle, {
+      onEvent,
+      ...(input.ignore ? { ignore: input.ignore } : {}),
+      ...(input.intervalMs ? { intervalMs: input.intervalMs } : {}),
+      ...(logger ? { logger } : {}),
+    })
+  } catch (error) {
+    await baseline.dispose()
+    throw error
+  }
+  const recorded = baseline.snapshot ? `snapshot ${baseline.snapshot}` : baseline.commit ? `commit ${baseline.commit} (no snapshot: git could not record the start)` : '(nothing recorded: no git in the sandbox)'
+  logger?.sandbox(`file events for sandbox ${handle.id}: ${watcher.mode} watcher, baseline ${recorded}`)
 
   let stopping: Promise<void> | undefined
   return {
@@ -145,6 +152,7 @@ export async function startRunFileEvents(input: {
         if (flush) await watcher.flush()
         await watcher.stop()
         await drainHooks()
+        await baseline.dispose()
       })()
       return stopping
     },

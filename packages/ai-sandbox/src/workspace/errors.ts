@@ -10,6 +10,7 @@ import { SandboxError, type SandboxErrorOptions } from '../contracts/errors.js'
  * `createSecrets`, or it is not part of the workspace's `secrets`.
  */
 export class UnknownSecretError extends SandboxError<'unknown-secret'> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/UnknownSecretError'
   /** The secret name the reference carries. */
   readonly secretName: string
 
@@ -28,6 +29,7 @@ export type WorkspaceBootstrapErrorReason = 'source' | 'setup' | 'aborted'
 
 /** Thrown when bootstrapping a new sandbox's workspace fails. The half-made sandbox has been destroyed. */
 export class WorkspaceBootstrapError extends SandboxError<WorkspaceBootstrapErrorReason> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/WorkspaceBootstrapError'
   constructor(reason: WorkspaceBootstrapErrorReason, message: string, options?: SandboxErrorOptions) {
     super(reason, message, options)
   }
@@ -35,6 +37,7 @@ export class WorkspaceBootstrapError extends SandboxError<WorkspaceBootstrapErro
 
 /** Thrown when a `setup` step exits non-zero. The half-made sandbox has been destroyed. */
 export class SetupStepFailedError extends WorkspaceBootstrapError {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/SetupStepFailedError'
   /** 1-based position of the step in `setup`. */
   readonly step: number
   readonly command: string

@@ -60,7 +60,7 @@ export function recordSetupPlan(input: SetupInput): readonly SetupStep[] {
   try {
     result = (input as (r: SetupRecorder) => unknown)(recorder)
   } catch (error) {
-    if (error instanceof SandboxConfigError) throw error
+    if (SandboxConfigError.isInstance(error)) throw error
     throw new SandboxConfigError('workspace.setup', `Invalid option workspace.setup: the setup callback threw: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
   } finally {
     recording = false // a recorder kept past this point throws instead of touching the frozen plan

@@ -51,7 +51,36 @@ describe('createToolHistory', () => {
   })
 })
 
+describe('the stored marker', () => {
+  it("is spec 002's literal { sandboxObserved: true } (renaming it is a data change)", () => {
+    expect(SANDBOX_TOOL_CALL_KEY).toBe('sandboxObserved')
+    const history = createToolHistory()
+    history.observe(c({ type: 'TOOL_CALL_START', toolCallId: 't1', toolCallName: 'Bash', metadata: { providerExecuted: true } }))
+    history.observe(c({ type: 'TOOL_CALL_RESULT', toolCallId: 't1', content: 'ok' }))
+    const [assistant, tool] = history.take(() => 'm')
+    expect(assistant!.metadata).toEqual({ sandboxObserved: true })
+    expect(assistant!.toolCalls![0]!.metadata).toEqual({ providerExecuted: true, sandboxObserved: true })
+    expect(tool!.metadata).toEqual({ sandboxObserved: true })
+    expect(JSON.stringify([assistant, tool]), 'the key of earlier versions is no longer written').not.toContain('sandboxToolCall')
+  })
+})
+
 describe('isSandboxToolCall', () => {
+  it('recognises the marker another implementation of spec 002 stored', () => {
+    expect(isSandboxToolCall({ metadata: { sandboxObserved: true } })).toBe(true)
+    expect(isSandboxToolCall({ metadata: { sandboxObserved: 'yes' } }), 'only the value true').toBe(false)
+  })
+
+  it('still recognises the key earlier versions of this package stored (sandboxToolCall)', () => {
+    expect(isSandboxToolCall({ metadata: { sandboxToolCall: true } })).toBe(true)
+    const stored: ModelMessage[] = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'old', type: 'function', function: { name: 'Bash', arguments: '{}' }, metadata: { sandboxToolCall: true } }], metadata: { sandboxToolCall: true } },
+      { role: 'tool', content: 'out', toolCallId: 'old', metadata: { sandboxToolCall: true } },
+    ]
+    expect(withoutSandboxToolCalls(stored), 'an old transcript is still kept out of the model request').toEqual([{ role: 'user', content: 'go' }])
+  })
+
   it('is true only for marked calls', () => {
     expect(isSandboxToolCall({ metadata: { [SANDBOX_TOOL_CALL_KEY]: true } })).toBe(true)
     expect(isSandboxToolCall({ metadata: { providerExecuted: true } }), 'a provider server tool (web_search) is not a sandbox call').toBe(false)

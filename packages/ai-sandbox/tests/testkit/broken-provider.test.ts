@@ -1,10 +1,9 @@
-// Proves the conformance checks catch broken implementations: each case runs
-// one exported check against the correct fake (it passes) and against a fake
-// with exactly one deliberate bug (it fails, naming the broken rule).
+// Proves the provider conformance checks catch broken implementations: each
+// case runs one exported check against the correct fake (it passes) and against
+// a fake with exactly one deliberate bug (it fails, naming the broken rule).
+// The store kit's counterpart is instance-store-kit.test.ts.
 import { describe, expect, it } from 'vitest'
 import type { SandboxHandle, SandboxProvider } from '../../src/contracts/index.js'
-import { InMemorySandboxInstanceStore } from '../../src/definition/instance-store.js'
-import type { SandboxInstanceRecord, SandboxInstanceStore } from '../../src/definition/instance-store.js'
 import {
   checkDestroyIsIdempotent,
   checkForkIsIndependent,
@@ -12,8 +11,6 @@ import {
   checkFsPathConfinement,
   checkFsReadMissing,
   checkSnapshotRestore,
-  checkStoreReturnsCopies,
-  checkStoreUpsertReplaces,
   checkUnsupportedCapability,
   createProviderConformanceContext,
 } from '../../src/testkit/index.js'
@@ -80,27 +77,5 @@ describe('provider checks catch a broken provider', () => {
     await expect(checkDestroyIsIdempotent(good).finally(good.destroyTracked)).resolves.toBeUndefined()
     const broken = await createProviderConformanceContext(memoryProvider({ resumeDestroyed: true }))
     await expect(checkDestroyIsIdempotent(broken).finally(broken.destroyTracked)).rejects.toThrow(/provider\.resume\(\{ id \}\) of a destroyed sandbox returns null/)
-  })
-})
-
-/** A store that merges on upsert and hands out its own objects: two violations at once. */
-function brokenStore(): SandboxInstanceStore {
-  const rows = new Map<string, SandboxInstanceRecord>()
-  return {
-    get: async (key) => rows.get(key) ?? null,
-    upsert: async (record) => void rows.set(record.key, { ...rows.get(record.key), ...record }),
-    delete: async (key) => void rows.delete(key),
-  }
-}
-
-describe('store checks catch a broken store', () => {
-  it('upsert must fully replace, not merge', async () => {
-    await expect(checkStoreUpsertReplaces(new InMemorySandboxInstanceStore())).resolves.toBeUndefined()
-    await expect(checkStoreUpsertReplaces(brokenStore())).rejects.toThrow(/upsert is a FULL replace: latestSnapshotId left out must be cleared/)
-  })
-
-  it('get must return a copy, not the stored object', async () => {
-    await expect(checkStoreReturnsCopies(new InMemorySandboxInstanceStore())).resolves.toBeUndefined()
-    await expect(checkStoreReturnsCopies(brokenStore())).rejects.toThrow(/mutating a record returned by get does not change the store/)
   })
 })

@@ -1,11 +1,13 @@
 /**
- * The run baseline on a fake handle whose exec runs on the host: git mode
- * (the commit at the run's start; modified, deleted, untracked, staged and
- * later-committed files) and non-git mode (synthesized add-patches), plus the
- * add-patch format itself.
+ * The run baseline on a fake handle whose exec runs on the host: the start
+ * snapshot (a git repository, with files an earlier run left untracked or
+ * uncommitted, one without a commit, and a plain folder through a private git
+ * dir; the workspace's repository is never written and dispose removes the
+ * temp files), the fallbacks (the start commit when the snapshot cannot be
+ * recorded, add-patches without git), plus the add-patch format itself.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -18,15 +20,24 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-/** A workspace on the host and a handle whose fs.read reads it. */
-function workspace(): { root: string; handle: SandboxHandle; git: (...args: string[]) => string } {
+/**
+ * A workspace on the host and a handle whose fs.read reads it. Every exec
+ * starts with `preamble` (shell functions can shadow `git` or `mktemp`) and
+ * uses a private TMPDIR, so the test sees what the baseline leaves there.
+ */
+function workspace(preamble = ''): { root: string; temp: string; handle: SandboxHandle; git: (...args: string[]) => string } {
   const root = mkdtempSync(join(tmpdir(), 'tsbx-baseline-'))
+  const temp = mkdtempSync(join(tmpdir(), 'tsbx-baseline-tmp-'))
   const fake = createFakeHandle(root)
-  cleanups.push(() => rmSync(root, { recursive: true, force: true }), () => fake.destroy())
+  cleanups.push(() => rmSync(root, { recursive: true, force: true }), () => rmSync(temp, { recursive: true, force: true }), () => fake.destroy())
   const fs = { read: async (path: string) => readFileSync(path.startsWith('/') ? path : join(root, path), 'utf8') } as unknown as SandboxHandle['fs']
+  const exec: SandboxHandle['process']['exec'] = (command, options) => fake.process.exec(`export TMPDIR='${temp}'\n${preamble}\n${command}`, options)
   const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t.invalid', ...args], { cwd: root, encoding: 'utf8' })
-  return { root, handle: { ...fake, fs }, git }
+  return { root, temp, handle: { ...fake, fs, process: { ...fake.process, exec } }, git }
 }
+
+/** Shadows git in the sandbox's shell, as in an image without it. */
+const NO_GIT = 'git() { return 127; }'
 
 describe('addPatch', () => {
   it('prints a git-style new-file patch', () => {
@@ -53,12 +64,14 @@ describe('addPatch', () => {
   })
 })
 
-describe('captureFileBaseline without git', () => {
-  it('has no commit, empty before, current after, and add-patches of what exists', async () => {
-    const { root, handle } = workspace()
+describe('captureFileBaseline without git in the sandbox', () => {
+  it('records nothing: empty before, current after, and add-patches of what exists', async () => {
+    const { root, temp, handle } = workspace(NO_GIT)
     writeFileSync(join(root, "it's a file.txt"), 'hello\n')
     const baseline = await captureFileBaseline(handle)
     expect(baseline.commit).toBeNull()
+    expect(baseline.snapshot).toBeNull()
+    expect(readdirSync(temp), 'nothing is left in the temp folder').toEqual([])
     expect(await baseline.before(`${root}/it's a file.txt`)).toBe('')
     expect(await baseline.after(`${root}/it's a file.txt`)).toBe('hello\n')
     expect(await baseline.after(`${root}/missing.txt`)).toBe('')
@@ -68,7 +81,7 @@ describe('captureFileBaseline without git', () => {
   })
 
   it('diffs more files than one exec batch holds', async () => {
-    const { root, handle } = workspace()
+    const { root, handle } = workspace(NO_GIT)
     const paths = Array.from({ length: 230 }, (_, i) => `${root}/f${i}.txt`)
     for (const [i, path] of paths.entries()) writeFileSync(path, `file ${i}\n`)
     const diffs = await (await captureFileBaseline(handle)).diff(paths)
@@ -77,8 +90,43 @@ describe('captureFileBaseline without git', () => {
   })
 })
 
+describe('captureFileBaseline in a plain folder, with git in the sandbox', () => {
+  it("diffs against the folder as it was at the start, through a private git dir, and dispose removes it", async () => {
+    const { root, temp, handle } = workspace()
+    writeFileSync(join(root, "it's a file.txt"), 'hello\n')
+    writeFileSync(join(root, 'kept.txt'), 'same\n')
+    writeFileSync(join(root, 'doomed.txt'), 'old\n')
+    mkdirSync(join(root, 'node_modules'))
+    writeFileSync(join(root, 'node_modules/dep.js'), 'v1\n')
+    const baseline = await captureFileBaseline(handle)
+    expect(baseline.commit).toBeNull()
+    expect(baseline.snapshot).toMatch(/^[0-9a-f]{40}$/)
+    expect(existsSync(join(root, '.git')), 'the workspace is not made a repository').toBe(false)
+    expect(readdirSync(temp)).toHaveLength(1)
+
+    writeFileSync(join(root, "it's a file.txt"), 'hello\nagain\n')
+    unlinkSync(join(root, 'doomed.txt'))
+    writeFileSync(join(root, 'new.txt'), 'fresh\n')
+    writeFileSync(join(root, 'node_modules/dep.js'), 'v2\n')
+    expect(await baseline.before(`${root}/it's a file.txt`)).toBe('hello\n')
+    expect(await baseline.before(`${root}/new.txt`)).toBe('')
+    const paths = ["it's a file.txt", 'kept.txt', 'doomed.txt', 'new.txt', 'node_modules/dep.js', 'never.txt'].map((p) => `${root}/${p}`)
+    const diffs = await baseline.diff(paths)
+    expect(diffs.get(`${root}/it's a file.txt`), 'only the change, with no private blob ids').toBe("diff --git a/it's a file.txt b/it's a file.txt\n--- a/it's a file.txt\t\n+++ b/it's a file.txt\t\n@@ -1 +1,2 @@\n hello\n+again\n") // git ends a name with a space by a tab
+    expect(diffs.get(`${root}/kept.txt`)).toBe('')
+    expect(diffs.get(`${root}/doomed.txt`)).toBe('diff --git a/doomed.txt b/doomed.txt\ndeleted file mode 100644\n--- a/doomed.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n')
+    expect(diffs.get(`${root}/new.txt`), 'a file the start lacks is an add-patch').toBe(addPatch('new.txt', 'fresh\n'))
+    expect(diffs.get(`${root}/node_modules/dep.js`), 'ignored entries are not recorded').toBe(addPatch('node_modules/dep.js', 'v2\n'))
+    expect(diffs.get(`${root}/never.txt`)).toBe('')
+
+    await baseline.dispose()
+    expect(readdirSync(temp), 'dispose removed the private git dir').toEqual([])
+    expect((await baseline.diff([`${root}/kept.txt`])).get(`${root}/kept.txt`), 'after dispose nothing is recorded').toBe(addPatch('kept.txt', 'same\n'))
+  })
+})
+
 describe('captureFileBaseline in a git repository', () => {
-  it('diffs the working tree against the commit HEAD had at the start', async () => {
+  it('diffs the working tree against the start, whatever the agent commits', async () => {
     const { root, handle, git } = workspace()
     git('init', '-q')
     writeFileSync(join(root, 'a.txt'), 'one\ntwo\n')
@@ -88,6 +136,7 @@ describe('captureFileBaseline in a git repository', () => {
     const sha = git('rev-parse', 'HEAD').trim()
     const baseline = await captureFileBaseline(handle)
     expect(baseline.commit).toBe(sha)
+    expect(baseline.snapshot).toBe(git('rev-parse', 'HEAD^{tree}').trim())
 
     writeFileSync(join(root, 'a.txt'), 'one\nTWO\n')
     unlinkSync(join(root, 'b.txt'))
@@ -111,12 +160,61 @@ describe('captureFileBaseline in a git repository', () => {
     expect(diffs.get(`${root}/never.txt`)).toBe('')
   })
 
-  it('treats a repository without a commit as non-git', async () => {
+  it('shows only the change since the start for files left untracked or uncommitted before it, and never writes the repository', async () => {
+    const { root, temp, handle, git } = workspace()
+    git('init', '-q')
+    writeFileSync(join(root, 'tracked.txt'), 'base\n')
+    git('add', '-A')
+    git('commit', '-qm', 'base')
+    // What an earlier run left: an untracked file, an uncommitted change, an untouched untracked file.
+    writeFileSync(join(root, 'notes.txt'), 'first\n')
+    writeFileSync(join(root, 'tracked.txt'), 'base\nrun1\n')
+    writeFileSync(join(root, 'other.txt'), 'other\n')
+    const repoState = () => ({ status: git('status', '--porcelain'), index: readFileSync(join(root, '.git/index')).toString('base64'), objects: git('count-objects', '-v') })
+    const before = repoState()
+
+    const baseline = await captureFileBaseline(handle)
+    writeFileSync(join(root, 'notes.txt'), 'first\nappended\n')
+    writeFileSync(join(root, 'tracked.txt'), 'base\nrun1\nrun2\n')
+    expect(await baseline.before(`${root}/notes.txt`)).toBe('first\n')
+    const diffs = await baseline.diff(['notes.txt', 'tracked.txt', 'other.txt'].map((p) => `${root}/${p}`))
+    expect(diffs.get(`${root}/notes.txt`)).toMatch(/^diff --git a\/notes\.txt b\/notes\.txt\nindex [0-9a-f]+\.\.[0-9a-f]+ 100644\n--- a\/notes\.txt\n\+\+\+ b\/notes\.txt\n@@ -1 \+1,2 @@\n first\n\+appended\n$/)
+    expect(diffs.get(`${root}/tracked.txt`)).toMatch(/@@ -1,2 \+1,3 @@\n base\n run1\n\+run2\n$/)
+    expect(diffs.get(`${root}/other.txt`)).toBe('')
+    await baseline.dispose()
+
+    writeFileSync(join(root, 'notes.txt'), 'first\n')
+    writeFileSync(join(root, 'tracked.txt'), 'base\nrun1\n')
+    expect(repoState(), "the repository's index and objects are as they were").toEqual(before)
+    expect(readdirSync(temp)).toEqual([])
+  })
+
+  it('records a repository without a commit too', async () => {
     const { root, handle, git } = workspace()
     git('init', '-q')
     writeFileSync(join(root, 'a.txt'), 'x\n')
     const baseline = await captureFileBaseline(handle)
     expect(baseline.commit).toBeNull()
-    expect((await baseline.diff([`${root}/a.txt`])).get(`${root}/a.txt`)).toBe(addPatch('a.txt', 'x\n'))
+    expect(baseline.snapshot).toMatch(/^[0-9a-f]{40}$/)
+    expect((await baseline.diff([`${root}/a.txt`])).get(`${root}/a.txt`), 'unchanged since the start').toBe('')
+    writeFileSync(join(root, 'a.txt'), 'x\ny\n')
+    expect((await baseline.diff([`${root}/a.txt`])).get(`${root}/a.txt`)).toMatch(/@@ -1 \+1,2 @@\n x\n\+y\n$/)
+  })
+
+  it('falls back to the start commit when the snapshot cannot be recorded', async () => {
+    const { root, temp, handle, git } = workspace('mktemp() { return 1; }')
+    git('init', '-q')
+    writeFileSync(join(root, 'a.txt'), 'one\n')
+    git('add', '-A')
+    git('commit', '-qm', 'base')
+    writeFileSync(join(root, 'left.txt'), 'from an earlier run\n')
+    const baseline = await captureFileBaseline(handle)
+    expect(baseline.snapshot).toBeNull()
+    expect(baseline.commit).toBe(git('rev-parse', 'HEAD').trim())
+    writeFileSync(join(root, 'a.txt'), 'one\ntwo\n')
+    const diffs = await baseline.diff([`${root}/a.txt`, `${root}/left.txt`])
+    expect(diffs.get(`${root}/a.txt`)).toContain('@@ -1 +1,2 @@\n one\n+two\n')
+    expect(diffs.get(`${root}/left.txt`), 'untracked: new against the commit').toContain('+from an earlier run\n')
+    expect(readdirSync(temp)).toEqual([])
   })
 })

@@ -6,7 +6,9 @@
  * the history first, as ACP asks), asks permission for tools unless started
  * with the approve flag, and plays the scripted turns of `scenarios.ts`.
  * It prints one non-JSON banner line on stdout, as noisy CLIs do, and exits
- * when its stdin closes. Bundled into one file by `src/build-fake.ts`.
+ * when its stdin closes (with `FAKE_GROK_IGNORE_EOF=1` it never exits by
+ * itself, like a CLI that lingers after its turn). Bundled into one file by
+ * `src/build-fake.ts`.
  */
 import { randomUUID } from 'node:crypto'
 import { Readable, Writable } from 'node:stream'
@@ -126,5 +128,7 @@ const stream = ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uin
 const connection = app.connect(stream)
 void connection.closed.then(() => {
   for (const turn of turns.values()) turn.abort()
+  // A lingering CLI: stdin is closed, but only a signal ends it.
+  if (process.env.FAKE_GROK_IGNORE_EOF === '1') return void setInterval(() => undefined, 60_000)
   process.exit(0)
 })

@@ -5,7 +5,11 @@
  * flag (optional members may be absent instead; the `require-capability`
  * helpers turn absence into the same error, and that is what is called).
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect } from 'vitest'
+import { shellQuote } from '../../shell/quote.js'
 import type { SandboxCapabilities } from '../../contracts/capabilities.js'
 import { NO_CAPABILITIES } from '../../contracts/capabilities.js'
 import type { SandboxCapabilityName } from '../../contracts/errors.js'
@@ -20,6 +24,7 @@ import type { ProviderConformanceContext } from './context.js'
 export function checkCapabilityFlags(provider: SandboxProvider): Promise<void> {
   const first = provider.capabilities()
   for (const flag of Object.keys(NO_CAPABILITIES) as (keyof SandboxCapabilities)[]) {
+    if (flag === 'isolated' && first[flag] === undefined) continue // optional: absent means false
     expect(typeof first[flag], `capabilities().${flag} is a boolean`).toBe('boolean')
   }
   expect({ ...provider.capabilities() }, 'capabilities() is pure: a second call returns the same flags').toEqual({ ...first })
@@ -89,6 +94,19 @@ export async function checkDurableFilesystem(ctx: ProviderConformanceContext): P
   expect(await resumed.fs.read('durable.txt'), 'durableFilesystem: files survive into a fresh provider instance').toBe('still here')
 }
 
+/** With isolated: a file made on the host (in its temp folder) does not exist at the same path inside the sandbox. */
+export async function checkIsolated(handle: SandboxHandle): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'conformance-isolated-'))
+  const marker = join(dir, 'host-only.txt')
+  writeFileSync(marker, 'on the host')
+  try {
+    const seen = await handle.process.exec(`test -e ${shellQuote(marker)} && echo visible || echo absent`)
+    expect(seen.stdout.trim(), 'isolated: a file on the host is not visible inside the sandbox').toBe('absent')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 /** Register the capabilities group. */
 export function registerCapabilityConformance(getContext: () => ProviderConformanceContext): void {
   const ctx = getContext()
@@ -96,13 +114,14 @@ export function registerCapabilityConformance(getContext: () => ProviderConforma
   describe('capabilities', () => {
     conformanceCase(ctx, 'capabilities() is a complete, stable set of booleans', () => checkCapabilityFlags(getContext().provider))
     const off = (Object.keys(UNSUPPORTED_PROBES) as (keyof SandboxCapabilities)[]).filter((flag) => !caps[flag])
-    const needsSandbox = off.length > 0 || (caps.backgroundProcesses && (!caps.writableStdin || !caps.killableProcesses))
+    const needsSandbox = off.length > 0 || (caps.backgroundProcesses && (!caps.writableStdin || !caps.killableProcesses)) || (caps.isolated === true && caps.exec)
     const sandbox = needsSandbox ? useSharedSandbox(getContext) : () => undefined as never
     for (const flag of off) {
       conformanceCase(ctx, `${flag} is false: its methods throw UnsupportedCapabilityError`, () => checkUnsupportedCapability(flag, sandbox(), getContext().provider))
     }
     if (caps.backgroundProcesses && !caps.writableStdin) conformanceCase(ctx, 'writableStdin is false: stdin.write throws UnsupportedCapabilityError', () => checkStdinUnsupported(sandbox()))
     if (caps.backgroundProcesses && !caps.killableProcesses) conformanceCase(ctx, 'killableProcesses is false: kill() throws UnsupportedCapabilityError', () => checkKillUnsupported(sandbox()))
+    if (caps.isolated && caps.exec) conformanceCase(ctx, 'isolated: a file on the host is not visible inside the sandbox', () => checkIsolated(sandbox()))
     if (caps.networkPolicy) skippedCase('networkPolicy', 'advertised, but the contract has no create option the suite can drive to check it')
     if (caps.durableFilesystem && caps.fs && ctx.reopen) conformanceCase(ctx, 'durableFilesystem: a second provider instance resumes the sandbox with its files', () => checkDurableFilesystem(getContext()))
     else if (caps.durableFilesystem) skippedCase('durableFilesystem', 'advertised, but fs is off or no provider factory was given to check it across instances')

@@ -1,15 +1,18 @@
 /**
  * `process.exec` conformance: output capture (including 5 MB without
  * truncation), exit codes as results, the default and virtual `cwd`, per-call
- * and create-time environment, stdin, and the timeout option. Checks compare
- * physical directories (`pwd -P`) so a symlinked workspace root still passes.
+ * and create-time environment, stdin, the timeout option, and the end of a
+ * command whose background child still holds its output (the child is left
+ * running; the check kills it). Checks compare physical directories (`pwd -P`)
+ * so a symlinked workspace root still passes.
  */
 import { describe, expect } from 'vitest'
 import type { SandboxHandle } from '../../contracts/handle.js'
-import { expectSandboxError } from './assert.js'
+import type { ExecResult } from '../../contracts/process.js'
+import { expectSandboxError, within } from './assert.js'
 import { conformanceCase, useSharedSandbox } from './context.js'
 import type { ProviderConformanceContext } from './context.js'
-import { q, scratch, sh } from './io.js'
+import { aliveScript, q, scratch, sh } from './io.js'
 
 /** stdout and stderr are captured separately and decoded as UTF-8. */
 export async function checkExecOutput(handle: SandboxHandle): Promise<void> {
@@ -72,6 +75,33 @@ export async function checkExecTimeout(handle: SandboxHandle): Promise<void> {
   await expectSandboxError(() => handle.process.exec('sleep 30', { timeoutMs: 200 }), 'exec({ timeoutMs }) rejects with a SandboxError reason "timeout" when the command runs longer', 'timeout')
 }
 
+/**
+ * A command whose background child (`sleep 814 &`, as a setup step starting a
+ * server would) still holds stdout and stderr resolves once its shell exits,
+ * with everything the shell wrote and its exit code. The child is left running
+ * (it belongs to the sandbox until destroy); the check then kills it.
+ */
+export async function checkExecEndsWhenShellExits(handle: SandboxHandle): Promise<void> {
+  const dir = scratch('exec-bg-output')
+  await sh(handle, `mkdir -p ${q(dir)}`)
+  const stopChild = () => handle.process.exec('[ -s pid ] && kill -KILL "$(cat pid)" 2>/dev/null; true', { cwd: dir })
+  let result: ExecResult
+  try {
+    result = await within(
+      handle.process.exec('echo before; sleep 814 & echo $! > pid; echo after; echo err >&2; exit 3', { cwd: dir }),
+      'process.exec resolves once the shell exits, even while a background child it started still holds stdout and stderr',
+    )
+  } catch (error) {
+    await stopChild().catch(() => undefined) // the check already failed; stop the child so it leaks nothing
+    throw error
+  }
+  const pid = (await sh(handle, 'cat pid', { cwd: dir })).stdout.trim()
+  const alive = (await sh(handle, aliveScript([pid]))).stdout.trim()
+  await stopChild()
+  expect(result, 'exec of a command whose background child holds its output resolves with everything the shell wrote, and its exit code').toEqual({ exitCode: 3, stdout: 'before\nafter\n', stderr: 'err\n' })
+  expect(alive, 'exec leaves the background child running after the shell exits (destroy() stops it)').toBe(pid)
+}
+
 /** `create({ env })` reaches every process in the sandbox. */
 export async function checkCreateEnv(ctx: ProviderConformanceContext): Promise<void> {
   const handle = await ctx.create({ env: { CONFORMANCE_CREATE_ENV: 'from create' } })
@@ -92,6 +122,7 @@ export function registerExecConformance(getContext: () => ProviderConformanceCon
     run('stdin is fed and closed; empty by default', checkExecStdin)
     run('5 MB of output is not truncated', checkExecLargeOutput)
     run('timeoutMs rejects with reason timeout', checkExecTimeout)
+    run('resolves when the shell exits though a background child holds its output', checkExecEndsWhenShellExits)
     conformanceCase(ctx, 'create({ env }) reaches every process', () => checkCreateEnv(getContext()))
   })
 }

@@ -1,9 +1,10 @@
 /**
  * Small IO helpers the provider checks share: unique scratch folders, a
  * must-succeed shell call, file access through `fs` or (without it) `exec`,
- * and a reader that drains a spawned process's stream while a check waits for
- * a marker. They never assert anything about the provider beyond "the setup
- * command worked", and say so when it did not.
+ * a reader that drains a spawned process's stream while a check waits for a
+ * marker, and a script that lists which of some pids still run. They never
+ * assert anything about the provider beyond "the setup command worked", and
+ * say so when it did not.
  */
 import { randomUUID } from 'node:crypto'
 import type { SandboxCapabilities } from '../../contracts/capabilities.js'
@@ -139,4 +140,19 @@ export function readStream(stream: AsyncIterable<string>, label: string): Stream
       return within(appeared, rule)
     },
   }
+}
+
+/**
+ * A shell script printing each of `pids` that still runs, one a line; zombies
+ * have exited and do not count. Needs only `kill -0` and `sed` (BusyBox is fine).
+ */
+export function aliveScript(pids: readonly string[]): string {
+  return [
+    `for p in ${pids.map(q).join(' ')}; do`,
+    '  if kill -0 "$p" 2>/dev/null; then',
+    '    state=$(sed -n "s/^[0-9]* (.*) \\([A-Za-z]\\).*/\\1/p" "/proc/$p/stat" 2>/dev/null)',
+    '    [ "$state" = Z ] || [ "$state" = X ] || echo "$p"',
+    '  fi',
+    'done',
+  ].join('\n')
 }

@@ -1,10 +1,11 @@
 /**
  * `process.spawn` conformance: streaming stdout/stderr, `wait()`, returning
- * before exit, stdin (capability `writableStdin`) and killing a whole job
- * (capability `killableProcesses`), including a child that left the job's
- * process group with `setsid`. The kill checks prove "nothing of the job is
- * left" without `ps`: the job writes its own pids to a file and `kill -0`
- * probes each one (a zombie counts as gone: it has exited).
+ * before exit, the end of a job whose background child still holds its output,
+ * stdin (capability `writableStdin`) and killing a whole job (capability
+ * `killableProcesses`), including a child that left the job's process group
+ * with `setsid`. The kill checks prove "nothing of the job is left" without
+ * `ps`: the job writes its own pids to a file and `kill -0` probes each one (a
+ * zombie counts as gone: it has exited).
  */
 import { describe, expect, it } from 'vitest'
 import type { SandboxHandle } from '../../contracts/handle.js'
@@ -12,7 +13,7 @@ import type { SpawnedProcess } from '../../contracts/process.js'
 import { describeError, violation, within } from './assert.js'
 import { conformanceCase, skippedCase, useSharedSandbox } from './context.js'
 import type { ProviderConformanceContext } from './context.js'
-import { q, readStream, scratch, sh } from './io.js'
+import { aliveScript, q, readStream, scratch, sh } from './io.js'
 
 /** Drain both streams of a spawned process and wait for it. */
 async function finish(child: SpawnedProcess): Promise<{ exitCode: number; signal?: string; stdout: string; stderr: string }> {
@@ -127,6 +128,43 @@ export async function checkSpawnKillSetsidChild(handle: SandboxHandle): Promise<
   expect(await stdout.done, 'the setsid child really left the job\'s process group (else this case proves nothing)').toContain('left-group')
 }
 
+/**
+ * With killableProcesses and exec: a job ends when its shell exits, even
+ * though a background child it started (`sleep 813 &`, as a dev server would
+ * be) still holds stdout and stderr: both streams end with everything the
+ * shell wrote, and `wait()` resolves with the shell's exit code. The child
+ * keeps running until `kill()`, which still stops it after the shell is gone.
+ */
+export async function checkSpawnEndsWhenShellExits(handle: SandboxHandle): Promise<void> {
+  const dir = scratch('spawn-bg-output')
+  await sh(handle, `mkdir -p ${q(dir)}`)
+  const job = await handle.process.spawn('echo before; sleep 813 & echo $! > pid; echo after; echo err >&2; exit 3', { cwd: dir })
+  const stdout = readStream(job.stdout, 'stdout')
+  const stderr = readStream(job.stderr, 'stderr')
+  let ended: { exitCode: number; stdout: string; stderr: string }
+  try {
+    const exit = await within(job.wait(), 'SpawnedProcess.wait() resolves once the shell exits, even while a background child it started still holds stdout and stderr')
+    ended = {
+      exitCode: exit.exitCode,
+      stdout: await within(stdout.done, 'SpawnedProcess.stdout ends once the shell exits, even while a background child still holds it'),
+      stderr: await within(stderr.done, 'SpawnedProcess.stderr ends once the shell exits, even while a background child still holds it'),
+    }
+  } catch (error) {
+    await job.kill().catch(() => undefined) // the check already failed; stop the job so it leaks nothing
+    throw error
+  }
+  const pid = (await sh(handle, 'cat pid', { cwd: dir })).stdout.trim()
+  const aliveBefore = (await sh(handle, aliveScript([pid]))).stdout.trim()
+  await within(
+    job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() resolves after the shell exited', `it threw ${describeError(error)}`)),
+    'SpawnedProcess.kill() resolves once the job (the background child) is gone',
+  )
+  const aliveAfter = (await sh(handle, aliveScript([pid]))).stdout.trim()
+  expect(ended, 'a job whose background child holds its output ends with the shell: everything the shell wrote, and its exit code').toEqual({ exitCode: 3, stdout: 'before\nafter\n', stderr: 'err\n' })
+  expect(aliveBefore, 'the background child keeps running after the shell exited (until kill() or destroy())').toBe(pid)
+  expect(aliveAfter, 'kill() after the shell exited still stops the background child it left: this pid still runs').toBe('')
+}
+
 /** With killableProcesses: `kill()` after the process exited resolves. */
 export async function checkSpawnKillAfterExit(handle: SandboxHandle): Promise<void> {
   const child = await handle.process.spawn('true')
@@ -149,6 +187,7 @@ export function registerSpawnConformance(getContext: () => ProviderConformanceCo
     if (caps.killableProcesses) {
       run('kill() after exit resolves', checkSpawnKillAfterExit)
       if (caps.exec) {
+        run('ends when the shell exits though a background child holds its output; kill() still stops that child', checkSpawnEndsWhenShellExits)
         run('kill() stops the job and every process it started', checkSpawnKillJob)
         it(
           'kill() also stops a child that left the process group with setsid',
@@ -159,19 +198,7 @@ export function registerSpawnConformance(getContext: () => ProviderConformanceCo
           },
           ctx.timeoutMs,
         )
-      } else skippedCase('spawn: kill leaves nothing behind', 'the leftover-pid probe uses exec, and capabilities().exec is false')
+      } else skippedCase('spawn: kill leaves nothing behind, ends with the shell', 'the leftover-pid probe uses exec, and capabilities().exec is false')
     }
   })
-}
-
-/** A shell script printing each pid that still runs; zombies have exited and do not count. */
-function aliveScript(pids: readonly string[]): string {
-  return [
-    `for p in ${pids.map(q).join(' ')}; do`,
-    '  if kill -0 "$p" 2>/dev/null; then',
-    '    state=$(sed -n "s/^[0-9]* (.*) \\([A-Za-z]\\).*/\\1/p" "/proc/$p/stat" 2>/dev/null)',
-    '    [ "$state" = Z ] || [ "$state" = X ] || echo "$p"',
-    '  fi',
-    'done',
-  ].join('\n')
 }

@@ -1,0 +1,307 @@
+/**
+ * `runHarness`: the one run loop every harness adapter shares. A run reads
+ * top to bottom: fix the ids and the prompt, let the adapter prepare its CLI
+ * (files, flags, its tool bridge), spawn it, merge the translated stream with
+ * the bridge's and the sandbox's live chunks, end the stream at the first
+ * terminal chunk, then settle the CLI (a grace period, then its process tree
+ * is stopped) and map how it ended. An adapter supplies only what is its own:
+ * the translator, the session-id rule and `prepare`.
+ * Invariant: the stream ends with exactly one `RUN_FINISHED` or `RUN_ERROR`
+ * (none when the request was aborted), and no tool call is left open.
+ * Source: docs/harnesses.md "Run lifecycle".
+ */
+import type { AdapterYieldChunk, ModelMessage, StreamChunk, TextOptions } from '@tanstack/ai'
+import { EventType } from '@tanstack/ai'
+import type { SandboxHandle } from '../contracts/handle.js'
+import { isBridgeUnavailableChunk, mergeChunkStreams, TOOL_BRIDGE_UNAVAILABLE_EVENT } from '../bridge/bridge-events.js'
+import type { RunToolBridge } from '../bridge/open-run-tool-bridge.js'
+import { getSandbox, getSandboxRunChunks } from '../middleware/capabilities.js'
+import { buildHarnessPrompt } from './build-prompt.js'
+import { guardHarnessRun, type GuardHarnessRunOptions, type HarnessRunContext } from './guard-harness-run.js'
+import { harnessRunError } from './harness-run-error.js'
+import { createOpenToolCalls } from './open-tool-calls.js'
+import { createRunScopedIdGen } from './run-scoped-id.js'
+import { spawnNdjson } from './spawn-ndjson.js'
+
+/** How long a CLI may take to exit by itself after its final event before its process tree is stopped, in ms. */
+export const DEFAULT_EXIT_GRACE_MS = 3000
+
+/** How the CLI of a run ended. */
+export interface HarnessExit {
+  /** Exit code; 128+N when the process died of signal N. */
+  readonly exitCode: number
+  /** The signal name when the process was killed by one. */
+  readonly signal?: string
+  /** The end of its stderr (64 KiB at most). */
+  readonly stderrTail: string
+}
+
+/** A CLI's event translator as the loop drives it: pure, fed in order. */
+export interface HarnessTranslator {
+  /** The run's opening chunks (`RUN_STARTED`). */
+  start: () => readonly StreamChunk[]
+  /** The chunks for one CLI event (a parsed NDJSON line, an ACP message). */
+  push: (event: unknown) => readonly StreamChunk[]
+  /** The closing chunks when the CLI exited before a terminal chunk; empty once one was emitted. */
+  finish: (exit: HarnessExit) => readonly StreamChunk[]
+}
+
+/** A CLI that is not an NDJSON writer (ACP over stdio): the adapter drives it and hands the loop its events. */
+export interface HarnessEventSource {
+  /** The CLI's events in order. Ends once the CLI exited, or was stopped because `signal` aborted. */
+  readonly events: AsyncIterable<unknown>
+  /** How the CLI ended; read once `events` ended. */
+  readonly exit: () => HarnessExit | undefined
+}
+
+/** What an adapter's `prepare` returns: the CLI to start, or a `RUN_ERROR` to end the run with. */
+export type HarnessLaunch =
+  | {
+      /** POSIX shell command (for `source` runs, what the logs show). */
+      readonly command: string
+      /** Absolute working directory inside the sandbox. */
+      readonly cwd: string
+      readonly env: Record<string, string>
+      /** Text for the CLI's stdin (only on providers with `writableStdin`). */
+      readonly stdin?: string
+      /** The run's tool bridge; the loop merges its chunks and closes it. */
+      readonly bridge?: RunToolBridge
+      /** Drive the CLI yourself instead of reading NDJSON from its stdout. Aborting `signal` must stop it. */
+      readonly source?: (signal: AbortSignal) => HarnessEventSource
+      /** Look at each raw event before it is translated; a chunk returned ends the run with it and stops the CLI at once. */
+      readonly inspect?: (event: unknown) => StreamChunk | undefined
+      /** Runs after the CLI settled or was stopped (remove run files). Errors are logged. */
+      readonly cleanup?: () => Promise<void>
+    }
+  | { readonly end: StreamChunk }
+
+/** What `prepare` gets. */
+export interface HarnessPrepareContext extends HarnessRunContext {
+  readonly handle: SandboxHandle
+  /** The prompt text for the CLI (the latest user turn, or the transcript when starting fresh). */
+  readonly prompt: string
+  /** `modelOptions.sessionId` when the run resumes a CLI session (already validated). */
+  readonly sessionId?: string
+  /** Aborts with the request or the timeout: stop preparing. */
+  readonly signal: AbortSignal
+}
+
+/** Options of {@link runHarness}. */
+export interface RunHarnessOptions extends Omit<GuardHarnessRunOptions, 'run' | 'options'> {
+  /** `chatStream`'s options. */
+  options: TextOptions
+  /** The model id, for the request log. */
+  model: string
+  /** The translator for this run. */
+  translator: (ids: { runId: string; threadId: string; genId: () => string; sessionId?: string }) => HarnessTranslator
+  /** Accepts a `modelOptions.sessionId`; a refused one ends the run with `RUN_ERROR` `invalid_session_id` and this message. */
+  sessionId?: { pattern: RegExp; refused: (sessionId: string) => string }
+  /** When a resumed run's CLI printed nothing, read its stderr: a message when it says the session does not exist (the run ends with `RUN_ERROR` `session_not_found`). */
+  sessionGone?: (stderrTail: string) => string | undefined
+  /** The prompt; default `buildHarnessPrompt(messages, resumed)`. An empty one ends the run with `RUN_ERROR` `no_prompt`. */
+  prompt?: (messages: ModelMessage[], resumed: boolean) => string
+  /** Write the CLI's files and build its command. */
+  prepare: (context: HarnessPrepareContext) => Promise<HarnessLaunch>
+  /** Stop the run after this many ms with `RUN_ERROR` `timeout`. Default: no limit. */
+  timeoutMs?: number
+  /** See {@link DEFAULT_EXIT_GRACE_MS}. */
+  exitGraceMs?: number
+}
+
+/**
+ * Run one harness turn as `chatStream`'s stream (inside `guardHarnessRun`).
+ *
+ * Lifecycle (docs/harnesses.md): the stream ends at the first terminal chunk
+ * the translator emits, so the client gets `RUN_FINISHED` at once; the CLI
+ * then has `exitGraceMs` to exit before its process tree gets TERM, then KILL.
+ * A CLI that exits without one ends the run through `translator.finish`; an
+ * exit 0 with no event at all is a `RUN_ERROR` `no_output` carrying the stderr
+ * tail. A timeout ends it with `RUN_ERROR` `timeout`; an aborted request ends
+ * it with no further chunk. Tool calls still open get an interrupted
+ * `TOOL_CALL_RESULT` before the terminal chunk. Whatever the CLI left running
+ * in the background is stopped when the run ends.
+ *
+ * @param input - See {@link RunHarnessOptions}.
+ * @returns The run's chunks; never throws what the run throws (see `guardHarnessRun`).
+ * @example
+ * ```ts
+ * chatStream: (options) => runHarness({ harness: 'codex', model, options, translator: (ids) => createCodexTranslator({ ...ids, model }), prepare: async (run) => ({ command, cwd, env }) })
+ * ```
+ */
+export function runHarness(input: RunHarnessOptions): AsyncGenerator<AdapterYieldChunk, void, undefined> {
+  const { options } = input
+  return guardHarnessRun({ ...input, options, run: (run) => harnessTurn(input, run) })
+}
+
+async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): AsyncGenerator<AdapterYieldChunk> {
+  const { harness, options } = input
+  const { runId, threadId } = run
+  const handle = getSandbox(options.capabilities!)
+  const genId = createRunScopedIdGen(runId)
+  const rawSession = options.modelOptions?.sessionId
+  const sessionId = typeof rawSession === 'string' ? rawSession : undefined
+  const translator = input.translator({ runId, threadId, genId, ...(sessionId ? { sessionId } : {}) })
+  const prompt = (input.prompt ?? buildHarnessPrompt)(options.messages as ModelMessage[], sessionId !== undefined)
+  yield* translator.start() as AdapterYieldChunk[]
+  if (sessionId !== undefined && input.sessionId && !input.sessionId.pattern.test(sessionId)) {
+    return yield harnessRunError(runId, threadId, input.sessionId.refused(sessionId), 'invalid_session_id')
+  }
+  if (prompt.trim() === '') {
+    return yield harnessRunError(runId, threadId, `${harness}: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().`, 'no_prompt')
+  }
+
+  const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
+  const timeout = input.timeoutMs ? AbortSignal.timeout(input.timeoutMs) : undefined
+  // Stops the CLI: when the run is over, when the consumer leaves, after the grace period.
+  const stop = new AbortController()
+  const signal = AbortSignal.any([stop.signal, ...(requestSignal ? [requestSignal] : []), ...(timeout ? [timeout] : [])])
+  const launch = await input.prepare({ ...run, handle, prompt, ...(sessionId ? { sessionId } : {}), signal })
+  if ('end' in launch) return yield launch.end as AdapterYieldChunk
+
+  const { bridge } = launch
+  const open = createOpenToolCalls(genId)
+  let settling: Promise<void> | undefined
+  let events = 0
+  let terminal = false
+  let bridgeReported = false
+  let exit: HarnessExit | undefined
+  /** Everything passes here: closes open tool calls and reports a silent bridge before the terminal chunk. */
+  const emit = (chunks: readonly StreamChunk[]): StreamChunk[] => {
+    const out: StreamChunk[] = []
+    for (const chunk of chunks) {
+      if (terminal) break
+      if (isBridgeUnavailableChunk(chunk)) {
+        bridgeReported = true
+        options.logger.warn(`${harness}: ${(chunk.value as { reason?: string }).reason ?? 'the host tool bridge is not available to the agent'}`)
+      }
+      if (chunk.type === EventType.RUN_FINISHED || chunk.type === EventType.RUN_ERROR) {
+        terminal = true
+        out.push(...open.close(`the run ended before the tool call returned a result (${chunk.type === EventType.RUN_ERROR ? 'the run failed' : 'the agent finished without it'})`))
+        if (chunk.type === EventType.RUN_FINISHED && bridge && !bridgeReported && !bridge.contacted()) out.push(silentBridgeChunk(harness, options))
+        if (chunk.type === EventType.RUN_FINISHED && chunk.usage === undefined) options.logger.provider(`${harness}: the CLI reported no token usage for run ${runId}, so RUN_FINISHED carries none`)
+      }
+      open.observe(chunk)
+      out.push(harnessFinish(chunk))
+    }
+    return out
+  }
+
+  const source = launch.source?.(signal) ?? ndjsonSource(handle, launch, signal, (line) => options.logger.provider(`${harness}: non-JSON stdout text: ${run.redact(line.slice(0, 200))}`))
+  options.logger.request(`${harness}: ${run.redact(launch.command)}`, { provider: harness, model: input.model, cwd: launch.cwd })
+  const it = source.events[Symbol.asyncIterator]()
+  const translated = async function* (): AsyncGenerator<AdapterYieldChunk> {
+    let done = false
+    try {
+      for (;;) {
+        const next = await it.next()
+        if (next.done) return void (done = true)
+        if (signal.aborted) continue // draining a CLI being stopped
+        events++
+        options.logger.provider(`${harness} line`, { line: run.redact(JSON.stringify(next.value) ?? '') })
+        const stopWith = launch.inspect?.(next.value)
+        if (stopWith) {
+          yield* emit([stopWith]) as AdapterYieldChunk[]
+          return // the finally stops the CLI at once
+        }
+        yield* emit(translator.push(next.value)) as AdapterYieldChunk[]
+        if (terminal) {
+          // The client gets RUN_FINISHED now; the CLI gets a grace period to exit, in the background.
+          settling = settle(it, stop, input.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS, (message) => options.logger.provider(`${harness}: ${message}`))
+          return
+        }
+      }
+    } finally {
+      if (!done && !settling) {
+        stop.abort()
+        await it.return?.()
+      }
+    }
+  }
+
+  try {
+    let merged: AsyncIterable<AdapterYieldChunk> = translated()
+    if (bridge) merged = mergeChunkStreams(merged, bridge.chunks as AsyncIterable<AdapterYieldChunk>)
+    const live = getSandboxRunChunks(options.capabilities!, { optional: true })
+    if (live) merged = mergeChunkStreams(merged, live as AsyncIterable<AdapterYieldChunk>)
+    yield* merged
+    if (terminal) return
+    exit = source.exit()
+    if (timeout?.aborted && !requestSignal?.aborted) {
+      return yield* emit([harnessRunError(runId, threadId, `${harness}: the run took longer than timeoutMs (${input.timeoutMs} ms); the CLI was stopped.`, 'timeout')]) as AdapterYieldChunk[]
+    }
+    if (requestSignal?.aborted || exit === undefined) return
+    if (events === 0 && exit.exitCode === 0 && !exit.signal) {
+      // A clean exit that printed nothing is not a success: say what stderr said.
+      const gone = sessionId !== undefined ? input.sessionGone?.(exit.stderrTail) : undefined
+      return yield* emit([gone ? harnessRunError(runId, threadId, gone, 'session_not_found') : harnessRunError(runId, threadId, noOutputMessage(harness, exit), 'no_output')]) as AdapterYieldChunk[]
+    }
+    yield* emit(translator.finish(exit)) as AdapterYieldChunk[]
+  } finally {
+    if (!settling) stop.abort()
+    await bridge?.close()
+    const cleanup = async () => {
+      await settling
+      await launch.cleanup?.()
+    }
+    // A settling CLI is waited for in the background; the run's stream has already ended.
+    const cleaned = cleanup().catch((error: unknown) => options.logger.errors(`${harness}: cleaning up after run ${runId} failed`, { error: run.redact(String(error)) }))
+    if (!settling) await cleaned
+  }
+}
+
+/**
+ * A harness runs its tools inside the CLI (bridged ones included, which carry
+ * the app's tool names): a `RUN_FINISHED` with `finishReason: 'tool_calls'`
+ * would make `chat()` execute them a second time on the host, so it becomes `stop`.
+ */
+function harnessFinish(chunk: StreamChunk): StreamChunk {
+  return chunk.type === EventType.RUN_FINISHED && chunk.finishReason === 'tool_calls' ? { ...chunk, finishReason: 'stop' } : chunk
+}
+
+/** Read NDJSON from the CLI's stdout; the job is stopped when the CLI exits, so nothing it left running survives the run. */
+function ndjsonSource(handle: SandboxHandle, launch: Extract<HarnessLaunch, { command: string }>, signal: AbortSignal, onNonJson: (line: string) => void): HarnessEventSource {
+  let exit: HarnessExit | undefined
+  const events = spawnNdjson(handle, launch.command, {
+    cwd: launch.cwd,
+    env: launch.env,
+    ...(launch.stdin !== undefined ? { stdin: launch.stdin } : {}),
+    signal,
+    stopJobOnExit: true,
+    onNonJsonLine: onNonJson,
+    onExit: (result) => {
+      exit = result
+    },
+  })
+  return { events, exit: () => exit }
+}
+
+/** Drain what the CLI still prints after its final event; stop it after `graceMs`. Never rejects. */
+async function settle(it: AsyncIterator<unknown>, stop: AbortController, graceMs: number, log: (message: string) => void): Promise<void> {
+  const timer = setTimeout(() => {
+    log(`the CLI did not exit within ${graceMs} ms of its final event; stopping its process group`)
+    stop.abort()
+  }, graceMs)
+  try {
+    for (;;) {
+      const next = await it.next()
+      if (next.done) break
+    }
+  } catch (error) {
+    log(`reading the CLI after its final event failed: ${String(error)}`)
+  } finally {
+    clearTimeout(timer)
+    stop.abort()
+  }
+}
+
+/** The warning chunk for a bridge the agent never contacted although the run finished. */
+function silentBridgeChunk(harness: string, options: TextOptions): StreamChunk {
+  const reason = `the agent never contacted the host tool bridge (MCP server "tanstack"), so the chat() tools were not available to it in this run. Check that the sandbox can reach the host (see docs/tools.md).`
+  options.logger.warn(`${harness}: ${reason}`)
+  return { type: EventType.CUSTOM, name: TOOL_BRIDGE_UNAVAILABLE_EVENT, value: { server: 'tanstack', status: 'not-contacted', reason }, timestamp: Date.now() }
+}
+
+function noOutputMessage(harness: string, exit: HarnessExit): string {
+  const tail = exit.stderrTail.trim()
+  return `${harness}: the CLI exited ${exit.exitCode} without printing a single event, so the run produced nothing.${tail ? ` Its stderr ends with: ${tail.slice(-2000)}` : ' It wrote nothing to stderr either; check the executable and its version.'}`
+}
