@@ -14,7 +14,7 @@ import {
   harnessOptionFields,
   harnessSystemPrompt,
   parseOptions,
-  resolveSecret,
+  harnessCliEnv,
   runHarness,
   SandboxCapability,
   sandboxRunFilePath,
@@ -169,7 +169,9 @@ async function prepareClaudeCode(model: string, config: ClaudeCodeOptions, optio
       extraArgs: [...projected.args, ...(tools?.flags.args ?? []), ...(config.extraArgs ?? [])],
       ...(promptFile ? { promptFile } : {}),
     })
-    const env = { ...cliEnv(config, capabilities, permissionMode, handle.capabilities.isolated === true), ...tools?.flags.env }
+    // Running as root, Claude Code accepts bypassPermissions only when told it is isolated; only a provider that promises isolation may say so.
+    const claimsIsolation = permissionMode === 'bypassPermissions' && handle.capabilities.isolated === true
+    const env = { ...harnessCliEnv({ capabilities, forwardedHostEnv: FORWARDED_HOST_ENV, base: QUIET_ENV, settings: claimsIsolation ? { IS_SANDBOX: '1' } : {}, ...(config.env ? { env: config.env } : {}) }), ...tools?.flags.env }
     return { command, cwd, env, ...(promptFile ? {} : { stdin: prompt }), ...(tools ? { bridge: tools.bridge } : {}) }
   } catch (error) {
     await tools?.bridge.close()
@@ -177,16 +179,3 @@ async function prepareClaudeCode(model: string, config: ClaudeCodeOptions, optio
   }
 }
 
-/** The CLI's environment: quiet defaults, workspace secrets, forwarded host credentials, then `options.env`. */
-function cliEnv(config: ClaudeCodeOptions, capabilities: NonNullable<TextOptions<ClaudeCodeModelOptions>['capabilities']>, permissionMode: ClaudePermissionMode, isolated: boolean): Record<string, string> {
-  const secrets = getProjection(capabilities, { optional: true })?.resolveSecretEnv() ?? {}
-  const env: Record<string, string> = { ...QUIET_ENV }
-  for (const name of FORWARDED_HOST_ENV) {
-    const value = secrets[name] || process.env[name]
-    if (value) env[name] = value
-  }
-  // Running as root, Claude Code accepts bypassPermissions only when told it is isolated; only a provider that promises isolation may say so.
-  if (permissionMode === 'bypassPermissions' && isolated) env.IS_SANDBOX = '1'
-  for (const [name, value] of Object.entries(config.env ?? {})) env[name] = typeof value === 'string' ? value : resolveSecret(value)
-  return env
-}

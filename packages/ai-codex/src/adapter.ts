@@ -18,7 +18,7 @@ import {
   harnessSystemPrompt,
   parseOptions,
   removeSandboxRunFiles,
-  resolveSecret,
+  harnessCliEnv,
   runHarness,
   SandboxCapability,
   sandboxRunFilePath,
@@ -171,7 +171,7 @@ async function prepareCodex(model: string, config: CodexOptions, options: TextOp
       extraArgs: [...projected.args.filter((arg) => arg !== '--trust'), ...(config.extraArgs ?? [])],
       ...(promptFile ? { promptFile } : {}),
     })
-    const env = { ...cliEnv(config, capabilities), ...tools?.flags.env }
+    const env = { ...harnessCliEnv({ capabilities, forwardedHostEnv: FORWARDED_HOST_ENV, ...(config.env ? { env: config.env } : {}) }), ...tools?.flags.env }
     return {
       command,
       cwd,
@@ -217,14 +217,3 @@ async function syncPolicyRules(handle: SandboxHandle, rules: string): Promise<bo
   return true
 }
 
-/** The CLI's environment: workspace secrets and forwarded host credentials, then `options.env`. */
-function cliEnv(config: CodexOptions, capabilities: NonNullable<TextOptions<CodexModelOptions>['capabilities']>): Record<string, string> {
-  const secrets = getProjection(capabilities, { optional: true })?.resolveSecretEnv() ?? {}
-  const env: Record<string, string> = {}
-  for (const name of FORWARDED_HOST_ENV) {
-    const value = secrets[name] || process.env[name]
-    if (value) env[name] = value
-  }
-  for (const [name, value] of Object.entries(config.env ?? {})) env[name] = typeof value === 'string' ? value : resolveSecret(value)
-  return env
-}

@@ -17,7 +17,7 @@ import {
   harnessRunError,
   harnessSystemPrompt,
   parseOptions,
-  resolveSecret,
+  harnessCliEnv,
   runHarness,
   SandboxCapability,
   toSandboxPath,
@@ -84,7 +84,6 @@ const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/
 /** An ACP session id: never starts with `-`. */
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 
-type Capabilities = NonNullable<TextOptions<GrokBuildModelOptions>['capabilities']>
 
 /**
  * Create the Grok Build adapter. It requires a sandbox (`withSandbox`) whose
@@ -153,7 +152,7 @@ async function prepareGrokBuild(model: string, config: GrokBuildOptions, options
   const bridge = await openGrokToolBridge(options, handle, runId)
   const command = buildGrokCommand({ model, autoApprove, ...(config.executable ? { executable: config.executable } : {}), ...(config.approveFlag ? { approveFlag: config.approveFlag } : {}), ...(config.extraArgs ? { extraArgs: config.extraArgs } : {}) })
   const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
-  const env = cliEnv(config, capabilities)
+  const env = harnessCliEnv({ capabilities, forwardedHostEnv: FORWARDED_HOST_ENV, ...(config.env ? { env: config.env } : {}) })
   const warn = (message: string) => options.logger.warn(`grok-build: ${message}`)
   const turn: AcpTurnInput = {
     cwd,
@@ -214,18 +213,6 @@ function acpSource(input: { run: HarnessPrepareContext; command: string; cwd: st
 function withSystemPrompts(prompt: string, prompts: TextOptions['systemPrompts']): string {
   const system = harnessSystemPrompt(prompts)
   return system ? `${system}\n\n${prompt}` : prompt
-}
-
-/** The CLI's environment: workspace secrets, forwarded host credentials, then `options.env`. */
-function cliEnv(config: GrokBuildOptions, capabilities: Capabilities): Record<string, string> {
-  const secrets = getProjection(capabilities, { optional: true })?.resolveSecretEnv() ?? {}
-  const env: Record<string, string> = {}
-  for (const name of FORWARDED_HOST_ENV) {
-    const value = secrets[name] || process.env[name]
-    if (value) env[name] = value
-  }
-  for (const [name, value] of Object.entries(config.env ?? {})) env[name] = typeof value === 'string' ? value : resolveSecret(value)
-  return env
 }
 
 /** Read stderr to its end; resolves with its last 64 KiB. */

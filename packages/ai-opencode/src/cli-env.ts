@@ -7,7 +7,7 @@
  * `[secret NAME]` instead.
  */
 import type { TextOptions } from '@tanstack/ai'
-import { getProjection, resolveSecret, type SecretRef } from '@tanstack/ai-sandbox'
+import { harnessCliEnv, type SecretRef } from '@tanstack/ai-sandbox'
 
 type Capabilities = NonNullable<TextOptions['capabilities']>
 
@@ -22,15 +22,7 @@ export const QUIET_ENV = {
   OPENCODE_DISABLE_MODELS_FETCH: '1',
 }
 
-/** The CLI's environment: quiet defaults, forwarded host keys the workspace does not set, the adapter's settings, then `options.env`. */
+/** The CLI's environment: quiet defaults, forwarded host keys the workspace does not set, the adapter's settings, then `options.env` (core's `harnessCliEnv`). */
 export function cliEnv(config: { env?: Record<string, string | SecretRef> }, capabilities: Capabilities, settings: Record<string, string>): Record<string, string> {
-  const secrets = getProjection(capabilities, { optional: true })?.resolveSecretEnv() ?? {}
-  const env: Record<string, string> = { ...QUIET_ENV }
-  for (const name of FORWARDED_HOST_ENV) {
-    const value = secrets[name] || process.env[name]
-    if (value) env[name] = value
-  }
-  Object.assign(env, settings)
-  for (const [name, value] of Object.entries(config.env ?? {})) env[name] = typeof value === 'string' ? value : resolveSecret(value)
-  return env
+  return harnessCliEnv({ capabilities, forwardedHostEnv: FORWARDED_HOST_ENV, base: QUIET_ENV, settings, ...(config.env ? { env: config.env } : {}) })
 }
