@@ -9,7 +9,7 @@
  * the run with `RUN_ERROR` `structured_output_invalid` instead. Pure; every
  * other chunk passes unchanged. Source: `claude` 2.1.332 against aimock.
  */
-import { convertSchemaToJsonSchema, EventType, type JSONSchema, type RunErrorEvent, type StreamChunk, type StructuredOutputCompleteEvent, type TextOptions } from '@tanstack/ai'
+import { convertSchemaToJsonSchema, EventType, type JSONSchema, type RunErrorEvent, type StreamChunk, type StructuredOutputCompleteEvent, type StructuredOutputStartEvent, type TextOptions } from '@tanstack/ai'
 import type { HarnessTranslator } from '@tanstack/ai-sandbox'
 
 /** The tool Claude Code gives the model under `--json-schema`; its accepted input is the structured output. */
@@ -78,8 +78,11 @@ function settle(chunks: readonly StreamChunk[], result: ClaudeStructuredResult |
     if (result === undefined || !('structured_output' in result) || result.structured_output === undefined) {
       return [invalid(chunk, missingMessage(result))]
     }
+    // start, then complete, with one message id: the order core's own adapters use.
+    const messageId = `${chunk.runId}-structured-output`
+    const start: StructuredOutputStartEvent = { type: EventType.CUSTOM, name: 'structured-output.start', value: { messageId } }
     const complete: StructuredOutputCompleteEvent = { type: EventType.CUSTOM, name: 'structured-output.complete', value: { object: result.structured_output, raw: JSON.stringify(result.structured_output) } }
-    return [complete, chunk]
+    return [start, complete, chunk]
   })
 }
 

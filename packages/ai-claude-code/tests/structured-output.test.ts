@@ -36,14 +36,15 @@ describe.each(versions)('claude %s with --json-schema', (version) => {
     const plain = translate(lines)
     const chunks = replayStructured(lines)
 
-    expect(types(chunks).slice(-2)).toEqual(['CUSTOM:structured-output.complete', 'RUN_FINISHED'])
+    expect(types(chunks).slice(-3)).toEqual(['CUSTOM:structured-output.start', 'CUSTOM:structured-output.complete', 'RUN_FINISHED'])
+    expect(chunks.at(-3)).toMatchObject({ value: { messageId: expect.stringMatching(/-structured-output$/) } })
     expect(chunks.at(-2)).toEqual({ type: 'CUSTOM', name: 'structured-output.complete', value: { object: CITY, raw: JSON.stringify(CITY) } })
     // The CLI's result line says so too: the object on `structured_output`, its JSON as `result`.
     const result = lines.find((line) => (line as { type?: string }).type === 'result') as { structured_output?: unknown; result?: string }
     expect(result.structured_output).toEqual(CITY)
     expect(JSON.parse(result.result!)).toEqual(CITY)
     // Every other chunk is the translator's, the StructuredOutput tool call included; the run ends as a plain stop.
-    expect(chunks.slice(0, -2)).toEqual(plain.slice(0, -1))
+    expect(chunks.slice(0, -3)).toEqual(plain.slice(0, -1))
     expect(chunks.at(-1)).toEqual(plain.at(-1))
     expect(chunks.at(-1)).toMatchObject({ type: 'RUN_FINISHED', finishReason: 'stop' })
     expect(chunks.filter((c) => c.type === 'TOOL_CALL_START').map((c) => (c as { toolCallName: string }).toolCallName)).toEqual([CLAUDE_STRUCTURED_OUTPUT_TOOL])

@@ -9,7 +9,7 @@
  * ends the run with `RUN_ERROR` `structured_output_invalid` instead. Pure;
  * every other chunk passes unchanged. Source: `codex` 0.171.0 against aimock.
  */
-import { convertSchemaToJsonSchema, EventType, type JSONSchema, type RunErrorEvent, type StreamChunk, type StructuredOutputCompleteEvent, type TextOptions } from '@tanstack/ai'
+import { convertSchemaToJsonSchema, EventType, type JSONSchema, type RunErrorEvent, type StreamChunk, type StructuredOutputCompleteEvent, type StructuredOutputStartEvent, type TextOptions } from '@tanstack/ai'
 import type { HarnessTranslator } from '@tanstack/ai-sandbox'
 
 /** The `RUN_ERROR` code of a run whose answer is not a JSON value. */
@@ -72,8 +72,10 @@ function settle(chunks: readonly StreamChunk[], answer: string | undefined): rea
       const excerpt = answer.length > 300 ? `${answer.slice(0, 300)}…` : answer
       return [invalid(chunk, `codex: the agent's final message is not JSON (${error instanceof Error ? error.message : String(error)}), so there is no output matching outputSchema (--output-schema). It was: ${JSON.stringify(excerpt)}. Check that the model provider honours the Responses API's text.format json_schema.`)]
     }
+    // start, then complete: the order core's own adapters use; the engine takes the message id from start.
+    const start: StructuredOutputStartEvent = { type: EventType.CUSTOM, name: 'structured-output.start', value: { messageId: `${chunk.runId}-structured-output` } }
     const complete: StructuredOutputCompleteEvent = { type: EventType.CUSTOM, name: 'structured-output.complete', value: { object, raw: answer } }
-    return [complete, chunk]
+    return [start, complete, chunk]
   })
 }
 

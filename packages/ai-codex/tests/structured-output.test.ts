@@ -38,10 +38,11 @@ describe.each(versions)('codex %s with --output-schema', (version) => {
     const plain = translate(lines)
     const chunks = replayStructured(lines)
 
-    expect(types(chunks).slice(-2)).toEqual(['CUSTOM:structured-output.complete', 'RUN_FINISHED'])
+    expect(types(chunks).slice(-3)).toEqual(['CUSTOM:structured-output.start', 'CUSTOM:structured-output.complete', 'RUN_FINISHED'])
+    expect(chunks.at(-3)).toMatchObject({ value: { messageId: expect.stringMatching(/-structured-output$/) } })
     expect(chunks.at(-2)).toEqual({ type: 'CUSTOM', name: 'structured-output.complete', value: { object: CITY, raw: '{"city":"Lisbon","population":545000,"landmarks":["Belém Tower","Alfama"]}' } })
     // Every other chunk is the translator's: the answer is also an ordinary text message.
-    expect(chunks.slice(0, -2)).toEqual(plain.slice(0, -1))
+    expect(chunks.slice(0, -3)).toEqual(plain.slice(0, -1))
     expect(chunks.at(-1)).toEqual(plain.at(-1))
   })
 

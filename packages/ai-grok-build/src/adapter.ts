@@ -170,8 +170,9 @@ async function prepareGrokBuild(model: string, config: GrokBuildOptions, options
     command,
     cwd,
     env,
-    ...(bridge ? { bridge } : {}),
-    source: (signal) => acpSource({ run, command, cwd, env, turn, graceMs: config.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS, signal, log, ...(config.onAcpMessage ? { onAcpMessage: config.onAcpMessage } : {}) }),
+    // ACP agents may open MCP connections lazily, on the first tool call: a quiet bridge proves nothing.
+    ...(bridge ? { bridge, bridgeContact: 'on-call' as const } : {}),
+    source: (signal, tagged) => acpSource({ run, command, cwd, env: tagged, turn, graceMs: config.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS, signal, log, ...(config.onAcpMessage ? { onAcpMessage: config.onAcpMessage } : {}) }),
     inspect: (event) => (GrokBuildSessionError.isInstance(event) ? (harnessRunError(runId, threadId, event.message, 'resume_unsupported') as StreamChunk) : undefined),
   }
 }

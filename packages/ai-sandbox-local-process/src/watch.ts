@@ -2,15 +2,21 @@
  * `fs.watch` of the local-process provider: Node's recursive `fs.watch` on the
  * host workspace, turned into create/change/delete events. Node reports only
  * "rename" or "change", so the kind is decided by checking whether the path
- * exists now and whether it was known before (a set seeded by a walk of the
- * tree at start). Events are handled one at a time, in arrival order.
+ * exists now and whether it was known before (seeded by a walk of the tree
+ * at start). Node also reports paths nobody touched (on Linux, every sibling
+ * sharing a name prefix with a removed directory), so a known file is a
+ * `change` only when its signature (inode, size, mtime in ns) moved.
+ * Events are handled one at a time, in arrival order.
  * Invariant: after `close()` resolves, `onEvent` is never called again.
  */
-import { watch } from 'node:fs'
+import { lstatSync, watch, type BigIntStats } from 'node:fs'
 import { lstat, readdir } from 'node:fs/promises'
 import { join, sep } from 'node:path'
 import type { SandboxWatchEvent, SandboxWatcher } from '@tanstack/ai-sandbox'
 import { errnoCode, fsError } from './errors.js'
+
+/** Files `lstat`ed synchronously while seeding before the event loop gets a turn (about a millisecond's work). */
+const SEED_BATCH = 200
 
 /** Path segments ignored when the caller passes no `ignore` list. */
 export const DEFAULT_WATCH_IGNORE: readonly string[] = ['.git', 'node_modules']
@@ -31,12 +37,17 @@ export const DEFAULT_WATCH_IGNORE: readonly string[] = ['.git', 'node_modules']
 export async function watchWorkspace(root: string, onEvent: (event: SandboxWatchEvent) => void, ignore: readonly string[] = DEFAULT_WATCH_IGNORE): Promise<SandboxWatcher> {
   const ignored = (path: string) => isIgnored(path, ignore)
   let closed = false
-  const known = new Set<string>()
+  /** Known paths: a file's or symlink's {@link signature}, `null` for a directory. */
+  const known = new Map<string, string | null>()
+  /** Paths reported while seeding: their seeded signature may already hold the change, so their next check is a change. */
+  const early = new Set<string>()
+  let seeding = true
   let queue: Promise<void> = Promise.resolve()
   const watcher = watch(root, { recursive: true }, (_kind, filename) => {
     if (closed || filename === null) return
     const path = filename.split(sep).join('/')
     if (path === '' || ignored(path)) return
+    if (seeding) early.add(path)
     queue = queue.then(() => classify(path))
   })
   // The root vanishing (sandbox destroyed) ends the watch; events simply stop.
@@ -49,6 +60,7 @@ export async function watchWorkspace(root: string, onEvent: (event: SandboxWatch
   queue = seeded.catch(() => undefined) // a seed failure is thrown just below instead
   try {
     await seeded
+    seeding = false
   } catch (error) {
     closed = true
     watcher.close()
@@ -56,26 +68,29 @@ export async function watchWorkspace(root: string, onEvent: (event: SandboxWatch
   }
 
   async function classify(path: string): Promise<void> {
-    let isDirectory: boolean
+    const reportedEarly = early.delete(path)
+    let now: string | null
     try {
-      isDirectory = (await lstat(join(root, path))).isDirectory()
+      now = signature(await lstat(join(root, path), { bigint: true }))
     } catch (error) {
       if (errnoCode(error) !== 'ENOENT' && errnoCode(error) !== 'ENOTDIR') return // unreadable now: skip, a later event retries
       if (known.has(path)) forgetTree(path)
       return
     }
     if (!known.has(path)) {
-      known.add(path)
+      known.set(path, now)
       emit('create', path)
-    } else if (!isDirectory) {
-      emit('change', path)
+      return
     }
+    const before = known.get(path)
+    known.set(path, now)
+    if (now !== null && (now !== before || reportedEarly)) emit('change', path) // the same signature: a report for a file nobody touched
   }
 
   /** Emit deletes for a vanished path and every known path below it (deepest first). */
   function forgetTree(path: string): void {
     const prefix = `${path}/`
-    const below = [...known].filter((candidate) => candidate.startsWith(prefix)).sort().reverse()
+    const below = [...known.keys()].filter((candidate) => candidate.startsWith(prefix)).sort().reverse()
     for (const candidate of [...below, path]) {
       known.delete(candidate)
       emit('delete', candidate)
@@ -103,8 +118,13 @@ export async function watchWorkspace(root: string, onEvent: (event: SandboxWatch
   }
 }
 
-/** Record every existing path below `dir` (skipping ignored ones) as known. */
-async function seed(root: string, dir: string, known: Set<string>, ignored: (path: string) => boolean): Promise<void> {
+/** `'<ino> <size> <mtimeNs>'` of a file or symlink (what a content change moves), `null` for a directory. */
+function signature(stats: BigIntStats): string | null {
+  return stats.isDirectory() ? null : `${stats.ino} ${stats.size} ${stats.mtimeNs}`
+}
+
+/** Record every existing path below `dir` (skipping ignored ones) as known, files with their signature. */
+async function seed(root: string, dir: string, known: Map<string, string | null>, ignored: (path: string) => boolean): Promise<void> {
   let entries
   try {
     entries = await readdir(join(root, dir), { withFileTypes: true })
@@ -112,12 +132,25 @@ async function seed(root: string, dir: string, known: Set<string>, ignored: (pat
     if (errnoCode(error) === 'ENOENT') return // removed while walking: nothing to know
     throw fsError('watch', dir || '.', error)
   }
-  for (const entry of entries) {
+  const folders: string[] = []
+  for (const [index, entry] of entries.entries()) {
     const path = dir === '' ? entry.name : `${dir}/${entry.name}`
     if (ignored(path)) continue
-    known.add(path)
-    if (entry.isDirectory()) await seed(root, path, known, ignored)
+    if (entry.isDirectory()) {
+      known.set(path, null)
+      folders.push(path)
+      continue
+    }
+    // Synchronous on purpose (several times cheaper than a promise per file), yielding every SEED_BATCH files.
+    if (index > 0 && index % SEED_BATCH === 0) await new Promise((resolve) => setImmediate(resolve))
+    try {
+      known.set(path, signature(lstatSync(join(root, path), { bigint: true })))
+    } catch (error) {
+      // Gone while walking: nothing to know. Unreadable: known, with a signature no file has, so its next report is a change.
+      if (errnoCode(error) !== 'ENOENT') known.set(path, '')
+    }
   }
+  for (const folder of folders) await seed(root, folder, known, ignored)
 }
 
 function isIgnored(path: string, ignore: readonly string[]): boolean {

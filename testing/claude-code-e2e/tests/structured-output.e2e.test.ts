@@ -114,6 +114,10 @@ describe('structured output with the real Claude Code CLI', () => {
     const terminal = chunks.filter((c) => c.type === 'RUN_FINISHED' || c.type === 'RUN_ERROR')
     expect(terminal.map((c) => c.type)).toEqual(['RUN_FINISHED'])
     expect(chunks.indexOf(complete[0] as StreamChunk)).toBeLessThan(chunks.indexOf(terminal[0]!))
+    // One start, before the complete event (the order core's own adapters use).
+    const start = custom(chunks, 'structured-output.start')
+    expect(start).toHaveLength(1)
+    expect(chunks.indexOf(start[0] as StreamChunk)).toBeLessThan(chunks.indexOf(complete[0] as StreamChunk))
     // The agent's own turn stays visible: its text and the StructuredOutput call.
     expect(ofType(chunks, 'TEXT_MESSAGE_CONTENT').map((c) => c.delta).join('')).toBe('Here is Lisbon.')
     expect(ofType(chunks, 'TOOL_CALL_START').map((c) => c.toolCallName)).toEqual([CLAUDE_STRUCTURED_OUTPUT_TOOL])

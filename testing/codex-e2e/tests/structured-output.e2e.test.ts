@@ -120,6 +120,10 @@ describe('structured output with the real Codex CLI', () => {
     const terminal = chunks.filter((c) => c.type === 'RUN_FINISHED' || c.type === 'RUN_ERROR')
     expect(terminal.map((c) => c.type)).toEqual(['RUN_FINISHED'])
     expect(chunks.indexOf(complete[0] as StreamChunk)).toBeLessThan(chunks.indexOf(terminal[0]!))
+    // One start, before the complete event (the order core's own adapters use).
+    const start = custom(chunks, 'structured-output.start')
+    expect(start).toHaveLength(1)
+    expect(chunks.indexOf(start[0] as StreamChunk)).toBeLessThan(chunks.indexOf(complete[0] as StreamChunk))
     // The prompt came from its file (a provider without writable stdin), the schema from its own.
     expect(spawned[0]).toMatch(/^\{ rm -f \/tmp\/tanstack-codex\/[\w.-]+\.prompt; /)
     expect(await waitFor(() => !existsSync(schemaFileOf(spawned[0]!)))).toBe(true)

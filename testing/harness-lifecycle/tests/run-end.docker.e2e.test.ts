@@ -85,6 +85,16 @@ describeWithDocker('the end of a run in Docker sandboxes', reason, () => {
     expect(await waitFor(() => processesOf(tag).length === 0, 30_000), 'the lingering CLI is stopped after the grace period').toBe(true)
   })
 
+  it.each(['Debian', 'BusyBox'] as const)('claude-code on %s: processes that left the CLI\'s process tree (setsid, a double fork) are stopped when the run ends', async (image) => {
+    const harness = ALL_HARNESSES.find((h) => h.name === 'claude-code')!
+    const { sandbox, threadId } = sandboxFor(image, `lcd-escapes-${image.toLowerCase()}`)
+    const { tag, adapter } = fake(harness, 'escapes')
+    const out = await runBounded(harness, { adapter, sandbox, threadId, messages: [user('Leave something running')] })
+    expect(out.error).toBeUndefined()
+    expect(typesOf(out.chunks).at(-1)).toBe('RUN_FINISHED')
+    expect(await waitFor(() => processesOf(tag).length === 0, 30_000), `nothing of the run is left in the container: ${processesOf(tag)}`).toBe(true)
+  })
+
   it.each(backgroundCases)('%s on %s: a background child holding stdout neither keeps the run open nor outlives it', async (_, image, harness) => {
     const { sandbox, threadId } = sandboxFor(image, `lcd-bg-${harness.name}-${image.toLowerCase()}`)
     const { tag, adapter } = fake(harness, 'background-holds-stdout')

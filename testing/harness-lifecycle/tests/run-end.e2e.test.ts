@@ -32,6 +32,17 @@ function alive(pid: number): boolean {
 }
 
 describe('the end of a run on local-process', () => {
+  it('claude-code: processes that left the CLI\'s process tree (setsid, a double fork) are stopped when the run ends', async () => {
+    const harness = ALL_HARNESSES.find((h) => h.name === 'claude-code')!
+    const { sandbox, threadId } = suite.sandbox('lc-escapes')
+    const { tag, adapter } = suite.fake(harness, 'escapes', { exitGraceMs: GRACE_MS })
+    const out = await runBounded(harness, { adapter, sandbox, threadId, messages: [user('Leave something running')] })
+    expect(out.error).toBeUndefined()
+    expect(typesOf(out.chunks).at(-1)).toBe('RUN_FINISHED')
+    // Found by the run's own tag (TANSTACK_HARNESS_RUN), which every process of the run inherits.
+    expect(await waitFor(() => processesOf(tag).length === 0, 20_000), `nothing of the run is left: ${processesOf(tag)}`).toBe(true)
+  })
+
   it.each(ALL_HARNESSES.map((h) => [h.name, h] as const))('%s: RUN_FINISHED ends the stream while the CLI lingers, and the CLI is stopped after exitGraceMs', async (_, harness) => {
     const { sandbox, threadId } = suite.sandbox(`lc-linger-${harness.name}`)
     const { tag, adapter } = suite.fake(harness, 'final-then-linger', { exitGraceMs: GRACE_MS })

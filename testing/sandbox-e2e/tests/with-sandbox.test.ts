@@ -124,6 +124,31 @@ describe('chat() with a sandbox-requiring adapter', () => {
     expect(destroyed).toEqual(['destroy'])
   })
 
+  it('keeps a thread sandbox when the client aborts the moment it sees RUN_FINISHED (same tick)', async () => {
+    // The client holds the end before the run's terminal hook runs; an abort then is a late one, not a live one.
+    const destroyed: string[] = []
+    const sandbox = defineSandbox({ id: 'e2e-abort-at-end', provider, hooks: { onDestroy: () => void destroyed.push('destroy') } })
+    const key = sandbox.key({ threadId: 't-abort-at-end', runId: '' })
+    const controller = new AbortController()
+    const first = await runShell({
+      command: 'echo at-end > kept.txt && pwd',
+      threadId: 't-abort-at-end',
+      middleware: [withSandbox(sandbox)],
+      abortController: controller,
+      onChunk: (chunk) => {
+        if (chunk.type === 'RUN_FINISHED') controller.abort()
+      },
+    }).catch((error: unknown) => ({ text: '', error: String(error) }))
+    expect(controller.signal.aborted).toBe(true)
+    const second = await runShell({ command: 'cat kept.txt', threadId: 't-abort-at-end', middleware: [withSandbox(sandbox)] })
+    expect(second.error, 'the second run found its workspace').toBeUndefined()
+    expect(second.text).toBe('at-end\n')
+    expect(await sandbox.fallbackInstances.get(key)).not.toBeNull()
+    expect(destroyed, 'an abort after RUN_FINISHED destroyed nothing').toEqual([])
+    void first
+    await sandbox.destroy({ key })
+  })
+
   it('destroys the sandbox when the abort lands while it is still being set up', async () => {
     const sandbox = defineSandbox({ id: 'e2e-abort-setup', provider, workspace: defineWorkspace({ setup: ['sleep 1'] }) })
     const before = tmp.entries().length

@@ -55,7 +55,8 @@ export function createExecBackedGit(process: SandboxProcess, options: ExecBacked
       await git(args, workspaceRoot, input.auth, `clone ${redactUrl(input.url)}`)
     },
     async status(input) {
-      const result = await git(['status', '--porcelain=v1', '--branch'], dirOf(input?.dir))
+      // -z: paths as they are (no C-style quoting of spaces, quotes, non-ASCII, tabs or newlines), NUL-terminated.
+      const result = await git(['status', '--porcelain=v1', '-z', '--branch'], dirOf(input?.dir))
       return parseStatus(result.stdout)
     },
     async add(paths, input) {
@@ -133,16 +134,27 @@ export function redactUrl(text: string): string {
   return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1[redacted]@')
 }
 
+/**
+ * Read `git status --porcelain=v1 -z --branch`: NUL-terminated fields, a
+ * `## <branch>` header first, then `XY <path>` per entry; a rename or copy
+ * (`R`/`C` in either column) is followed by a field holding its source path.
+ * Paths are returned exactly as they are on disk.
+ */
 function parseStatus(stdout: string): GitStatus {
   let branch: string | null = null
   const entries: { path: string; code: string }[] = []
-  for (const line of stdout.split('\n')) {
-    if (line.startsWith('## ')) {
-      const head = line.slice(3)
+  const fields = stdout.split('\0')
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!
+    if (field.startsWith('## ')) {
+      const head = field.slice(3)
       if (head.startsWith('HEAD (no branch)')) branch = null
       else branch = (head.startsWith('No commits yet on ') ? head.slice('No commits yet on '.length) : head).split('...')[0]!.trim()
-    } else if (line.length > 3) {
-      entries.push({ code: line.slice(0, 2), path: line.slice(3) })
+    } else if (field.length > 3) {
+      const code = field.slice(0, 2)
+      entries.push({ code, path: field.slice(3) })
+      // The source of a rename or copy; the contract's entry has one path, the one in the working tree now.
+      if (/[RC]/.test(code)) i++
     }
   }
   return { branch, clean: entries.length === 0, entries }

@@ -10,6 +10,7 @@
  * (none when the request was aborted), and no tool call is left open.
  * Source: docs/harnesses.md "Run lifecycle".
  */
+import { randomUUID } from 'node:crypto'
 import type { AdapterYieldChunk, ModelMessage, StreamChunk, TextOptions } from '@tanstack/ai'
 import { EventType } from '@tanstack/ai'
 import type { SandboxHandle } from '../contracts/handle.js'
@@ -22,6 +23,7 @@ import { harnessRunError } from './harness-run-error.js'
 import { createOpenToolCalls } from './open-tool-calls.js'
 import { createRunScopedIdGen } from './run-scoped-id.js'
 import { spawnNdjson } from './spawn-ndjson.js'
+import { HARNESS_RUN_TAG_ENV, stopTaggedProcesses } from './stop-run-processes.js'
 
 /** How long a CLI may take to exit by itself after its final event before its process tree is stopped, in ms. */
 export const DEFAULT_EXIT_GRACE_MS = 3000
@@ -66,8 +68,16 @@ export type HarnessLaunch =
       readonly stdin?: string
       /** The run's tool bridge; the loop merges its chunks and closes it. */
       readonly bridge?: RunToolBridge
-      /** Drive the CLI yourself instead of reading NDJSON from its stdout. Aborting `signal` must stop it. */
-      readonly source?: (signal: AbortSignal) => HarnessEventSource
+      /**
+       * When the CLI reaches its MCP servers: `'at-start'` (default; Claude
+       * Code, Codex, OpenCode list the tools when they start), so a run that
+       * finished without the bridge ever contacted is reported as
+       * `tool-bridge.unavailable`; or `'on-call'`, when only a tool call
+       * contacts it, so silence proves nothing and is not reported.
+       */
+      readonly bridgeContact?: 'at-start' | 'on-call'
+      /** Drive the CLI yourself instead of reading NDJSON from its stdout. Aborting `signal` must stop it; start it with `env` (the launch's, plus the run's process tag). */
+      readonly source?: (signal: AbortSignal, env: Record<string, string>) => HarnessEventSource
       /** Look at each raw event before it is translated; a chunk returned ends the run with it and stops the CLI at once. */
       readonly inspect?: (event: unknown) => StreamChunk | undefined
       /** Runs after the CLI settled or was stopped (remove run files). Errors are logged. */
@@ -177,7 +187,7 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
       if (chunk.type === EventType.RUN_FINISHED || chunk.type === EventType.RUN_ERROR) {
         terminal = true
         out.push(...open.close(`the run ended before the tool call returned a result (${chunk.type === EventType.RUN_ERROR ? 'the run failed' : 'the agent finished without it'})`))
-        if (chunk.type === EventType.RUN_FINISHED && bridge && !bridgeReported && !bridge.contacted()) out.push(silentBridgeChunk(harness, options))
+        if (chunk.type === EventType.RUN_FINISHED && bridge && launch.bridgeContact !== 'on-call' && !bridgeReported && !bridge.contacted()) out.push(silentBridgeChunk(harness, options))
         if (chunk.type === EventType.RUN_FINISHED && chunk.usage === undefined) options.logger.provider(`${harness}: the CLI reported no token usage for run ${runId}, so RUN_FINISHED carries none`)
       }
       open.observe(chunk)
@@ -186,7 +196,15 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
     return out
   }
 
-  const source = launch.source?.(signal) ?? ndjsonSource(handle, launch, signal, (line) => options.logger.provider(`${harness}: non-JSON stdout text: ${run.redact(line.slice(0, 200))}`))
+  // Every process of the run inherits the tag, so what escapes the CLI's process tree can still be stopped when the run ends.
+  const tag = randomUUID()
+  const env = { ...launch.env, [HARNESS_RUN_TAG_ENV]: tag }
+  const sweep = () =>
+    stopTaggedProcesses(handle, tag).then(
+      (report) => report && options.logger.provider(`${harness}: stopped processes the run left behind (${report})`),
+      (error: unknown) => options.logger.provider(`${harness}: could not look for processes the run left behind: ${run.redact(String(error))}`),
+    )
+  const source = launch.source?.(signal, env) ?? ndjsonSource(handle, { ...launch, env }, signal, (line) => options.logger.provider(`${harness}: non-JSON stdout text: ${run.redact(line.slice(0, 200))}`))
   options.logger.request(`${harness}: ${run.redact(launch.command)}`, { provider: harness, model: input.model, cwd: launch.cwd })
   const it = source.events[Symbol.asyncIterator]()
   const translated = async function* (): AsyncGenerator<AdapterYieldChunk> {
@@ -241,6 +259,8 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
     await bridge?.close()
     const cleanup = async () => {
       await settling
+      // In the background: the stream (and the RUN_FINISHED core releases when it ends) never waits for the sweep.
+      void sweep()
       await launch.cleanup?.()
     }
     // A settling CLI is waited for in the background; the run's stream has already ended.

@@ -59,6 +59,8 @@ interface RunState {
   readonly chunks: RunChunks
   /** Set by the first terminal hook: from then on an abort destroys nothing. */
   ended?: boolean
+  /** The adapter's RUN_FINISHED passed: the agent is done, so an abort from now on (the client may abort the moment it sees the end) is a late one. */
+  agentFinished?: boolean
   /** Removes the setup's abort listener. */
   forgetAbort?: () => void
   destroying?: Promise<void>
@@ -169,6 +171,20 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     state.chunks.close()
   }
 
+  /** A run whose agent finished: keep the sandbox for the thread, or destroy it when the lifecycle says so. */
+  async function finishRun(ctx: ChatMiddlewareContext): Promise<void> {
+    const state = runs.get(ctx)
+    if (!state) return
+    endRun(state)
+    await state.files?.stop({ flush: true })
+    if (sandbox.lifecycle.reuse === 'none' || state.destroyAfterRun) return destroyRun(state, `run finished, ${state.destroyAfterRun ? 'no threadId' : "reuse 'none'"}`)
+    const stillUsed = sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
+    if (!sandbox.lifecycle.destroyOnComplete) return void state.logger?.sandbox(`keeping sandbox ${state.handle.id} for thread ${ctx.threadId}`)
+    // A shared thread sandbox goes when the LAST run on it finishes, never under another run's feet.
+    if (stillUsed === 0) return destroyRun(state, 'run finished, destroyOnComplete')
+    state.logger?.sandbox(`keeping sandbox ${state.handle.id}: ${stillUsed} other run(s) of thread ${ctx.threadId} still use it; the last one destroys it (destroyOnComplete)`)
+  }
+
   return defineChatMiddleware({
     name: 'sandbox',
     provides: [SandboxCapability, SandboxPolicyCapability, ProjectionCapability, SandboxRunChunksCapability],
@@ -240,24 +256,19 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
         const recorded = state.history.take((prefix) => ctx.createId(prefix))
         if (recorded.length > 0) ctx.messages = [...ctx.messages, ...recorded]
       }
-      if (chunk.type === 'RUN_FINISHED') await reportFileChanges(ctx, state)
+      if (chunk.type === 'RUN_FINISHED') {
+        state.agentFinished = true
+        state.forgetAbort?.()
+        await reportFileChanges(ctx, state)
+      }
       return out === chunk ? undefined : out
     },
-    async onFinish(ctx) {
-      const state = runs.get(ctx)
-      if (!state) return
-      endRun(state)
-      await state.files?.stop({ flush: true })
-      if (sandbox.lifecycle.reuse === 'none' || state.destroyAfterRun) return destroyRun(state, `run finished, ${state.destroyAfterRun ? 'no threadId' : "reuse 'none'"}`)
-      const stillUsed = sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
-      if (!sandbox.lifecycle.destroyOnComplete) return void state.logger?.sandbox(`keeping sandbox ${state.handle.id} for thread ${ctx.threadId}`)
-      // A shared thread sandbox goes when the LAST run on it finishes, never under another run's feet.
-      if (stillUsed === 0) return destroyRun(state, 'run finished, destroyOnComplete')
-      state.logger?.sandbox(`keeping sandbox ${state.handle.id}: ${stillUsed} other run(s) of thread ${ctx.threadId} still use it; the last one destroys it (destroyOnComplete)`)
-    },
+    onFinish: (ctx) => finishRun(ctx),
     async onAbort(ctx) {
       const state = runs.get(ctx)
       if (!state) return
+      // The agent had already finished when the abort came: keep the lifecycle of a finished run.
+      if (state.agentFinished) return finishRun(ctx)
       endRun(state)
       await destroyRun(state, 'run aborted')
     },
@@ -270,6 +281,8 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
     },
   })
+
+
 }
 
 /** Core's name for a per-file diff chunk queued through the sandbox runtime. */

@@ -1,6 +1,7 @@
 /**
  * Bash brace expansion over a marked word (`glob-word.ts`): `{a,b}`,
- * nested lists and `{1..3}`/`{a..c}` ranges, as bash expands them before
+ * nested lists and `{1..3}`/`{a..c}` ranges (with a step, and zero-padded
+ * like bash: `{01..03}`), as bash expands them before
  * globbing. Bounded: past `MAX_WORDS` results a brace expression becomes a
  * `*` glob instead, so the policy still sees "could be anything here".
  * Invariant: a word without a complete brace expression comes back as it is.
@@ -82,7 +83,20 @@ function alternativesOf(body: string): string[] | 'too-many' | undefined {
   const to = numeric ? Number(range[2]) : range[2]!.charCodeAt(0)
   const step = Math.max(1, Math.abs(Number(range[3] ?? 1)))
   if (Math.abs(to - from) / step > MAX_WORDS) return 'too-many'
+  // bash pads every term to the width of a zero-padded end (`{01..03}` → 01 02 03, `{-01..1}` → -01 000 001).
+  const width = numeric ? Math.max(paddedWidth(range[1]!), paddedWidth(range[2]!)) : 0
   const out: string[] = []
-  for (let v = from; from <= to ? v <= to : v >= to; v += from <= to ? step : -step) out.push(numeric ? String(v) : String.fromCharCode(v))
+  for (let v = from; from <= to ? v <= to : v >= to; v += from <= to ? step : -step) out.push(numeric ? padded(v, width) : String.fromCharCode(v))
   return out
+}
+
+/** The width bash pads a range to when this end has a leading zero (`05`, `-03`), else 0. */
+function paddedWidth(end: string): number {
+  return /^-?0\d/.test(end) ? end.length : 0
+}
+
+/** A number written as `printf '%0*d'` writes it: the sign counts towards the width. */
+function padded(value: number, width: number): string {
+  const digits = String(Math.abs(value)).padStart(value < 0 ? width - 1 : width, '0')
+  return value < 0 ? `-${digits}` : digits
 }

@@ -68,14 +68,16 @@ const RM_FLAGS: Readonly<Record<string, string>> = { R: 'r', recursive: 'r', for
 const FLAG_SETS: Readonly<Record<string, Readonly<Record<string, string>>>> = { rm: RM_FLAGS }
 
 /**
- * Read a wrapper's options: the words after them and every option's value.
+ * Read a wrapper's options: the words after them, every option's value, and
+ * the options that took none (short letters, long names without `--`).
  * @example
  * ```ts
- * readOptions(['-u', 'root', 'git', 'push'], WRAPPERS.sudo!) // { rest: ['git', 'push'], values: [['u', 'root']] }
+ * readOptions(['-E', '-u', 'root', 'git', 'push'], WRAPPERS.sudo!) // { rest: ['git', 'push'], values: [['u', 'root']], flags: ['E'] }
  * ```
  */
-export function readOptions(words: readonly string[], spec: OptionSpec): { rest: string[]; values: [string, string][] } {
+export function readOptions(words: readonly string[], spec: OptionSpec): { rest: string[]; values: [string, string][]; flags: string[] } {
   const values: [string, string][] = []
+  const flags: string[] = []
   let i = 0
   for (; i < words.length; i++) {
     const word = words[i]!
@@ -89,15 +91,19 @@ export function readOptions(words: readonly string[], spec: OptionSpec): { rest:
       const [name, inline] = splitLong(word.slice(2))
       const valued = (spec.long ?? []).find((long) => long === name || (name.length >= 2 && long.startsWith(name)))
       if (valued !== undefined) values.push([valued, inline ?? words[++i] ?? ''])
+      else flags.push(name)
       continue
     }
     for (let k = 1; k < word.length; k++) {
-      if (!(spec.short ?? '').includes(word[k]!)) continue
+      if (!(spec.short ?? '').includes(word[k]!)) {
+        flags.push(word[k]!)
+        continue
+      }
       values.push([word[k]!, k + 1 < word.length ? word.slice(k + 1) : (words[++i] ?? '')])
       break
     }
   }
-  return { rest: words.slice(i), values }
+  return { rest: words.slice(i), values, flags }
 }
 
 function splitLong(body: string): [string, string | undefined] {

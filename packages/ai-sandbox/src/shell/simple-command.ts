@@ -2,13 +2,15 @@
  * What one simple command (its words, from `splitCommandLine`) runs, for the
  * policy judge: the command as written, the forms deny and ask rules should
  * also see (past `VAR=value`, wrappers, `!`, compound keywords, a function
- * definition's name, a program's directory, git's global options), and the
- * command lines it hands on (`sh -c`, `eval`, `env -S`, `trap`, `find -exec`,
- * `script -c`, `watch`). Tool knowledge lives in `known-commands.ts`. Best
- * effort over common spellings, not a parser.
+ * definition's name, a program's directory, package runners such as `npx`
+ * and `pnpm exec`, git's global options), and the command lines it hands on
+ * (`sh -c`, `eval`, `env -S`, `trap`, `find -exec`, `script -c`, `watch`,
+ * `npx -c`). Tool knowledge lives in `known-commands.ts` and
+ * `package-runners.ts`. Best effort over common spellings, not a parser.
  */
 import { plainWord } from './glob-word.js'
 import { COMMAND_STRING_RUNNERS, FIND_EXEC_ACTIONS, SHELLS, STDIN_SHELLS_WITHOUT_COMMAND, WATCH_OPTIONS, WRAPPERS, commandOption, readOptions, shellScript, withoutGitGlobalOptions } from './known-commands.js'
+import { packageRun } from './package-runners.js'
 import { shellJoin } from './quote.js'
 
 /** One simple command, read for the policy. */
@@ -46,6 +48,7 @@ export function readSimpleCommand(words: readonly string[]): SimpleCommand {
     const base = basename(first)
     const wrapper = Object.hasOwn(WRAPPERS, base) ? WRAPPERS[base] : undefined
     const script = COMMAND_STRING_RUNNERS.has(base) ? commandOption(rest.slice(1)) : undefined
+    const runner = packageRun(base, rest.slice(1))
     if (ASSIGNMENT.test(first) || first === '!') rest = rest.slice(1)
     else if (first === 'function' || first === 'coproc' || COMPOUND_WORDS.has(first)) {
       opaque = true
@@ -56,6 +59,13 @@ export function readSimpleCommand(words: readonly string[]): SimpleCommand {
       opaque = true
       nested.push(script)
       rest = []
+    } else if (runner) {
+      // `npx …`, `pnpm exec …`, `yarn dlx …`: the command it runs; a shell mode hands on a line and hides its effect.
+      if (runner.script !== undefined) {
+        opaque = true
+        nested.push(runner.script)
+      }
+      rest = runner.command
     } else if (wrapper) {
       const { rest: after, values } = readOptions(rest.slice(1), wrapper)
       const split = base === 'env' ? values.find(([name]) => name === 'S' || name === 'split-string') : undefined

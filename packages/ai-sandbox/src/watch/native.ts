@@ -5,10 +5,14 @@
  * first event), so an editor's or agent's atomic write (temp file, write,
  * rename) and the create-then-write pair Node reports for one `>` become one
  * event, as a poll would see them. Settled paths are handled one at a time.
+ * Also what verifies a settled event against the filesystem: a native
+ * watcher may report paths nobody touched (Node's recursive `fs.watch` on
+ * Linux does for siblings sharing a name prefix with a removed directory).
  * Invariant: after `close()` resolves, `onSettled` is never called again.
  */
-import type { SandboxWatcher, SandboxWatchEvent } from '../contracts/fs.js'
+import type { SandboxFileStat, SandboxWatcher, SandboxWatchEvent } from '../contracts/fs.js'
 import type { SandboxHandle } from '../contracts/handle.js'
+import { listedStat } from './listing.js'
 
 /** Quiet time, in ms, after which a path's native events are settled. */
 export const NATIVE_COALESCE_MS = 50
@@ -94,12 +98,40 @@ export async function startNativeWatch(
   }
 }
 
-/** What `path` is now: a file (or symlink), a directory, or gone. Without `fs.lstat`, `fallback`. */
-export async function pathKind(handle: SandboxHandle, path: string, fallback: PathKind): Promise<PathKind> {
-  if (!handle.fs.lstat) return fallback
+/** What `path` is now: a file (or symlink), a directory, or gone, with its `lstat` when the provider has one. */
+export interface PathNow {
+  readonly kind: PathKind
+  /** `null` without `fs.lstat` (then `kind` is the fallback) or when gone. */
+  readonly stat: SandboxFileStat | null
+}
+
+/** What `path` is now. Without `fs.lstat`, `fallback` and no stat. */
+export async function describePath(handle: SandboxHandle, path: string, fallback: PathKind): Promise<PathNow> {
+  if (!handle.fs.lstat) return { kind: fallback, stat: null }
   try {
-    return (await handle.fs.lstat(path)).type === 'directory' ? 'directory' : 'file'
+    const stat = await handle.fs.lstat(path)
+    return { kind: stat.type === 'directory' ? 'directory' : 'file', stat }
   } catch {
-    return 'none' // not there (or not readable): it reads as gone, and a later event or flush corrects it
+    return { kind: 'none', stat: null } // not there (or not readable): it reads as gone, and a later event or flush corrects it
   }
+}
+
+/** The part of an `lstat` that a content change moves: `'<type> <size> <mtimeMs>'`. */
+export function statSignature(stat: SandboxFileStat): string {
+  return `${stat.type} ${stat.size} ${stat.mtimeMs}`
+}
+
+/**
+ * Whether a file whose `lstat` is `stat` is unchanged since subscribers last
+ * heard of it: against the {@link statSignature} recorded with its last
+ * native event (`seen`), else against its listing signature (`listed`) by
+ * size and mtime. Unknown (no `seen`, no listing signature) reads as changed.
+ * Like the poll, a rewrite that keeps size and mtime (same clock tick) reads
+ * as unchanged.
+ */
+export function unchangedSince(stat: SandboxFileStat, seen: string | undefined, listed: string | null | undefined): boolean {
+  if (seen !== undefined) return seen === statSignature(stat)
+  const before = typeof listed === 'string' ? listedStat(listed) : null
+  // 2 µs: the two sides round nanoseconds to a double of epoch ms differently (about 0.25 µs apart at most).
+  return before !== null && stat.type !== 'directory' && before.size === stat.size && Math.abs(before.mtimeMs - stat.mtimeMs) < 0.002
 }

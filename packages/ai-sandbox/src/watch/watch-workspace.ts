@@ -4,17 +4,20 @@
  * the native watcher, coalesced per path (`native.ts`); otherwise a portable
  * listing poll through `exec` (`listing.ts`). Either way `flush()` reconciles
  * against a fresh listing, so nothing made before the call is missed even
- * when a native watcher drops an event.
+ * when a native watcher drops an event; a native event is checked against
+ * the file's `lstat` first, so one for a file nobody touched is dropped.
  * Invariant: subscribers see a consistent story per path (no `change` before
- * `create`, no double `delete`), and no event after `stop()` resolves.
+ * `create`, no double `delete`), every event path is normalised and strictly
+ * inside the workspace root, and no event comes after `stop()` resolves.
  */
+import { posix } from 'node:path'
 import type { SandboxFileEvent } from '@tanstack/ai'
 import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { MAX_TIMER_MS } from '../definition/long-timeout.js'
 import { parseOptions } from '../definition/validate.js'
-import { diffListings, listWorkspace, type WorkspaceListing } from './listing.js'
-import { pathKind, startNativeWatch } from './native.js'
+import { diffListings, listWorkspace, type ListingSkip, type WorkspaceListing } from './listing.js'
+import { describePath, startNativeWatch, statSignature, unchangedSince } from './native.js'
 
 /** Entries ignored when `ignore` is not given. */
 export const DEFAULT_WATCH_IGNORE: readonly string[] = Object.freeze(['.git', 'node_modules'])
@@ -32,13 +35,13 @@ export interface WatchLogger {
 
 /** Options of {@link watchWorkspace}. */
 export interface WatchWorkspaceOptions {
-  /** Called once per event, in order. `path` is absolute inside the sandbox (under `handle.workspaceRoot`). A throw is logged, never fatal. */
+  /** Called once per event, in order. `path` is absolute inside the sandbox, normalised and strictly under `handle.workspaceRoot`. A throw is logged, never fatal. */
   onEvent: (event: SandboxFileEvent) => void
   /** Names pruned at any depth, or workspace-relative paths when they contain `/`. Default `['.git', 'node_modules']`; a list replaces it. */
   ignore?: readonly string[]
   /** Poll interval in ms when the provider has no native watcher (min 50, max 2^31-1, the longest `setTimeout` delay). Default 500. */
   intervalMs?: number
-  /** Logs start, stop and failures under the `sandbox` debug category. */
+  /** Logs start, stop, failures and what is left out (a name that is not UTF-8, a path outside the root, a native event for an unchanged file) under the `sandbox` debug category. */
   logger?: WatchLogger
 }
 
@@ -82,18 +85,32 @@ const optionsSchema = z
  */
 export async function watchWorkspace(handle: SandboxHandle, options: WatchWorkspaceOptions): Promise<WorkspaceWatcher> {
   const { onEvent, ignore = DEFAULT_WATCH_IGNORE, intervalMs = DEFAULT_WATCH_INTERVAL_MS, logger } = parseOptions(optionsSchema, options, 'watchWorkspace') as WatchWorkspaceOptions
-  const root = handle.workspaceRoot.replace(/\/+$/, '')
+  const root = posix.normalize(handle.workspaceRoot).replace(/\/+$/, '')
   const abort = new AbortController()
   let stopped = false
+  const skipped = new Set<string>()
+  /** A name the listing leaves out is logged once per watch, not on every poll. */
+  const onSkip: ListingSkip = (name, why) => {
+    if (skipped.has(name)) return
+    skipped.add(name)
+    logger?.sandbox(`watchWorkspace leaves out ${JSON.stringify(name)} in sandbox ${handle.id}: ${why === 'not-utf8' ? 'its name is not UTF-8' : 'not a plain workspace path'}`)
+  }
   /** What subscribers were told exists: path to its listing signature, `null` when a native event reported it. */
-  let present = new Map<string, string | null>(await listWorkspace(handle, ignore))
+  let present = new Map<string, string | null>(await listWorkspace(handle, ignore, { onSkip }))
+  /** The `lstat` signature of a path as its last delivered native event found it. */
+  const seen = new Map<string, string>()
   /** Listing work runs one at a time. */
   let queue: Promise<void> = Promise.resolve()
 
   function deliver(type: SandboxFileEvent['type'], path: string, timestamp: number): void {
     if (stopped) return
+    const relative = plainRelative(path)
+    if (relative === null) {
+      logger?.sandbox(`watchWorkspace dropped ${type} ${JSON.stringify(path)} of sandbox ${handle.id}: not inside the workspace root ${root}`)
+      return
+    }
     try {
-      onEvent({ type, path: `${root}/${path}`, timestamp })
+      onEvent({ type, path: `${root}/${relative}`, timestamp })
     } catch (error) {
       logger?.sandbox(`watchWorkspace onEvent threw for ${type} ${path}`, { error })
     }
@@ -101,7 +118,10 @@ export async function watchWorkspace(handle: SandboxHandle, options: WatchWorksp
 
   function reconcile(next: WorkspaceListing): void {
     const now = Date.now()
-    for (const change of diffListings(present, next)) deliver(change.type, change.path, now)
+    for (const change of diffListings(present, next)) {
+      seen.delete(change.path) // the listing signature is now the newer one
+      deliver(change.type, change.path, now)
+    }
     present = new Map(next)
   }
 
@@ -110,7 +130,7 @@ export async function watchWorkspace(handle: SandboxHandle, options: WatchWorksp
     queue = queue.then(async () => {
       if (stopped) return
       try {
-        reconcile(await listWorkspace(handle, ignore, abort.signal))
+        reconcile(await listWorkspace(handle, ignore, { signal: abort.signal, onSkip }))
       } catch (error) {
         if (!stopped) logger?.sandbox(`watchWorkspace ${why} failed for sandbox ${handle.id}: ${(error as Error).message}`, { error })
       }
@@ -129,16 +149,25 @@ export async function watchWorkspace(handle: SandboxHandle, options: WatchWorksp
   schedule()
   logger?.sandbox(`watching ${root} of sandbox ${handle.id} (${mode}${mode === 'poll' ? ` every ${intervalMs} ms` : ''}; ignore ${ignore.join(', ') || 'nothing'}; files: ${present.size})`)
 
-  /** A settled native path: report what changed against what subscribers were told. */
-  async function onSettled(path: string, timestamp: number, lastType: SandboxFileEvent['type']): Promise<void> {
-    const kind = await pathKind(handle, path, lastType === 'delete' ? 'none' : 'file')
-    if (stopped || kind === 'directory') return
-    if (kind === 'none') {
+  /** A settled native path: report what changed against what subscribers were told, checked against the filesystem. */
+  async function onSettled(reported: string, timestamp: number, lastType: SandboxFileEvent['type']): Promise<void> {
+    const path = plainRelative(reported)
+    if (path === null) return deliver(lastType, reported, timestamp) // logged and dropped there
+    const now = await describePath(handle, path, lastType === 'delete' ? 'none' : 'file')
+    if (stopped || now.kind === 'directory') return
+    if (now.kind === 'none') {
+      seen.delete(path)
       if (present.delete(path)) deliver('delete', path, timestamp)
       return // never reported: a temp file that came and went
     }
     const known = present.has(path)
+    // A change, a delete of a file still there or a create of a known one, while the file is as it was: nobody touched it.
+    if (known && now.stat && unchangedSince(now.stat, seen.get(path), present.get(path))) {
+      logger?.sandbox(`watchWorkspace dropped a native ${lastType} for ${JSON.stringify(path)} of sandbox ${handle.id}: the file did not change`)
+      return
+    }
     present.set(path, null)
+    if (now.stat) seen.set(path, statSignature(now.stat))
     deliver(known ? 'change' : 'create', path, timestamp)
   }
 
@@ -165,4 +194,11 @@ export async function watchWorkspace(handle: SandboxHandle, options: WatchWorksp
       return stopping
     },
   }
+}
+
+/** `path` normalised as a workspace-relative path, or `null` when it is empty, absolute or leaves the root. */
+function plainRelative(path: string): string | null {
+  if (path === '' || path.startsWith('/') || path.includes('\0')) return null
+  const normal = posix.normalize(path).replace(/\/+$/, '')
+  return normal === '.' || normal === '..' || normal.startsWith('../') ? null : normal
 }

@@ -15,6 +15,7 @@ import { splitCommandLine } from '../shell/command-line.js'
 import { globsOverlap } from '../shell/glob-overlap.js'
 import { hasGlob } from '../shell/glob-word.js'
 import { flagsCover } from '../shell/known-commands.js'
+import { PNPM_COMMANDS, YARN_COMMANDS } from '../shell/package-runners.js'
 import { readSimpleCommand, type SimpleCommand } from '../shell/simple-command.js'
 
 /** A verdict for an action the agent wants to take. */
@@ -116,11 +117,14 @@ export interface EvaluateCommandOptions {
  *    **allow**, else it is unmatched. Deny and ask rules see the command as
  *    written and what it runs underneath: past `VAR=value`, wrappers and
  *    their options (`sudo`, `env`, `timeout`, `nice`, `xargs`, `flock`,
- *    `setsid`, … see `shell/known-commands.ts`), `!`, compound keywords and
+ *    `setsid`, … see `shell/known-commands.ts`), package runners (`npx`,
+ *    `npm exec`, `pnpm exec`/`dlx`, `yarn exec`/`dlx`, `bunx`, … see
+ *    `shell/package-runners.ts`), `!`, compound keywords and
  *    function definitions, a program's directory, git's global options
  *    (`git -C . push`), and into `$(…)`, backticks, `<(…)`, shell scripts
  *    (`bash -O extglob -c '…'`), command strings (`eval`, `env -S`, `trap`,
- *    `script -c`, `su -c`, `watch`), `find -exec` and aliases defined on the
+ *    `script -c`, `su -c`, `watch`, `npx -c`, `pnpm -c exec`, `bun exec`),
+ *    `find -exec` and aliases defined on the
  *    line. They match braces as expanded, a glob word as any word it could
  *    expand to (`git p*sh`), and rm's flags as a set (`rm -fr` for
  *    `rm -rf *`). Allow rules match only the command exactly as written.
@@ -200,25 +204,6 @@ export function expandScriptPattern(pattern: string, scripts: Readonly<Record<st
 const SCRIPT_PREFIX = 'script:'
 /** npm runs these scripts without `run`. */
 const NPM_SHORTCUTS = new Set(['test', 'start', 'stop', 'restart'])
-/** Names pnpm takes as its own command rather than a script's (`pnpm publish` publishes). */
-const PNPM_COMMANDS = new Set([
-  'access', 'add', 'adduser', 'approve-builds', 'audit', 'bin', 'bugs', 'c', 'cat-file', 'cat-index', 'config', 'create', 'dedupe',
-  'deploy', 'deprecate', 'dist-tag', 'dlx', 'docs', 'doctor', 'edit', 'env', 'exec', 'fetch', 'find-hash', 'i', 'ignored-builds',
-  'import', 'info', 'init', 'install', 'install-test', 'it', 'la', 'licenses', 'link', 'list', 'll', 'ln', 'login', 'logout', 'ls',
-  'outdated', 'owner', 'pack', 'patch', 'patch-commit', 'patch-remove', 'ping', 'pkg', 'prefix', 'profile', 'prune', 'publish',
-  'rb', 'rebuild', 'recursive', 'remove', 'repo', 'rm', 'root', 'run', 's', 'search', 'self-update', 'server', 'setup', 'show',
-  'star', 'stars', 'store', 'team', 'token', 'un', 'uninstall', 'unlink', 'unpublish', 'unstar', 'up', 'update', 'upgrade',
-  'version', 'view', 'whoami', 'why',
-])
-/** Names yarn (classic and berry) takes as its own command rather than a script's. */
-const YARN_COMMANDS = new Set([
-  'access', 'add', 'audit', 'autoclean', 'bin', 'cache', 'check', 'config', 'constraints', 'create', 'dedupe', 'dlx', 'exec',
-  'explain', 'generate-lock-entry', 'global', 'help', 'import', 'info', 'init', 'install', 'licenses', 'link', 'list', 'login',
-  'logout', 'node', 'npm', 'outdated', 'owner', 'pack', 'patch', 'patch-commit', 'plugin', 'policies', 'publish', 'rebuild',
-  'remove', 'run', 'search', 'set', 'stage', 'tag', 'team', 'unlink', 'unplug', 'up', 'upgrade', 'upgrade-interactive', 'version',
-  'versions', 'why', 'workspace', 'workspaces',
-])
-
 const normalise = (command: string) => command.trim().replace(/\s+/g, ' ')
 
 /** The package-manager commands that run the script `name`. */
@@ -335,12 +320,22 @@ function matchPattern(pattern: string, form: string, scripts: Readonly<Record<st
  * ```
  */
 export function globToRegExp(glob: string): RegExp {
+  const cached = compiled.get(glob)
+  if (cached) return cached
   const normalised = normalise(glob)
   const bare = normalised.endsWith(' *')
   const chars = [...(bare ? normalised.slice(0, -2) : normalised)]
   const body = chars.map((ch) => (ch === '*' ? '.*' : ch === '?' ? '.' : ch.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join('')
-  return new RegExp(`^${body}${bare ? '(?: .*)?' : ''}$`, 's')
+  const regExp = new RegExp(`^${body}${bare ? '(?: .*)?' : ''}$`, 's')
+  // Policies are few and long-lived, their patterns judged for every command: compile each once (bounded, oldest dropped first).
+  if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!)
+  compiled.set(glob, regExp)
+  return regExp
 }
+
+/** Compiled policy globs by their source text. Without the `g` or `y` flag a RegExp keeps no state between `test` calls, so sharing one is safe. */
+const compiled = new Map<string, RegExp>()
+const MAX_COMPILED = 1024
 
 /** The active policy, provided by `withSandbox`; harness adapters read it. */
 export const SandboxPolicyCapability = createCapability<SandboxPolicy>()('sandbox-policy')

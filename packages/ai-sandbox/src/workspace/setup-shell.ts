@@ -3,10 +3,14 @@
  * exported environment left by a serial step are restored before the next
  * step, and every command of a parallel group starts from that state. The
  * state lives in a private directory under /tmp inside the sandbox (mode 700,
- * its files 600 whatever umask a step sets), written by an EXIT trap, so it
- * works with any POSIX `sh` (dash, bash, BusyBox ash) over plain `exec`.
- * Secret values are filtered out of the saved state, and the directory is
- * removed when the plan ends, whatever the outcome.
+ * its files 600 whatever umask a step sets), saved when the step's command
+ * returns and, for an `exit`, by an EXIT trap, so it works with any POSIX
+ * `sh` (dash, bash, BusyBox ash) over plain `exec`. A step whose shell is
+ * replaced before either can run (`exec prog`, or its own EXIT trap and then
+ * `exit`) is caught by the next step and reported by number: later steps
+ * never start silently from an older state. Secret values are filtered out of
+ * the saved state, and the directory is removed when the plan ends, whatever
+ * the outcome.
  */
 import { randomBytes } from 'node:crypto'
 import type { SandboxHandle } from '../contracts/handle.js'
@@ -29,6 +33,7 @@ export interface RunSetupPlanOptions {
 /**
  * Run `steps` in the sandbox's workspace root.
  * @throws SetupStepFailedError for the first step that exits non-zero (for a parallel group: the first failing command in group order, after the whole group ended).
+ * @throws WorkspaceBootstrapError `setup` naming a serial step that exited 0 without saving its state (`exec prog`, or its own EXIT trap and then `exit`) when a later step would have started from it.
  * @throws WorkspaceBootstrapError `aborted` when `signal` fired.
  */
 export async function runSetupPlan(handle: SandboxHandle, steps: readonly SetupStep[], options: RunSetupPlanOptions): Promise<void> {
@@ -36,15 +41,20 @@ export async function runSetupPlan(handle: SandboxHandle, steps: readonly SetupS
   const state = await createStateDir(handle)
   try {
     let number = 0
+    // The last serial step: the one whose saved state the next step starts from.
+    let saver: StepRef | undefined
     for (const step of steps) {
       throwIfAborted(options.signal)
+      const check = saver && { saver, marker: state.lostMarker }
       if (step.kind === 'serial') {
         number += 1
-        await runOne(handle, wrap(step.command, state, options.secretNames, true), { step: number, command: step.command }, options)
+        const current = { step: number, command: step.command }
+        await runOne(handle, wrapSerial(step.command, state, options.secretNames, check !== undefined), current, check, options)
+        saver = current
       } else {
         const first = number + 1
         number += step.commands.length
-        const results = await Promise.allSettled(step.commands.map((command, i) => runOne(handle, wrap(command, state, options.secretNames, false), { step: first + i, command }, options)))
+        const results = await Promise.allSettled(step.commands.map((command, i) => runOne(handle, wrapParallel(command, state, check !== undefined), { step: first + i, command }, check, options)))
         const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
         if (failed) throw failed.reason
       }
@@ -56,11 +66,21 @@ export async function runSetupPlan(handle: SandboxHandle, steps: readonly SetupS
   }
 }
 
+/** A step by its number and command. */
+interface StepRef {
+  readonly step: number
+  readonly command: string
+}
+
 /** The setup shell's state: a private directory and the files in it. */
 interface StateFiles {
   readonly dir: string
   readonly cwd: string
   readonly env: string
+  /** Exists while the state is current: removed when a serial step starts, made again when its state is saved. */
+  readonly saved: string
+  /** Written to stderr, and exit 125, by a step that finds the previous step's state unsaved. */
+  readonly lostMarker: string
 }
 
 /**
@@ -69,42 +89,76 @@ interface StateFiles {
  * @throws WorkspaceBootstrapError `setup` when it cannot be made.
  */
 async function createStateDir(handle: SandboxHandle): Promise<StateFiles> {
-  const dir = `/tmp/tanstack-setup-${randomBytes(9).toString('hex')}`
-  const state = { dir, cwd: `${dir}/cwd`, env: `${dir}/env` }
-  const [d, cwd, env] = [state.dir, state.cwd, state.env].map(shellQuote)
-  const init = await handle.process.exec(`umask 077 && mkdir -m 700 ${d} || exit 1\n{ pwd > ${cwd} && : > ${env}; } || { rm -rf -- ${d}; exit 1; }`)
+  const id = randomBytes(9).toString('hex')
+  const dir = `/tmp/tanstack-setup-${id}`
+  const state = { dir, cwd: `${dir}/cwd`, env: `${dir}/env`, saved: `${dir}/saved`, lostMarker: `tanstack-setup-state-not-saved-${id}` }
+  const [d, cwd, env, saved] = [state.dir, state.cwd, state.env, state.saved].map(shellQuote)
+  const init = await handle.process.exec(`umask 077 && mkdir -m 700 ${d} || exit 1\n{ pwd > ${cwd} && : > ${env} && : > ${saved}; } || { rm -rf -- ${d}; exit 1; }`)
   if (init.exitCode !== 0) throw new WorkspaceBootstrapError('setup', `Could not create the setup shell state under /tmp in the sandbox (exit ${init.exitCode}): ${init.stderr.trim()}\nThe setup steps need a writable /tmp.`)
   return state
 }
 
+/** Exit code of a step that found the previous step's state unsaved (with `lostMarker` on stderr). */
+const STATE_NOT_SAVED_EXIT = 125
+
+/** Check (after the first serial step) that the previous serial step saved its state, then restore it. */
+function restore(files: StateFiles, check: boolean): string {
+  const guard = check ? `[ -e ${shellQuote(files.saved)} ] || { printf '%s\\n' ${shellQuote(files.lostMarker)} >&2; exit ${STATE_NOT_SAVED_EXIT}; }\n` : ''
+  return `${guard}cd "$(cat ${shellQuote(files.cwd)})" && . ${shellQuote(files.env)}`
+}
+
+/** A parallel command's script: restore the state, then the command. Its own changes are not saved. */
+function wrapParallel(command: string, files: StateFiles, check: boolean): string {
+  return `${restore(files, check)}\n${command}`
+}
+
 /**
- * A step's script: restore the state, (for serial steps) save it on exit, then
- * the user's command. The save sets `umask 077` itself, so a step that
- * loosened its umask still leaves owner-only files.
+ * A serial step's script: restore the state, run the command through `eval`
+ * (in this shell, so `cd`, `export`, `trap` and `exit` act as written, and
+ * nothing in the command can run into the lines after it), then save the
+ * state. The save runs when the command returns, so a step that replaced the
+ * EXIT trap with its own (which still runs, when the step's shell exits) keeps
+ * its state, and from the EXIT trap for a step that ends in `exit`. It writes
+ * in a subshell under `umask 077`, so a step that loosened its umask still
+ * leaves owner-only files, and the step's own umask and options stay as they
+ * were for its trap.
  */
-function wrap(command: string, files: StateFiles, secretNames: readonly string[], save: boolean): string {
-  const restore = `cd "$(cat ${shellQuote(files.cwd)})" && . ${shellQuote(files.env)}`
-  if (!save) return `${restore}\n${command}`
+function wrapSerial(command: string, files: StateFiles, secretNames: readonly string[], check: boolean): string {
   const skip = ['PWD', 'OLDPWD', 'SHLVL', '_', ...secretNames].join('|')
   const next = `${files.env}.next`
-  const saveState = [
-    '__tanstack_rc=$?',
+  const save = [
+    'set +e',
     'umask 077',
     `pwd > ${shellQuote(files.cwd)}`,
     `export -p | grep -v -E ${shellQuote(`^(export|declare -x) (${skip})(=|$)`)} > ${shellQuote(next)}`,
     `mv ${shellQuote(next)} ${shellQuote(files.env)}`,
-    'exit $__tanstack_rc',
+    `: > ${shellQuote(files.saved)}`,
   ].join('; ')
-  return `${restore}\ntrap ${shellQuote(saveState)} EXIT\n${command}`
+  return [
+    restore(files, check),
+    `rm -f ${shellQuote(files.saved)}`,
+    `__tanstack_save() ( ${save} )`,
+    `trap ${shellQuote('__tanstack_rc=$?; [ -n "${__tanstack_saved:-}" ] || __tanstack_save; exit $__tanstack_rc')} EXIT`,
+    `eval ${shellQuote(command)}`,
+    '__tanstack_rc=$?',
+    '__tanstack_save',
+    '__tanstack_saved=1',
+    'exit $__tanstack_rc',
+  ].join('\n')
 }
 
-async function runOne(handle: SandboxHandle, script: string, step: { step: number; command: string }, options: RunSetupPlanOptions): Promise<void> {
+/**
+ * Run one step's script.
+ * @param check - For a step that checks the previous step's state: that step, and the marker the check prints.
+ */
+async function runOne(handle: SandboxHandle, script: string, step: StepRef, check: { saver: StepRef; marker: string } | undefined, options: RunSetupPlanOptions): Promise<void> {
   const result = await handle.process.exec(script, options.signal ? { signal: options.signal } : {}).catch((error: unknown) => {
     throwIfAborted(options.signal)
     throw error
   })
   throwIfAborted(options.signal)
   if (result.exitCode === 0) return
+  if (check && result.exitCode === STATE_NOT_SAVED_EXIT && result.stderr.includes(check.marker)) throw stateNotSaved(check.saver, step, options.redact)
   const output = options.redact(`${result.stdout}${result.stderr}`)
   throw new SetupStepFailedError({
     step: step.step,
@@ -112,6 +166,17 @@ async function runOne(handle: SandboxHandle, script: string, step: { step: numbe
     exitCode: result.exitCode,
     outputTail: output.trimEnd().split('\n').slice(-SETUP_OUTPUT_TAIL_LINES).join('\n'),
   })
+}
+
+/** The error for a serial step whose shell was replaced before it saved its state. */
+function stateNotSaved(saver: StepRef, next: StepRef, redact: (text: string) => string): WorkspaceBootstrapError {
+  return new WorkspaceBootstrapError(
+    'setup',
+    `Setup step ${saver.step} ended without handing its working directory and exported variables on to step ${next.step}: ${redact(saver.command)}\n` +
+      `Its shell was replaced before the state could be saved: the step ran \`exec <program>\` (the program takes the shell's place, so nothing runs after it), ` +
+      `or it set its own \`trap … EXIT\` and then left with \`exit\`. Later steps would silently start from the state before step ${saver.step}, so setup stopped.\n` +
+      `Fix step ${saver.step} in defineWorkspace({ setup }): run the program without \`exec\`, let the step end without \`exit\` after setting its trap, or make it the last step. The half-made sandbox was destroyed.`,
+  )
 }
 
 /** @throws WorkspaceBootstrapError `aborted` when `signal` fired. */

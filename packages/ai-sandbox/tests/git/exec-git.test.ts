@@ -61,3 +61,21 @@ describe('createExecBackedGit: values are never options', () => {
     await handle.git.pull({ dir: 'work', branch: 'main' })
   })
 })
+
+describe('createExecBackedGit: status', () => {
+  const handle = createFakeHandle(root)
+
+  it('reads NUL-separated entries: a rename is one entry, even when its source name looks like an entry', async () => {
+    git(['init', '-q', 'st'])
+    git(['-C', 'st', 'symbolic-ref', 'HEAD', 'refs/heads/main'])
+    const source = '?? looks like an entry\n## main'
+    execFileSync('sh', ['-c', 'printf x > "$1"', 'sh', join(root, 'st', source)])
+    git(['-C', 'st', 'add', '--', source])
+    git(['-C', 'st', 'commit', '-q', '-m', 'one'])
+    git(['-C', 'st', 'mv', '--', source, 'é x'])
+    expect(await handle.git.status({ dir: 'st' })).toEqual({ branch: 'main', clean: false, entries: [{ code: 'R ', path: 'é x' }] })
+    git(['-C', 'st', 'commit', '-q', '-m', 'two'])
+    git(['-C', 'st', 'checkout', '-q', '--detach'])
+    expect(await handle.git.status({ dir: 'st' })).toEqual({ branch: null, clean: true, entries: [] })
+  })
+})

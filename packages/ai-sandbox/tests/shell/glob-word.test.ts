@@ -18,6 +18,8 @@ describe('brace expansion on the line', () => {
       ['git{,} push', [['git', 'git', 'push']]],
       ['echo a{b,c{d,e}}f', [['echo', 'abf', 'acdf', 'acef']]],
       ['echo {1..3} {c..a} {0..6..3}', [['echo', '1', '2', '3', 'c', 'b', 'a', '0', '3', '6']]],
+      // bash pads to a zero-padded end's width (seen: bash 5.2 prints the same words)
+      ['echo {01..03} {1..010..3} {-01..1} {05..3} {a..e..2} {0..3}', [['echo', '01', '02', '03', '001', '004', '007', '010', '-01', '000', '001', '05', '04', '03', 'a', 'c', 'e', '0', '1', '2', '3']]],
     ]
     for (const [line, words] of cases) {
       expect(plain(line), line).toEqual(words)

@@ -7,8 +7,8 @@ import { commandOption, flagsCover, readOptions, shellScript, withoutGitGlobalOp
 
 describe('readOptions', () => {
   it('reads getopt options up to the first operand, with values joined or apart', () => {
-    expect(readOptions(['-u', 'root', '-E', 'git', 'push'], WRAPPERS.sudo!)).toEqual({ rest: ['git', 'push'], values: [['u', 'root']] })
-    expect(readOptions(['-iuHOME', '--chdir=/x', '--split', 'a b', 'x'], WRAPPERS.env!)).toEqual({ rest: ['x'], values: [['u', 'HOME'], ['chdir', '/x'], ['split-string', 'a b']] })
+    expect(readOptions(['-u', 'root', '-E', 'git', 'push'], WRAPPERS.sudo!)).toEqual({ rest: ['git', 'push'], values: [['u', 'root']], flags: ['E'] })
+    expect(readOptions(['-iuHOME', '--chdir=/x', '--split', 'a b', '--ignore-environment', 'x'], WRAPPERS.env!)).toEqual({ rest: ['x'], values: [['u', 'HOME'], ['chdir', '/x'], ['split-string', 'a b']], flags: ['i', 'ignore-environment'] })
     expect(readOptions(['-', '--', '-x'], WRAPPERS.env!).rest).toEqual(['-x'])
   })
 })

@@ -1,9 +1,11 @@
 /**
  * watchWorkspace on a fake handle whose exec runs on the host: the poll path
  * (create/change/delete, ignore, flush, stop, failing subscribers, a listing
- * that cannot run) and, with a scripted `fs.watch`, how native events are
- * normalised and reconciled. Real providers run in testing/sandbox-e2e.
+ * that cannot run, names with any byte) and, with a scripted `fs.watch`, how
+ * native events are normalised, checked against the file and reconciled, and
+ * that no event names a path outside the workspace root. Real providers run in testing/sandbox-e2e.
  */
+import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -103,6 +105,28 @@ describe('watchWorkspace (poll)', () => {
     expect(logged.filter((m) => m.startsWith('watchWorkspace onEvent threw'))).toHaveLength(2)
   })
 
+  it('reports names with newlines under their real names, never a record forged by one', async () => {
+    const { root, handle } = workspace()
+    const { log, watcher } = await watch(handle)
+    const names = ['line\nbreak.txt', 'evil\n1 1 2026-01-01 00:00:00.000000000 +0000|..', 'trailing\n']
+    for (const name of names) writeFileSync(join(root, name), 'x')
+    await watcher.flush()
+    expect(log.lines().sort()).toEqual(names.map((name) => `create ${root}/${name}`).sort())
+    for (const name of names) unlinkSync(join(root, name))
+    await watcher.flush()
+    expect(log.lines().slice(3).sort()).toEqual(names.map((name) => `delete ${root}/${name}`).sort())
+  })
+
+  it('leaves out a name that is not UTF-8, logging it once', async () => {
+    const { root, handle } = workspace()
+    const { log, watcher, logged } = await watch(handle)
+    execFileSync('sh', ['-c', "printf x > \"$(printf 'bad\\377.txt')\" && printf x > good.txt"], { cwd: root })
+    await watcher.flush()
+    await watcher.flush()
+    expect(log.lines()).toEqual([`create ${root}/good.txt`])
+    expect(logged.filter((m) => m.startsWith('watchWorkspace leaves out'))).toEqual([`watchWorkspace leaves out "./bad\\\\xff.txt" in sandbox ${handle.id}: its name is not UTF-8`])
+  })
+
   it('fails to start with WorkspaceWatchError list-failed when the listing cannot run', async () => {
     const { handle } = workspace()
     const broken: SandboxHandle = { ...handle, process: { ...handle.process, exec: async () => ({ exitCode: 127, stdout: '', stderr: 'sh: find: not found' }) } }
@@ -110,7 +134,7 @@ describe('watchWorkspace (poll)', () => {
     expect(error).toBeInstanceOf(WorkspaceWatchError)
     expect(SandboxError.isInstance(error)).toBe(true)
     expect((error as WorkspaceWatchError).reason).toBe('list-failed')
-    expect((error as Error).message).toMatch(/exit code 127: sh: find: not found.*needs `find` and `stat -c`/)
+    expect((error as Error).message).toMatch(/exit code 127: sh: find: not found.*needs `find`, `stat -c` and `base64`/)
   })
 
   it('validates its options', async () => {
@@ -192,5 +216,46 @@ describe('watchWorkspace (native fs.watch)', () => {
     emit('create', 'missed.txt')
     await watcher.flush()
     expect(log.events.filter((e) => e.type === 'create' && e.path.endsWith('/missed.txt'))).toHaveLength(1)
+  })
+  it('drops native reports for files that did not change (a change, a delete of a file still there, a create of a known one)', async () => {
+    const { root, handle, emit } = scripted()
+    for (const name of ['foo_bar', 'foobar3', 'known.txt']) writeFileSync(join(root, name), 'same')
+    const { log, watcher, logged } = await watch(handle)
+    // What Node reports for the siblings of a removed foo/, and a late create.
+    emit('change', 'foo_bar')
+    emit('delete', 'foobar3')
+    emit('create', 'known.txt')
+    await watcher.flush()
+    expect(log.lines()).toEqual([])
+    expect(logged.filter((m) => m.startsWith('watchWorkspace dropped a native')).sort()).toEqual([
+      `watchWorkspace dropped a native change for "foo_bar" of sandbox ${handle.id}: the file did not change`,
+      `watchWorkspace dropped a native create for "known.txt" of sandbox ${handle.id}: the file did not change`,
+      `watchWorkspace dropped a native delete for "foobar3" of sandbox ${handle.id}: the file did not change`,
+    ])
+
+    writeFileSync(join(root, 'foo_bar'), 'changed')
+    emit('change', 'foo_bar')
+    await watcher.flush()
+    emit('change', 'foo_bar') // again, with nothing written since the last report
+    await watcher.flush()
+    expect(log.lines()).toEqual([`change ${root}/foo_bar`])
+  })
+
+  it('normalises native paths and drops, with a log, any that leaves the workspace root', async () => {
+    const { root, handle, emit } = scripted()
+    const outside = `${root}-outside.txt`
+    writeFileSync(outside, 'x')
+    cleanups.push(() => rmSync(outside, { force: true }))
+    writeFileSync(join(root, 'b.txt'), 'x')
+    const { log, watcher, logged } = await watch(handle)
+    rmSync(join(root, 'b.txt'))
+    writeFileSync(join(root, 'c.txt'), 'x')
+    emit('create', `../${outside.split('/').at(-1)}`)
+    emit('delete', 'a/../b.txt')
+    emit('create', './c.txt')
+    await watcher.flush()
+    expect(log.lines()).toEqual([`delete ${root}/b.txt`, `create ${root}/c.txt`])
+    for (const event of log.events) expect(event.path.startsWith(`${root}/`)).toBe(true)
+    expect(logged.filter((m) => m.includes('not inside the workspace root'))).toEqual([`watchWorkspace dropped create "../${outside.split('/').at(-1)}" of sandbox ${handle.id}: not inside the workspace root ${root}`])
   })
 })
