@@ -4,19 +4,21 @@
  * trusted project, so `args` adds `--trust`), agent skills and git skill
  * repositories become folders under `.codex/skills/`, and plugins are skipped
  * with a warning. Instructions need nothing: Codex reads `AGENTS.md`, which
- * core writes. A `.codex/config.toml` the repository already has is kept: our
- * tables go in a marked block at its end, replaced on each projection.
+ * core writes. A `.codex/config.toml` the repository already has is parsed and
+ * merged with the definition's servers (`codex-config.ts`): the definition's
+ * server wins a name clash, everything else of the repository's is kept.
  */
 import { posix } from 'node:path'
+import { stringify } from 'smol-toml'
 import { gitSkillPath, SandboxOperationError, shellJoin, shellQuote, type HarnessProjection, type McpSkill, type ProjectionContext, type SecretRef } from '@tanstack/ai-sandbox'
-import { tomlKey, tomlString, tomlValue } from './command.js'
+import { mergeCodexConfig, type CodexMcpTable } from './codex-config.js'
+
+export { CODEX_CONFIG_BLOCK } from './codex-config.js'
 
 /** The project config Codex reads (for trusted projects), relative to the workspace root. */
 export const CODEX_CONFIG = '.codex/config.toml'
 /** Where Codex looks for project skills. */
 export const CODEX_SKILLS_DIR = '.codex/skills'
-/** The first line of the block this projection owns in {@link CODEX_CONFIG}; everything from it to the end is ours. */
-export const CODEX_CONFIG_BLOCK = '# --- @tanstack/ai-codex: MCP servers from the workspace definition (regenerated; edit the definition, not this block) ---'
 
 /** The Codex projection. */
 export const codexProjection: HarnessProjection = {
@@ -33,7 +35,10 @@ export const codexProjection: HarnessProjection = {
 }
 
 /**
- * The `[mcp_servers.*]` tables for `servers`, secrets resolved with `resolve`. Pure.
+ * The `[mcp_servers.*]` tables for `servers`, secrets resolved with `resolve`,
+ * as TOML text (smol-toml's `stringify`). Values go in verbatim: Codex
+ * substitutes nothing in them, so a header is sent byte for byte as declared
+ * (UTF-8). Pure.
  * @example
  * ```ts
  * codexMcpToml([mcpSkill('issues', { url: 'https://mcp.example.com/mcp' })], String)
@@ -41,52 +46,35 @@ export const codexProjection: HarnessProjection = {
  * ```
  */
 export function codexMcpToml(servers: readonly McpSkill[], resolve: (value: string | SecretRef) => string): string {
-  return servers
-    .map((server) => {
-      const lines = [`[mcp_servers.${tomlKey(server.name)}]`]
-      if (server.transport === 'http') {
-        lines.push(`url = ${tomlString(server.url)}`)
-        const headers = Object.entries(server.headers)
-        if (headers.length > 0) lines.push(`http_headers = ${inlineTable(headers.map(([k, v]) => [k, resolve(v)]))}`)
-      } else {
-        lines.push(`command = ${tomlString(server.command)}`, `args = ${tomlValue(server.args)}`)
-        const env = Object.entries(server.env)
-        if (env.length > 0) lines.push(`env = ${inlineTable(env.map(([k, v]) => [k, resolve(v)]))}`)
-      }
-      return `${lines.join('\n')}\n`
-    })
-    .join('\n')
+  return stringify({ mcp_servers: codexMcpTables(servers, resolve) })
 }
 
-function inlineTable(entries: [string, string][]): string {
-  return `{ ${entries.map(([k, v]) => `${tomlString(k)} = ${tomlString(v)}`).join(', ')} }`
+function codexMcpTables(servers: readonly McpSkill[], resolve: (value: string | SecretRef) => string): Record<string, CodexMcpTable> {
+  const values = (record: Readonly<Record<string, string | SecretRef>>) => Object.fromEntries(Object.entries(record).map(([k, v]) => [k, resolve(v)]))
+  return Object.fromEntries(
+    servers.map((server): [string, CodexMcpTable] => {
+      if (server.transport === 'http') return [server.name, { url: server.url, ...(Object.keys(server.headers).length > 0 ? { http_headers: values(server.headers) } : {}) }]
+      return [server.name, { command: server.command, args: [...server.args], ...(Object.keys(server.env).length > 0 ? { env: values(server.env) } : {}) }]
+    }),
+  )
 }
 
 async function writeMcpConfig(ctx: ProjectionContext): Promise<void> {
   const servers = ctx.workspace.skills.filter((s): s is McpSkill => s.kind === 'mcp')
   const { handle } = ctx
   const existing = (await handle.fs.exists(CODEX_CONFIG)) ? await handle.fs.read(CODEX_CONFIG) : undefined
-  const own = existing === undefined ? '' : withoutOurBlock(existing)
-  if (servers.length === 0) {
-    // Nothing to declare: take back a block an earlier definition wrote, and leave the repository's file alone otherwise.
-    if (existing !== undefined && own !== existing) await handle.fs.write(CODEX_CONFIG, own)
-    return
+  const merge = mergeCodexConfig(existing, codexMcpTables(servers, ctx.resolve))
+  if (merge.kind === 'keep') return
+  if (merge.kind === 'invalid') {
+    throw new SandboxOperationError('fs-failed', handle.provider, `codex: the repository's ${CODEX_CONFIG} cannot be merged with the workspace's MCP servers: ${merge.problem}. Codex could not load it either: fix the file in the repository (or remove it), then run again.`)
   }
+  for (const name of merge.replaced) ctx.warn(`the repository's [mcp_servers.${name}] in ${CODEX_CONFIG} is replaced by the workspace definition's MCP server "${name}".`)
   // It holds resolved header and env secrets: make it owner-only BEFORE the secrets go in.
   const path = shellQuote(posix.join(handle.workspaceRoot, CODEX_CONFIG))
   const dir = shellQuote(posix.join(handle.workspaceRoot, posix.dirname(CODEX_CONFIG)))
   const prepared = await handle.process.exec(`umask 077 && mkdir -p ${dir} && touch ${path} && chmod 600 ${path}`)
   if (prepared.exitCode !== 0) throw new SandboxOperationError('fs-failed', handle.provider, `codex: could not create ${CODEX_CONFIG} owner-only (exit ${prepared.exitCode}): ${prepared.stderr.trim()}`)
-  const base = own.trim() === '' ? '' : `${own.replace(/\n+$/, '')}\n\n`
-  await handle.fs.write(CODEX_CONFIG, `${base}${CODEX_CONFIG_BLOCK}\n${codexMcpToml(servers, ctx.resolve)}`)
-}
-
-/** The file without the block this projection wrote (which always runs to the end). */
-function withoutOurBlock(text: string): string {
-  const at = text.indexOf(CODEX_CONFIG_BLOCK)
-  if (at === -1) return text
-  const kept = text.slice(0, at).replace(/\n+$/, '')
-  return kept === '' ? '' : `${kept}\n`
+  await handle.fs.write(CODEX_CONFIG, merge.text)
 }
 
 async function writeSkills(ctx: ProjectionContext): Promise<void> {

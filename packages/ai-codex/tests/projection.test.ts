@@ -1,7 +1,8 @@
 /**
  * The MCP tables of the Codex projection: TOML Codex reads (checked against
- * the real CLI in testing/codex-e2e), secrets resolved, odd names quoted.
+ * the real CLI in testing/codex-e2e), secrets resolved, values verbatim.
  */
+import { parse } from 'smol-toml'
 import { describe, expect, it } from 'vitest'
 import { bearer, createSecrets, mcpSkill, resolveSecret, type SecretRef } from '@tanstack/ai-sandbox'
 import { codexMcpToml } from '../src/index.js'
@@ -23,12 +24,17 @@ describe('codexMcpToml', () => {
       [
         '[mcp_servers.issues]',
         'url = "https://mcp.example.com/mcp"',
-        'http_headers = { "Authorization" = "Bearer tok-123", "X-Team" = "core" }',
+        '',
+        '[mcp_servers.issues.http_headers]',
+        'Authorization = "Bearer tok-123"',
+        'X-Team = "core"',
         '',
         '[mcp_servers.fs]',
         'command = "npx"',
-        'args = ["-y", "@modelcontextprotocol/server-filesystem", "."]',
-        'env = { "TOKEN" = "tok-123" }',
+        'args = [ "-y", "@modelcontextprotocol/server-filesystem", "." ]',
+        '',
+        '[mcp_servers.fs.env]',
+        'TOKEN = "tok-123"',
         '',
         '[mcp_servers.plain]',
         'url = "http://127.0.0.1:9/mcp"',
@@ -37,8 +43,15 @@ describe('codexMcpToml', () => {
     )
   })
 
-  it('escapes values that would break TOML', () => {
-    const toml = codexMcpToml([mcpSkill('odd', { command: 'C:\\tools\\mcp "x"', args: ['a\nb'], env: {} })], resolve)
-    expect(toml).toBe('[mcp_servers.odd]\ncommand = "C:\\\\tools\\\\mcp \\"x\\""\nargs = ["a\\nb"]\n')
+  it('keeps every value byte for byte: quotes, backslashes, control characters, ${VAR}, {env:…} and unicode', () => {
+    const odd = 'C:\\tools\\mcp "x"\t${HOME} $HOME {env:HOME} {file:/etc/hostname} héllo ✓ \u007f'
+    const toml = codexMcpToml([mcpSkill('odd', { command: odd, args: ['a\nb'], env: {} }), mcpSkill('h', { url: 'http://127.0.0.1:9/mcp', headers: { 'X-Odd': odd } })], resolve)
+    expect(parse(toml)).toEqual({ mcp_servers: { odd: { command: odd, args: ['a\nb'] }, h: { url: 'http://127.0.0.1:9/mcp', http_headers: { 'X-Odd': odd } } } })
+  })
+
+  it('quotes a server name that is not a bare TOML key', () => {
+    // Names from mcpSkill are letters, digits, - and _; anything else would still be written as a quoted key.
+    const toml = codexMcpToml([{ ...mcpSkill('plain', { url: 'http://127.0.0.1:9/mcp' }), name: 'a.b' }], resolve)
+    expect(toml).toBe('[mcp_servers."a.b"]\nurl = "http://127.0.0.1:9/mcp"\n')
   })
 })

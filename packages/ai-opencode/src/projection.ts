@@ -6,8 +6,10 @@
  * agent skills become `SKILL.md` folders listed in `skills.paths`, and git
  * skill repositories are listed there as they are. Instructions need nothing:
  * OpenCode reads `AGENTS.md` itself. Plugins are skipped with a warning.
- * Invariant: a workspace secret is written as `{env:NAME}`, never as its value,
- * whenever OpenCode's textual substitution can carry it safely.
+ * Invariant: OpenCode ends up with every header, env and command value
+ * exactly as declared (see `verbatim-value.ts`), and a workspace secret is
+ * written as `{env:NAME}`, never as its value, whenever OpenCode's textual
+ * substitution can carry it unchanged.
  */
 import { posix } from 'node:path'
 import {
@@ -17,12 +19,14 @@ import {
   sameSecret,
   SandboxOperationError,
   shellQuote,
+  writeSandboxRunFile,
   type HarnessProjection,
   type McpSkill,
   type ProjectionContext,
   type ResolvedWorkspace,
   type SecretRef,
 } from '@tanstack/ai-sandbox'
+import { envSubstitutable, unsendableHeader, verbatimValue } from './verbatim-value.js'
 
 /** The folder the projection owns, relative to the workspace root. */
 export const OPENCODE_PROJECTION_DIR = '.tanstack-opencode'
@@ -30,6 +34,8 @@ export const OPENCODE_PROJECTION_DIR = '.tanstack-opencode'
 export const OPENCODE_PROJECTED_CONFIG = `${OPENCODE_PROJECTION_DIR}/opencode.json`
 /** Where agent skills are written, relative to the workspace root. */
 export const OPENCODE_SKILLS_DIR = `${OPENCODE_PROJECTION_DIR}/skills`
+/** Where values the config reads with `{file:…}` are kept (owner-only), relative to the workspace root. */
+export const OPENCODE_VALUES_DIR = `${OPENCODE_PROJECTION_DIR}/values`
 
 /** The OpenCode projection. */
 export const opencodeProjection: HarnessProjection = {
@@ -55,14 +61,18 @@ export const opencodeProjection: HarnessProjection = {
       }
     }
     const servers = workspace.skills.filter((s): s is McpSkill => s.kind === 'mcp')
+    const files = valueFiles(root)
     const config: Record<string, unknown> = { $schema: 'https://opencode.ai/config.json' }
-    if (servers.length > 0) config.mcp = Object.fromEntries(servers.map((server) => [server.name, mcpEntry(server, ctx)]))
+    if (servers.length > 0) config.mcp = Object.fromEntries(servers.map((server) => [server.name, mcpEntry(server, ctx, files)]))
     if (skillPaths.length > 0) config.skills = { paths: skillPaths }
     // It may hold secret values that {env:NAME} cannot carry: make it owner-only BEFORE anything goes in.
     const path = shellQuote(posix.join(root, OPENCODE_PROJECTED_CONFIG))
     const prepared = await handle.process.exec(`umask 077 && mkdir -p ${shellQuote(posix.join(root, OPENCODE_PROJECTION_DIR))} && : > ${path} && chmod 600 ${path}`)
     if (prepared.exitCode !== 0) throw new SandboxOperationError('fs-failed', handle.provider, `opencode: could not create ${OPENCODE_PROJECTED_CONFIG} owner-only (exit ${prepared.exitCode}): ${prepared.stderr.trim()}`)
     await handle.fs.write(OPENCODE_PROJECTED_CONFIG, `${JSON.stringify(config, null, 2)}\n`)
+    // Values read with {file:…}, secrets among them: the folder is made anew (mode 700, files 600), so no earlier value is left behind.
+    await handle.process.exec(`rm -rf ${shellQuote(posix.join(root, OPENCODE_VALUES_DIR))}`)
+    for (const file of files.list) await writeSandboxRunFile(handle, { ...file, harness: 'opencode', what: 'the MCP value file' })
   },
 }
 
@@ -74,33 +84,49 @@ export function hasProjectedConfig(workspace: ResolvedWorkspace): boolean {
   return workspace.skills.some((s) => s.kind === 'mcp' || s.kind === 'agent' || s.kind === 'git')
 }
 
-function mcpEntry(server: McpSkill, ctx: ProjectionContext): Record<string, unknown> {
-  const values = (record: Readonly<Record<string, string | SecretRef>>) => Object.fromEntries(Object.entries(record).map(([k, v]) => [k, configValue(v, ctx)]))
-  if (server.transport === 'http') return { type: 'remote', url: server.url, headers: values(server.headers), enabled: true }
-  return { type: 'local', command: [server.command, ...server.args], environment: values(server.env), enabled: true }
+/** Files for values the config reads with `{file:…}`: absolute `file` in the sandbox, exact `content`. */
+interface ValueFiles {
+  next: (server: string) => string
+  list: { file: string; content: string }[]
+}
+
+function valueFiles(root: string): ValueFiles {
+  let n = 0
+  const list: ValueFiles['list'] = []
+  return { list, next: (server) => posix.join(root, OPENCODE_VALUES_DIR, `${server}.${n++}`) }
+}
+
+function mcpEntry(server: McpSkill, ctx: ProjectionContext, files: ValueFiles): Record<string, unknown> {
+  const literal = (value: string) => {
+    const out = verbatimValue(value, () => files.next(server.name))
+    if (out.file) files.list.push({ file: out.file.path, content: out.file.content })
+    return out.text
+  }
+  const values = (record: Readonly<Record<string, string | SecretRef>>) => Object.fromEntries(Object.entries(record).map(([k, v]) => [k, configValue(v, ctx, literal)]))
+  if (server.transport === 'http') {
+    for (const [name, value] of Object.entries(server.headers)) {
+      if (unsendableHeader(ctx.resolve(value))) ctx.warn(`MCP server "${server.name}": header "${name}" has non-ASCII characters that OpenCode's HTTP client refuses to send (it sends them only in values of up to 12 characters, none above U+00FF), so the server will not connect. Send such a value percent-encoded or base64-encoded.`)
+    }
+    return { type: 'remote', url: server.url, headers: values(server.headers), enabled: true }
+  }
+  return { type: 'local', command: [server.command, ...server.args].map(literal), environment: values(server.env), enabled: true }
 }
 
 /**
  * A header or env value as it goes into the file. A reference to a workspace
  * secret becomes `{env:NAME}` (`Bearer {env:NAME}` for `bearer()`): the CLI
- * gets the value from the environment the sandbox gives every process.
- * OpenCode substitutes `{env:…}` into the file's text without escaping, so a
- * value with a quote, backslash or control character would break the JSON;
- * such a value (and an empty one, which the sandbox leaves unset) is written
- * resolved, into the owner-only file.
+ * gets the value from the environment the sandbox gives every process. A
+ * secret value `{env:NAME}` cannot carry unchanged (see `envSubstitutable`),
+ * an empty one (which the sandbox leaves unset) and every plain value are
+ * written as they are, through {@link verbatimValue}.
  */
-function configValue(value: string | SecretRef, ctx: ProjectionContext): string {
-  if (!isSecretRef(value)) return value
+function configValue(value: string | SecretRef, ctx: ProjectionContext, literal: (value: string) => string): string {
+  if (!isSecretRef(value)) return literal(value)
   // The environment variable the sandbox sets for this secret: its key in defineWorkspace({ secrets }).
   const [name, declared] = Object.entries(ctx.workspace.secrets).find(([, ref]) => sameSecret(ref, value)) ?? []
   const raw = declared ? resolveSecret(declared) : undefined
-  if (name && raw && substitutable(raw) && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+  if (name && raw && envSubstitutable(raw) && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
     return value.format === 'bearer' ? `Bearer {env:${name}}` : `{env:${name}}`
   }
-  return ctx.resolve(value)
-}
-
-/** Whether a value can go into a JSON string unescaped: no quote, backslash or control character. */
-function substitutable(value: string): boolean {
-  return [...value].every((ch) => ch !== '"' && ch !== '\\' && ch.charCodeAt(0) >= 0x20)
+  return literal(ctx.resolve(value))
 }

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { agentSkill, bearer, createSecrets, defineWorkspace, fileSkill, gitSkill, mcpSkill, projectWorkspace, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { hasProjectedConfig, OPENCODE_PROJECTED_CONFIG, OPENCODE_SKILLS_DIR, opencodeProjection } from '../src/index.js'
+import { OPENCODE_VALUES_DIR } from '../src/projection.js'
 
 const root = mkdtempSync(join(tmpdir(), 'opencode-projection-test-'))
 const provider = localProcessSandbox({ root })
@@ -81,4 +82,40 @@ describe('opencodeProjection', () => {
     await projectWorkspace(bare, onlyFiles, opencodeProjection, (m) => warnings.push(m))
     expect(await bare.fs.exists(OPENCODE_PROJECTED_CONFIG)).toBe(false)
   })
+
+  it('sends values with {env:…} or {file:…} through owner-only files, secrets that {env:NAME} cannot carry included, and warns about wide characters', async () => {
+    const handle = await sandbox()
+    const secrets = createSecrets({ PLAIN: 'plain-secret-1', TRICKY: 'tricky-{file:/etc/hostname}-{env:HOME}' })
+    const workspace = defineWorkspace({
+      secrets,
+      skills: [
+        mcpSkill('hdr', { url: 'https://mcp.example.com/mcp', headers: { 'X-Env': '{env:HOME}', 'X-Keep': '${HOME} $HOME', 'X-Plain': secrets.PLAIN, Authorization: bearer(secrets.TRICKY), 'X-Wide': 'ok ✓' } }),
+        mcpSkill('fs', { command: 'node', args: ['{file:./server.js}'], env: { HOME_REF: ' {env:HOME} ' } }),
+      ],
+    })
+    const warnings: string[] = []
+    await projectWorkspace(handle, workspace, opencodeProjection, (m) => warnings.push(m))
+    const root = handle.workspaceRoot
+    const file = (n: string) => `${root}/${OPENCODE_VALUES_DIR}/${n}`
+    const text = await handle.fs.read(OPENCODE_PROJECTED_CONFIG)
+    expect(JSON.parse(text).mcp).toEqual({
+      hdr: { type: 'remote', url: 'https://mcp.example.com/mcp', headers: { 'X-Env': `{file:${file('hdr.0')}}`, 'X-Keep': '${HOME} $HOME', 'X-Plain': '{env:PLAIN}', Authorization: `{file:${file('hdr.1')}}`, 'X-Wide': 'ok ✓' }, enabled: true },
+      fs: { type: 'local', command: ['node', `{file:${file('fs.2')}}`], environment: { HOME_REF: ` {file:${file('fs.3')}} ` }, enabled: true },
+    })
+    expect(text, 'no secret value in the config').not.toMatch(/plain-secret-1|tricky-/)
+    expect(await handle.fs.read(`${OPENCODE_VALUES_DIR}/hdr.0`)).toBe('{env:HOME}')
+    expect(await handle.fs.read(`${OPENCODE_VALUES_DIR}/hdr.1`)).toBe('Bearer tricky-{file:/etc/hostname}-{env:HOME}')
+    expect(await handle.fs.read(`${OPENCODE_VALUES_DIR}/fs.2`)).toBe('{file:./server.js}')
+    expect(await handle.fs.read(`${OPENCODE_VALUES_DIR}/fs.3`)).toBe('{env:HOME}')
+    expect(statSync(join(root, OPENCODE_VALUES_DIR)).mode & 0o777, 'the folder is owner-only').toBe(0o700)
+    for (const n of ['hdr.0', 'hdr.1', 'fs.2', 'fs.3']) expect(statSync(join(root, OPENCODE_VALUES_DIR, n)).mode & 0o777, n).toBe(0o600)
+    expect(warnings).toEqual(['[opencode] MCP server "hdr": header "X-Wide" has non-ASCII characters that OpenCode\'s HTTP client refuses to send (it sends them only in values of up to 12 characters, none above U+00FF), so the server will not connect. Send such a value percent-encoded or base64-encoded.'])
+
+    // A rotated secret is projected again, and no file of the earlier projection is left behind.
+    const next = createSecrets({ TRICKY: 'now-plain' })
+    await projectWorkspace(handle, defineWorkspace({ secrets: next, skills: [mcpSkill('hdr', { url: 'https://mcp.example.com/mcp', headers: { Authorization: bearer(next.TRICKY) } })] }), opencodeProjection)
+    expect(JSON.parse(await handle.fs.read(OPENCODE_PROJECTED_CONFIG)).mcp.hdr.headers).toEqual({ Authorization: 'Bearer {env:TRICKY}' })
+    expect(readdirSync(join(root, OPENCODE_VALUES_DIR, '..')), 'no values folder when no value needs one').not.toContain('values')
+  })
 })
+

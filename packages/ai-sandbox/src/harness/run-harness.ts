@@ -257,15 +257,10 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
   } finally {
     if (!settling) stop.abort()
     await bridge?.close()
-    const cleanup = async () => {
-      await settling
-      // In the background: the stream (and the RUN_FINISHED core releases when it ends) never waits for the sweep.
-      void sweep()
-      await launch.cleanup?.()
-    }
-    // A settling CLI is waited for in the background; the run's stream has already ended.
-    const cleaned = cleanup().catch((error: unknown) => options.logger.errors(`${harness}: cleaning up after run ${runId} failed`, { error: run.redact(String(error)) }))
-    if (!settling) await cleaned
+    // In the background, once the CLI is gone: the stream (and the RUN_FINISHED core releases when it ends) never waits for the sweep.
+    void Promise.resolve(settling).then(sweep)
+    // The run's files go before the stream ends (a CLI that lingers has read them long ago).
+    await Promise.resolve(launch.cleanup?.()).catch((error: unknown) => options.logger.errors(`${harness}: cleaning up after run ${runId} failed`, { error: run.redact(String(error)) }))
   }
 }
 

@@ -22,7 +22,7 @@ export const FAKE_BIN = fileURLToPath(new URL('../fixtures/bin/', import.meta.ur
 
 export type HarnessName = 'claude-code' | 'codex' | 'opencode' | 'grok-build'
 /** The scenarios the fake NDJSON CLIs play (see each script). */
-export type Scenario = 'plain' | 'final-then-linger' | 'background-holds-stdout' | 'stderr-only' | 'open-tool' | 'banner' | 'bridge-failed' | 'hang' | 'background-no-final'
+export type Scenario = 'plain' | 'final-then-linger' | 'background-holds-stdout' | 'stderr-only' | 'open-tool' | 'banner' | 'bridge-failed' | 'hang' | 'background-no-final' | 'escapes'
 
 /** How one run's adapter is made. */
 export interface AdapterInput {
