@@ -139,7 +139,7 @@ async function prepareCodex(model: string, config: CodexOptions, options: TextOp
   const capabilities = options.capabilities!
   const { handle, runId, threadId, prompt, sessionId } = run
   const projection = getProjection(capabilities, { optional: true })
-  const policy = codexPolicySettings(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy(), { scripts: projection?.workspace.scripts })
+  const policy = codexPolicySettings(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy(), { scripts: projection?.workspace.scripts, isolated: handle.capabilities.isolated === true })
   for (const warning of policy.warnings) options.logger.warn(`codex: ${warning}`)
   // Skills and MCP servers in Codex's own format (written once per workspace hash).
   const projected = (await projection?.project(codexProjection)) ?? { args: [] }

@@ -20,7 +20,7 @@ export const CODEX_CONFIG_BLOCK = "# --- @tanstack/ai-codex: this repository's .
 const OWNED_PREFIX = '# mcp_servers from the definition: '
 
 /** One `[mcp_servers.<name>]` table as Codex reads it. */
-export type CodexMcpTable = { url: string; http_headers?: Record<string, string> } | { command: string; args: string[]; env?: Record<string, string> }
+export type CodexMcpTable = ({ url: string; http_headers?: Record<string, string> } | { command: string; args: string[]; env?: Record<string, string> }) & { default_tools_approval_mode?: 'approve' }
 
 /** What {@link mergeCodexConfig} decided. */
 export type CodexConfigMerge =

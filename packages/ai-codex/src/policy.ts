@@ -31,6 +31,16 @@ type Decision = 'forbidden' | 'allow'
 export interface CodexPolicyOptions {
   /** The workspace's `scripts` (name → command), to expand `script:<name>` rules. Default none. */
   scripts?: Readonly<Record<string, string>>
+  /**
+   * Whether the provider promises isolation (`capabilities.isolated`). Only
+   * then does an allow-everything policy become
+   * `--dangerously-bypass-approvals-and-sandbox`, which Codex documents as
+   * meant for environments sandboxed from outside; otherwise Codex keeps its
+   * own `workspace-write` sandbox (network per the policy) with no approvals,
+   * and the workspace's MCP servers are approved in their projected tables.
+   * Default `false`.
+   */
+  isolated?: boolean
 }
 
 /**
@@ -57,10 +67,13 @@ export interface CodexPolicyOptions {
  */
 export function codexPolicySettings(policy: SandboxPolicy, options: CodexPolicyOptions = {}): CodexPolicySettings {
   const scripts = options.scripts ?? {}
-  const bypassSandbox = policy.default === 'allow' && policy.capabilities.fileWrite
+  const allowsAll = policy.default === 'allow' && policy.capabilities.fileWrite
+  const bypassSandbox = allowsAll && options.isolated === true
+  const sandboxMode: CodexSandboxMode | undefined = bypassSandbox ? undefined : allowsAll ? 'workspace-write' : 'read-only'
   const config: string[] = []
   const warnings: string[] = []
-  if (!bypassSandbox) config.push(codexConfigFlag('sandbox_mode', 'read-only'), codexConfigFlag('approval_policy', 'never'))
+  if (sandboxMode) config.push(codexConfigFlag('sandbox_mode', sandboxMode), codexConfigFlag('approval_policy', 'never'))
+  if (sandboxMode === 'workspace-write' && policy.capabilities.network) config.push(codexConfigFlag('sandbox_workspace_write.network_access', true))
   if (!policy.capabilities.network) config.push(codexConfigFlag('web_search', 'disabled'))
   const rules = (list: readonly string[], decision: Decision, source: string) => list.flatMap((pattern) => patternLines(pattern, decision, source, scripts, warnings))
   const lines = [
@@ -69,7 +82,7 @@ export function codexPolicySettings(policy: SandboxPolicy, options: CodexPolicyO
     // Under the bypass every command already runs unsandboxed: an allow rule changes nothing.
     ...(bypassSandbox ? [] : rules(policy.commands.allow, 'allow', 'commands.allow')),
   ]
-  return { bypassSandbox, ...(bypassSandbox ? {} : { sandboxMode: 'read-only' as const }), config, rules: lines.map((l) => `${l}\n`).join(''), warnings }
+  return { bypassSandbox, ...(sandboxMode ? { sandboxMode } : {}), config, rules: lines.map((l) => `${l}\n`).join(''), warnings }
 }
 
 /** Characters that make a pattern token something other than one literal word. */

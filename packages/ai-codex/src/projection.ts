@@ -39,22 +39,25 @@ export const codexProjection: HarnessProjection = {
  * as TOML text (smol-toml's `stringify`). Values go in verbatim: Codex
  * substitutes nothing in them, so a header is sent byte for byte as declared
  * (UTF-8). Pure.
+ * @param options - `approve`: write `default_tools_approval_mode = "approve"` in each table (the projection does when the policy allows everything). Default `false`.
  * @example
  * ```ts
  * codexMcpToml([mcpSkill('issues', { url: 'https://mcp.example.com/mcp' })], String)
  * // '[mcp_servers.issues]\nurl = "https://mcp.example.com/mcp"\n'
  * ```
  */
-export function codexMcpToml(servers: readonly McpSkill[], resolve: (value: string | SecretRef) => string): string {
-  return stringify({ mcp_servers: codexMcpTables(servers, resolve) })
+export function codexMcpToml(servers: readonly McpSkill[], resolve: (value: string | SecretRef) => string, options: { approve?: boolean } = {}): string {
+  return stringify({ mcp_servers: codexMcpTables(servers, resolve, options.approve === true) })
 }
 
-function codexMcpTables(servers: readonly McpSkill[], resolve: (value: string | SecretRef) => string): Record<string, CodexMcpTable> {
+function codexMcpTables(servers: readonly McpSkill[], resolve: (value: string | SecretRef) => string, approve = false): Record<string, CodexMcpTable> {
   const values = (record: Readonly<Record<string, string | SecretRef>>) => Object.fromEntries(Object.entries(record).map(([k, v]) => [k, resolve(v)]))
+  // Headless, nobody can approve a call: under a policy that allows everything the workspace's servers are approved up front.
+  const approval = approve ? { default_tools_approval_mode: 'approve' as const } : {}
   return Object.fromEntries(
     servers.map((server): [string, CodexMcpTable] => {
-      if (server.transport === 'http') return [server.name, { url: server.url, ...(Object.keys(server.headers).length > 0 ? { http_headers: values(server.headers) } : {}) }]
-      return [server.name, { command: server.command, args: [...server.args], ...(Object.keys(server.env).length > 0 ? { env: values(server.env) } : {}) }]
+      if (server.transport === 'http') return [server.name, { url: server.url, ...(Object.keys(server.headers).length > 0 ? { http_headers: values(server.headers) } : {}), ...approval }]
+      return [server.name, { command: server.command, args: [...server.args], ...(Object.keys(server.env).length > 0 ? { env: values(server.env) } : {}), ...approval }]
     }),
   )
 }
@@ -63,7 +66,8 @@ async function writeMcpConfig(ctx: ProjectionContext): Promise<void> {
   const servers = ctx.workspace.skills.filter((s): s is McpSkill => s.kind === 'mcp')
   const { handle } = ctx
   const existing = (await handle.fs.exists(CODEX_CONFIG)) ? await handle.fs.read(CODEX_CONFIG) : undefined
-  const merge = mergeCodexConfig(existing, codexMcpTables(servers, ctx.resolve))
+  const allowsAll = ctx.policy !== undefined && ctx.policy.default === 'allow' && ctx.policy.capabilities.fileWrite
+  const merge = mergeCodexConfig(existing, codexMcpTables(servers, ctx.resolve, allowsAll))
   if (merge.kind === 'keep') return
   if (merge.kind === 'invalid') {
     throw new SandboxOperationError('fs-failed', handle.provider, `codex: the repository's ${CODEX_CONFIG} cannot be merged with the workspace's MCP servers: ${merge.problem}. Codex could not load it either: fix the file in the repository (or remove it), then run again.`)

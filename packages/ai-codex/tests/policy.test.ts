@@ -11,9 +11,16 @@ const rule = (words: string[], decision: string, source: string, glob: string) =
   `prefix_rule(pattern=[${words.map((w) => JSON.stringify(w)).join(', ')}], decision="${decision}", justification=${JSON.stringify(`sandbox policy: ${source} ${JSON.stringify(glob)}`)})\n`
 
 describe('codexPolicySettings', () => {
-  it('bypasses Codex sandbox and approvals under the default policy (the sandbox provider is the boundary)', () => {
-    expect(codexPolicySettings(defineSandboxPolicy())).toEqual({ bypassSandbox: true, config: [], rules: '', warnings: [] })
-    expect(codexPolicySettings(defineSandboxPolicy({ default: 'allow' })).bypassSandbox).toBe(true)
+  it('bypasses Codex sandbox and approvals under the default policy on an isolated provider (the sandbox provider is the boundary)', () => {
+    expect(codexPolicySettings(defineSandboxPolicy(), { isolated: true })).toEqual({ bypassSandbox: true, config: [], rules: '', warnings: [] })
+    expect(codexPolicySettings(defineSandboxPolicy({ default: 'allow' }), { isolated: true }).bypassSandbox).toBe(true)
+  })
+
+  it('never bypasses on a provider that does not promise isolation: Codex keeps workspace-write, network per the policy, no approvals', () => {
+    for (const options of [{}, { isolated: false }]) {
+      expect(codexPolicySettings(defineSandboxPolicy(), options)).toEqual({ bypassSandbox: false, sandboxMode: 'workspace-write', config: ['sandbox_mode="workspace-write"', 'approval_policy="never"', 'sandbox_workspace_write.network_access=true'], rules: '', warnings: [] })
+    }
+    expect(codexPolicySettings(defineSandboxPolicy({ capabilities: { network: false } })).config).toEqual(['sandbox_mode="workspace-write"', 'approval_policy="never"', 'web_search="disabled"'])
   })
 
   it('runs read-only with approvals never for ask, deny, or no file writes', () => {
@@ -23,18 +30,18 @@ describe('codexPolicySettings', () => {
   })
 
   it('turns off web search when network is off', () => {
-    expect(codexPolicySettings(defineSandboxPolicy({ capabilities: { network: false } })).config).toEqual(['web_search="disabled"'])
+    expect(codexPolicySettings(defineSandboxPolicy({ capabilities: { network: false } }), { isolated: true }).config).toEqual(['web_search="disabled"'])
   })
 
   it('forbids deny and ask rules, also under the bypass', () => {
-    const settings = codexPolicySettings(defineSandboxPolicy({ commands: { deny: ['git push *'], ask: ['npm publish'] } }))
+    const settings = codexPolicySettings(defineSandboxPolicy({ commands: { deny: ['git push *'], ask: ['npm publish'] } }), { isolated: true })
     expect(settings.bypassSandbox).toBe(true)
     expect(settings.rules).toBe(rule(['git', 'push'], 'forbidden', 'commands.deny', 'git push *') + rule(['npm', 'publish'], 'forbidden', 'commands.ask', 'npm publish'))
     expect(settings.warnings).toEqual([])
   })
 
   it('allows allow-listed commands only when Codex sandboxes the rest (they run outside its sandbox)', () => {
-    expect(codexPolicySettings(defineSandboxPolicy({ commands: { allow: ['npm test *'] } })).rules).toBe('')
+    expect(codexPolicySettings(defineSandboxPolicy({ commands: { allow: ['npm test *'] } }), { isolated: true }).rules).toBe('')
     expect(codexPolicySettings(defineSandboxPolicy({ default: 'deny', commands: { allow: ['npm test *', 'git status'] } })).rules).toBe(rule(['npm', 'test'], 'allow', 'commands.allow', 'npm test *') + rule(['git', 'status'], 'allow', 'commands.allow', 'git status'))
   })
 

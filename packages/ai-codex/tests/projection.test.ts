@@ -10,6 +10,14 @@ import { codexMcpToml } from '../src/index.js'
 const resolve = (value: string | SecretRef) => (typeof value === 'string' ? value : resolveSecret(value))
 
 describe('codexMcpToml', () => {
+  it('approves the servers\' tools up front when asked (a policy that allows everything: nobody can approve a headless call)', () => {
+    const servers = [mcpSkill('issues', { url: 'https://mcp.example.com/mcp' }), mcpSkill('fs', { command: 'npx', args: ['x'] })]
+    const approved = parse(codexMcpToml(servers, resolve, { approve: true })) as { mcp_servers: Record<string, Record<string, unknown>> }
+    expect(approved.mcp_servers.issues).toEqual({ url: 'https://mcp.example.com/mcp', default_tools_approval_mode: 'approve' })
+    expect(approved.mcp_servers.fs).toMatchObject({ default_tools_approval_mode: 'approve' })
+    expect(codexMcpToml(servers, resolve)).not.toContain('default_tools_approval_mode')
+  })
+
   it('writes http servers with resolved headers and stdio servers with args and env', () => {
     const secrets = createSecrets({ ISSUES: 'tok-123' })
     const toml = codexMcpToml(

@@ -81,7 +81,9 @@ async function scenario(id: string, repoConfig: (repo: HostToolBridge) => string
   })
   started.sandboxes.push({ sandbox, threadId: `t-${id}` })
   const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined)
-  const out = await runCodex({ adapter: codexText(FAKE_MODEL, { executable, env: home.env() }), sandbox, threadId: `t-${id}`, messages: [{ role: 'user', content: PROMPT }] })
+  // On local-process (no isolation) Codex keeps its own sandbox and would refuse the repository's own server's tool
+  // (only the definition's servers are approved up front); opting out here keeps this test about the merge itself.
+  const out = await runCodex({ adapter: codexText(FAKE_MODEL, { executable, env: home.env(), sandboxMode: 'bypass' }), sandbox, threadId: `t-${id}`, messages: [{ role: 'user', content: PROMPT }] })
   return { out, issues, repo, workspace: handles[0]!.workspaceRoot, warnings: warn.mock.calls.flat().join('\n'), token: issues.server.token }
 }
 

@@ -122,7 +122,7 @@ describe('codex projection with the real CLI', () => {
 
     const workspace = handles[0]!.workspaceRoot
     const config = readFileSync(join(workspace, CODEX_CONFIG), 'utf8')
-    expect(config).toBe(`${CODEX_CONFIG_BLOCK}\n# mcp_servers from the definition: ["issues"]\nmodel_reasoning_effort = "low"\n\n[mcp_servers.issues]\nurl = "${server.url}"\n\n[mcp_servers.issues.http_headers]\nAuthorization = "Bearer ${token}"\n`)
+    expect(config).toBe(`${CODEX_CONFIG_BLOCK}\n# mcp_servers from the definition: ["issues"]\nmodel_reasoning_effort = "low"\n\n[mcp_servers.issues]\nurl = "${server.url}"\ndefault_tools_approval_mode = "approve"\n\n[mcp_servers.issues.http_headers]\nAuthorization = "Bearer ${token}"\n`)
     expect(statSync(join(workspace, CODEX_CONFIG)).mode & 0o777, 'the config holds a secret: owner-only').toBe(0o600)
     expect(readFileSync(join(workspace, '.codex/skills/release-notes/SKILL.md'), 'utf8')).toContain('SKILL-MARKER')
     expect(warn.mock.calls.flat().join('\n')).toContain('plugin "@acme/codex-plugin" skipped')

@@ -231,7 +231,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
         project: (projection) => {
           // What the harness generates for itself (MCP config with resolved secrets, skill folders) is not the agent's work.
           state.files?.exclude([PROJECTION_MARKER, ...(projection.paths ?? [])])
-          return projectWorkspace(handle, sandbox.workspace, projection)
+          return projectWorkspace(handle, sandbox.workspace, projection, undefined, sandbox.policy)
         },
       })
       if (sandbox.fileEvents && !ctx.signal?.aborted) {

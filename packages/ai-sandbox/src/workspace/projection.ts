@@ -11,6 +11,7 @@ import { createCapability } from '@tanstack/ai'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { ResolvedWorkspace } from './define-workspace.js'
 import { shellQuote } from '../shell/quote.js'
+import type { SandboxPolicy } from './policy.js'
 import { isSecretRef, resolveSecret, type SecretRef } from './secrets.js'
 
 /** The marker file (workspace root) recording which harness projected which workspace hash. */
@@ -24,6 +25,8 @@ export interface ProjectionContext {
   resolve: (value: string | SecretRef) => string
   /** Report a skill or plugin this harness has no concept of (a `console.warn`, never an error). */
   warn: (message: string) => void
+  /** The sandbox's policy, for files whose content depends on it (e.g. approving MCP tools when the policy allows everything). Part of the projection's stamp. */
+  readonly policy?: SandboxPolicy
 }
 
 /** One harness's projection: files written once per workspace hash, flags computed every run. */
@@ -60,17 +63,18 @@ export interface WorkspaceProjection {
  * is already projected for that harness.
  * @returns The projection's CLI arguments for this run.
  */
-export async function projectWorkspace(handle: SandboxHandle, workspace: ResolvedWorkspace, projection: HarnessProjection, warn: (message: string) => void = (m) => console.warn(m)): Promise<{ args: string[] }> {
+export async function projectWorkspace(handle: SandboxHandle, workspace: ResolvedWorkspace, projection: HarnessProjection, warn: (message: string) => void = (m) => console.warn(m), policy?: SandboxPolicy): Promise<{ args: string[] }> {
   const ctx: ProjectionContext = {
     handle,
     workspace,
+    ...(policy ? { policy } : {}),
     resolve: (value) => (isSecretRef(value) ? resolveSecret(value) : value),
     warn: (message) => warn(`[${projection.harness}] ${message}`),
   }
   // Nothing declared, nothing written: no marker in a workspace that needs none.
   const declared = workspace.skills.length > 0 || workspace.plugins.length > 0
   const marker = declared ? await readMarker(handle) : {}
-  const stamp = projectionStamp(workspace)
+  const stamp = projectionStamp(workspace, policy)
   if (declared && marker[projection.harness] !== stamp) {
     await projection.write(ctx)
     await handle.fs.write(PROJECTION_MARKER, `${JSON.stringify({ ...marker, [projection.harness]: stamp }, null, 2)}\n`)
@@ -84,16 +88,17 @@ const STAMP_KEY = randomBytes(32)
 
 /**
  * What the marker records: the workspace hash plus a keyed digest of the
- * resolved secret values, so a rotated secret (same name, new value) is
+ * resolved secret values and the policy, so a rotated secret (same name, new value) is
  * projected again. Another process's stamps never match, so a new process
  * projects once more.
  */
-function projectionStamp(workspace: ResolvedWorkspace): string {
+function projectionStamp(workspace: ResolvedWorkspace, policy: SandboxPolicy | undefined): string {
   const values = Object.keys(workspace.secrets)
     .sort()
     .map((name) => `${name}=${resolveSecret(workspace.secrets[name]!)}`)
     .join('\n')
-  return `${workspace.hash}:${createHmac('sha256', STAMP_KEY).update(values).digest('hex').slice(0, 32)}`
+  const digest = createHmac('sha256', STAMP_KEY).update(values).update(`\npolicy=${JSON.stringify(policy ?? null)}`).digest('hex').slice(0, 32)
+  return `${workspace.hash}:${digest}`
 }
 
 /**
