@@ -19,7 +19,7 @@ import { claudeCodeText } from '@tanstack/ai-claude-code'
 import { bearer, createSecrets, defineSandbox, defineWorkspace, mcpSkill, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { claudeBinary, makeClaudeHome, startFakeModel } from '../src/aimock.js'
-import { expectedHeaders, LITERAL_HEADERS, ODD_SECRET_VALUE, receivedHeaders, startHeaderMcpServer, NON_ASCII_HEADERS } from '../src/header-mcp-server.js'
+import { expectedHeaders, LITERAL_HEADERS, ODD_SECRET_VALUE, receivedHeaders, startHeaderMcpServer, NON_ASCII_HEADERS } from '@testing/support/header-mcp-server'
 import { ofType, processesWithHome, recording, runClaude } from './helpers/run-claude.js'
 
 const fixture = fileURLToPath(new URL('../fixtures/header-bytes.json', import.meta.url))

@@ -17,7 +17,7 @@ import { CODEX_CONFIG, codexText } from '@tanstack/ai-codex'
 import { bearer, createSecrets, defineSandbox, defineWorkspace, mcpSkill, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 // The logging server lives with the Claude Code suite, which has the MCP test servers.
-import { expectedHeaders, LITERAL_HEADERS, ODD_SECRET_VALUE, receivedHeaders, startHeaderMcpServer, NON_ASCII_HEADERS } from '../../claude-code-e2e/src/header-mcp-server.js'
+import { expectedHeaders, LITERAL_HEADERS, ODD_SECRET_VALUE, receivedHeaders, startHeaderMcpServer, NON_ASCII_HEADERS } from '@testing/support/header-mcp-server'
 import { codexBinary, FAKE_MODEL, makeCodexHome, startFakeModel } from '../src/aimock.js'
 import { ofType, processesWithHome, recording, runCodex } from './helpers/run-codex.js'
 

@@ -21,7 +21,7 @@ import { OPENCODE_PROJECTED_CONFIG, OPENCODE_PROJECTION_DIR, opencodeText } from
 import { bearer, createSecrets, defineSandbox, defineWorkspace, mcpSkill, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 // The logging server lives with the Claude Code suite, which has the MCP test servers.
-import { expectedHeaders, LITERAL_HEADERS, ODD_SECRET_VALUE, receivedHeaders, startHeaderMcpServer, NON_ASCII_HEADERS } from '../../claude-code-e2e/src/header-mcp-server.js'
+import { expectedHeaders, LITERAL_HEADERS, ODD_SECRET_VALUE, receivedHeaders, startHeaderMcpServer, NON_ASCII_HEADERS } from '@testing/support/header-mcp-server'
 import { FAKE_MODEL, makeOpencodeHome, opencodeBinary, providerConfig, startFakeModel } from '../src/aimock.js'
 import { ofType, processesWithHome, recording, runOpencode } from './helpers/run-opencode.js'
 
