@@ -41,6 +41,6 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    projects: [...projectsIn('packages'), ...projectsIn('testing')],
+    projects: [...projectsIn('packages'), ...projectsIn('examples'), ...projectsIn('testing')],
   },
 })

@@ -1,0 +1,170 @@
+/**
+ * A fresh project outside the repository, as a new user would make one: a
+ * package.json that depends on the packed tarballs, `@tanstack/ai` and what
+ * the examples need from the npm registry, installed with npm or pnpm, plus
+ * copies of the programs to run (the root README's example completed with an
+ * adapter, `examples/local-process-basic`, the quickstart). It owns the
+ * project folder it is given; it finds how many copies of a package the
+ * install put on disk, and runs a program there with a clean environment.
+ */
+import { execFile } from 'node:child_process'
+import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, sep } from 'node:path'
+import { promisify } from 'node:util'
+import { cleanEnv, REPO_ROOT, type PackedPackage } from './pack.js'
+import { readmeProgram } from './readme-example.js'
+
+const run = promisify(execFile)
+
+/** Which package manager installs the project. */
+export type PackageManager = 'npm' | 'pnpm'
+
+/**
+ * What the examples import besides our packages, at the versions this
+ * repository tests (`examples/quickstart/package.json`), plus tsx to run
+ * TypeScript, and the compiler with the type packages the programs need to check them against the published types.
+ */
+export const REGISTRY_DEPENDENCIES: Readonly<Record<string, string>> = {
+  '@tanstack/ai': '0.58.0',
+  '@copilotkit/aimock': '1.43.0',
+  '@anthropic-ai/claude-code': '2.1.332',
+  dockerode: '5.0.1',
+  tsx: '4.23.15',
+  typescript: '5.9.3',
+  '@types/node': '20.19.43',
+  '@types/dockerode': '4.0.2',
+}
+
+/** The programs copied into the project, by the path they are run from. */
+export const PROGRAMS = {
+  readme: 'readme-example.ts',
+  basic: 'local-process-basic/src/main.ts',
+  quickstart: 'quickstart/src/main.ts',
+} as const
+
+/** Milliseconds an install may take (a cold npm cache fetches the Claude Code binary, about 200 MB). */
+export const INSTALL_TIMEOUT_MS = 300_000
+
+/**
+ * Write the project: package.json, tsconfig.json and the programs.
+ * @param dir - An existing, empty folder outside the repository.
+ * @param packed - The tarballs from `packAll`.
+ */
+export function writeProject(dir: string, packed: readonly PackedPackage[], manager: PackageManager): void {
+  const dependencies: Record<string, string> = {}
+  for (const { manifest, tarball } of packed) dependencies[manifest.name] = `file:${tarball}`
+  Object.assign(dependencies, REGISTRY_DEPENDENCIES)
+  const manifest = {
+    name: `fresh-${manager}-project`,
+    private: true,
+    type: 'module',
+    dependencies,
+    // pnpm runs no install script unless allowed; Claude Code's postinstall places its native binary.
+    ...(manager === 'pnpm' ? { pnpm: { onlyBuiltDependencies: ['@anthropic-ai/claude-code'] } } : {}),
+  }
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`)
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    `${JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] }, include: ['*.ts', 'quickstart/src', 'local-process-basic/src'] }, null, 2)}\n`,
+  )
+  writeFileSync(join(dir, PROGRAMS.readme), readmeProgram(rootReadmeExample()))
+  cpSync(join(REPO_ROOT, 'examples/local-process-basic/src'), join(dir, 'local-process-basic/src'), { recursive: true })
+  for (const part of ['src', 'fixtures']) cpSync(join(REPO_ROOT, 'examples/quickstart', part), join(dir, 'quickstart', part), { recursive: true })
+}
+
+/** The first TypeScript block of the root README. */
+export function rootReadmeExample(): string {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')
+  const block = /```ts\n([\s\S]*?)```/.exec(readme)?.[1]
+  if (!block) throw new Error('README.md has no ```ts example block')
+  return block
+}
+
+/**
+ * Install the project with `manager`. pnpm is told to ignore any workspace
+ * (so it never joins this monorepo's) and to use its usual store, which
+ * a run of this suite keeps warm.
+ * @returns The package manager's output, for a failure message.
+ */
+export async function installProject(dir: string, manager: PackageManager): Promise<string> {
+  // --prefer-offline: take what the cache has without asking the registry again (a first run still downloads).
+  const args =
+    manager === 'npm'
+      ? ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error']
+      : ['install', '--ignore-workspace', '--prefer-offline', '--config.confirmModulesPurge=false', '--reporter=append-only']
+  const { stdout, stderr } = await run(manager, args, { cwd: dir, env: cleanEnv(), timeout: INSTALL_TIMEOUT_MS, maxBuffer: 64 << 20 })
+  return `${stdout}${stderr}`
+}
+
+/**
+ * Every folder on disk that holds package `name`, found by walking the
+ * project's node_modules the way Node resolves: each installed package's own
+ * node_modules and the node_modules folder it sits in (pnpm keeps a package's
+ * dependencies beside it), symlinks resolved.
+ * @returns The distinct real paths; one entry means one copy.
+ */
+export function installedCopies(projectDir: string, name: string): string[] {
+  const copies = new Set<string>()
+  const visited = new Set<string>()
+  const walk = (nodeModules: string) => {
+    if (visited.has(nodeModules) || !existsSync(nodeModules)) return
+    visited.add(nodeModules)
+    for (const entry of readdirSync(nodeModules)) {
+      if (entry.startsWith('.')) continue
+      const names = entry.startsWith('@') ? readdirSync(join(nodeModules, entry)).map((inner) => `${entry}/${inner}`) : [entry]
+      for (const pkg of names) {
+        let real: string
+        try {
+          real = realpathSync(join(nodeModules, pkg))
+        } catch {
+          continue // a dangling link
+        }
+        if (pkg === name) copies.add(real)
+        walk(join(real, 'node_modules'))
+        walk(containingNodeModules(real))
+      }
+    }
+  }
+  walk(join(projectDir, 'node_modules'))
+  return [...copies].sort()
+}
+
+/** `/x/node_modules/@scope/name` → `/x/node_modules`. */
+function containingNodeModules(packageDir: string): string {
+  const parent = dirname(packageDir)
+  return basename(parent).startsWith('@') ? dirname(parent) : parent.endsWith(`${sep}node_modules`) ? parent : join(packageDir, 'node_modules')
+}
+
+/** How one program run ended. */
+export interface ProgramRun {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Run a TypeScript program of the project with Node and tsx (the quickstart
+ * also with its early signal handlers, as its `start` script does).
+ * @param env - Added to the clean environment, e.g. `TMPDIR` so sandboxes land in the test's folder.
+ */
+export async function runProgram(dir: string, program: string, env: Record<string, string>, timeoutMs = 120_000): Promise<ProgramRun> {
+  const early = program === PROGRAMS.quickstart ? ['--import', './quickstart/src/early-signals.mjs'] : []
+  try {
+    const { stdout, stderr } = await run('node', [...early, '--import', 'tsx', program], { cwd: dir, env: cleanEnv(env), timeout: timeoutMs, maxBuffer: 16 << 20 })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const failed = error as { code?: number | string; stdout?: string; stderr?: string; signal?: string }
+    return { code: typeof failed.code === 'number' ? failed.code : 1, stdout: failed.stdout ?? '', stderr: `${failed.stderr ?? ''}${failed.signal ? `\n(killed by ${failed.signal})` : ''}` }
+  }
+}
+
+/** Type-check the project's programs against the installed packages' published types (`tsc --noEmit`). */
+export async function typecheckProject(dir: string): Promise<ProgramRun> {
+  try {
+    const { stdout, stderr } = await run('node', [join(dir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: dir, env: cleanEnv(), timeout: 120_000 })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string }
+    return { code: failed.code ?? 1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' }
+  }
+}
