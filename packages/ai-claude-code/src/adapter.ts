@@ -119,6 +119,7 @@ export function claudeCodeText(model: string, options: ClaudeCodeOptions = {}): 
         secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },
         ...(config.timeoutMs ? { timeoutMs: config.timeoutMs } : {}),
         ...(config.exitGraceMs !== undefined ? { exitGraceMs: config.exitGraceMs } : {}),
+        ...(config.maxLineBytes !== undefined ? { maxLineBytes: config.maxLineBytes } : {}),
         sessionId: { pattern: SESSION_ID, refused: refusedSessionId },
         translator: (ids) => {
           const translator = createClaudeCodeTranslator({ ...ids, model })

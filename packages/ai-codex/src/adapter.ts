@@ -114,6 +114,7 @@ export function codexText(model: string, options: CodexOptions = {}): CodexTextA
         secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },
         ...(config.timeoutMs ? { timeoutMs: config.timeoutMs } : {}),
         ...(config.exitGraceMs !== undefined ? { exitGraceMs: config.exitGraceMs } : {}),
+        ...(config.maxLineBytes !== undefined ? { maxLineBytes: config.maxLineBytes } : {}),
         sessionId: { pattern: SESSION_ID, refused: (id) => `codex: modelOptions.sessionId ${JSON.stringify(id.slice(0, 80))} is not a Codex thread id. Pass the value of an earlier run's codex.session-id event.` },
         sessionGone: (stderrTail) => {
           const gone = codexThreadGone(stderrTail)

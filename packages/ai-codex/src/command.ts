@@ -113,7 +113,3 @@ export function tomlString(value: string): string {
 const TOML_ESCAPED = /[\\"]|[^ -~\u0080-\uffff]/g
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
-/** A bare or quoted TOML key segment (`mcp_servers.<name>`): bare when it only has letters, digits, `-` and `_`. */
-export function tomlKey(segment: string): string {
-  return /^[A-Za-z0-9_-]+$/.test(segment) ? segment : tomlString(segment)
-}

@@ -120,6 +120,7 @@ export function grokBuildText(model: string, options: GrokBuildOptions = {}): Gr
         secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },
         ...(config.timeoutMs ? { timeoutMs: config.timeoutMs } : {}),
         ...(config.exitGraceMs !== undefined ? { exitGraceMs: config.exitGraceMs } : {}),
+        ...(config.maxLineBytes !== undefined ? { maxLineBytes: config.maxLineBytes } : {}),
         sessionId: { pattern: SESSION_ID, refused: (id) => `grok-build: modelOptions.sessionId ${JSON.stringify(id.slice(0, 80))} is not an ACP session id. Pass the value of an earlier run's grok-build.session-id event.` },
         prompt: (messages, resumed) => withSystemPrompts(buildHarnessPrompt(messages, resumed), textOptions.systemPrompts),
         translator: (ids) => {
@@ -172,7 +173,7 @@ async function prepareGrokBuild(model: string, config: GrokBuildOptions, options
     env,
     // ACP agents may open MCP connections lazily, on the first tool call: a quiet bridge proves nothing.
     ...(bridge ? { bridge, bridgeContact: 'on-call' as const } : {}),
-    source: (signal, tagged) => acpSource({ run, command, cwd, env: tagged, turn, graceMs: config.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS, signal, log, ...(config.onAcpMessage ? { onAcpMessage: config.onAcpMessage } : {}) }),
+    source: (signal, tagged) => acpSource({ run, command, cwd, env: tagged, turn, graceMs: config.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS, ...(config.maxLineBytes !== undefined ? { maxLineBytes: config.maxLineBytes } : {}), signal, log, ...(config.onAcpMessage ? { onAcpMessage: config.onAcpMessage } : {}) }),
     inspect: (event) => (GrokBuildSessionError.isInstance(event) ? (harnessRunError(runId, threadId, event.message, 'resume_unsupported') as StreamChunk) : undefined),
   }
 }
@@ -182,10 +183,11 @@ async function prepareGrokBuild(model: string, config: GrokBuildOptions, options
  * translator; a session that cannot be resumed becomes a `GrokBuildSessionError`
  * event (the loop's `inspect` ends the run with it). Events end once the CLI settled.
  */
-function acpSource(input: { run: HarnessPrepareContext; command: string; cwd: string; env: Record<string, string>; turn: AcpTurnInput; graceMs: number; signal: AbortSignal; log: (message: string) => void; onAcpMessage?: (entry: GrokAcpTranscriptEntry) => void }): HarnessEventSource {
+function acpSource(input: { run: HarnessPrepareContext; command: string; cwd: string; env: Record<string, string>; turn: AcpTurnInput; graceMs: number; maxLineBytes?: number; signal: AbortSignal; log: (message: string) => void; onAcpMessage?: (entry: GrokAcpTranscriptEntry) => void }): HarnessEventSource {
   const { run, signal, log } = input
   const queue = createEventQueue<unknown>()
   let exit: HarnessExit | undefined
+  let tooLong: unknown
   void (async () => {
     const child = await run.handle.process.spawn(input.command, { cwd: input.cwd, env: input.env, signal })
     const stderr = drainStderr(child.stderr)
@@ -195,6 +197,12 @@ function acpSource(input: { run: HarnessPrepareContext; command: string; cwd: st
         queue.push(entry)
       },
       onNonJsonLine: (line) => log(`non-JSON stdout line: ${line.slice(0, 200)}`),
+      ...(input.maxLineBytes !== undefined ? { maxLineBytes: input.maxLineBytes } : {}),
+      // A line past the bound ends the run with RUN_ERROR line_too_long; the CLI is stopped at once.
+      onLineTooLong: (error) => {
+        tooLong = error
+        void child.kill().catch(() => undefined)
+      },
     })
     try {
       await driveAcpTurn(stream, input.turn)
@@ -205,6 +213,7 @@ function acpSource(input: { run: HarnessPrepareContext; command: string; cwd: st
     }
     const settled = await settleProcess(child, input.graceMs)
     exit = { ...settled, stderrTail: await stderr }
+    if (tooLong) return queue.fail(tooLong)
     queue.end()
   })().catch((error: unknown) => queue.fail(error))
   return { events: queue.stream, exit: () => exit }

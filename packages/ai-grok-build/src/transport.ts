@@ -6,9 +6,11 @@
  * stdout that are not JSON objects (a banner, a warning) are set aside, never
  * parsed by the SDK, so they cannot make it answer the agent with an error.
  * It owns no process lifecycle: the adapter spawns, waits and kills.
+ * Memory is bounded: a stdout line longer than `maxLineBytes` (default
+ * `DEFAULT_MAX_LINE_BYTES`, 32 MiB) errors the stream instead of growing.
  */
 import { ndJsonStream, type AnyMessage, type Stream } from '@agentclientprotocol/sdk'
-import { toLines, type SpawnedProcess } from '@tanstack/ai-sandbox'
+import { DEFAULT_MAX_LINE_BYTES, LineTooLongError, toLines, type SpawnedProcess } from '@tanstack/ai-sandbox'
 import type { AcpMessage, GrokAcpTranscriptEntry } from './cli-events.js'
 
 /** Options of {@link acpStreamOverProcess}. */
@@ -17,6 +19,10 @@ export interface AcpProcessStreamOptions {
   onMessage: (entry: GrokAcpTranscriptEntry) => void
   /** Called with each non-empty stdout line that is not a JSON object. */
   onNonJsonLine?: (line: string) => void
+  /** The longest stdout line read, in UTF-8 bytes. Default `DEFAULT_MAX_LINE_BYTES` (32 MiB). */
+  maxLineBytes?: number
+  /** Called once when a stdout line passed `maxLineBytes` (the stream then errors with it); stop the process here. */
+  onLineTooLong?: (error: LineTooLongError) => void
 }
 
 /**
@@ -30,7 +36,7 @@ export interface AcpProcessStreamOptions {
  * ```
  */
 export function acpStreamOverProcess(child: SpawnedProcess, options: AcpProcessStreamOptions): Stream {
-  const wire = ndJsonStream(stdinWritable(child), jsonLinesReadable(child.stdout, options.onNonJsonLine))
+  const wire = ndJsonStream(stdinWritable(child), jsonLinesReadable(child.stdout, options.onNonJsonLine, options))
   const tap = (from: GrokAcpTranscriptEntry['from']) =>
     new TransformStream<AnyMessage, AnyMessage>({
       transform(message, controller) {
@@ -44,15 +50,28 @@ export function acpStreamOverProcess(child: SpawnedProcess, options: AcpProcessS
   return { readable: wire.readable.pipeThrough(tap('agent')), writable: outgoing.writable }
 }
 
-/** The process's stdout as bytes, one JSON object per line; other lines go to `onNonJsonLine`. */
-export function jsonLinesReadable(stdout: AsyncIterable<string | Uint8Array>, onNonJsonLine?: (line: string) => void): ReadableStream<Uint8Array> {
+/**
+ * The process's stdout as bytes, one JSON object per line; other lines go to `onNonJsonLine`.
+ * A line longer than `limits.maxLineBytes` (default `DEFAULT_MAX_LINE_BYTES`) errors the stream with `LineTooLongError`.
+ */
+export function jsonLinesReadable(
+  stdout: AsyncIterable<string | Uint8Array>,
+  onNonJsonLine?: (line: string) => void,
+  limits: Pick<AcpProcessStreamOptions, 'maxLineBytes' | 'onLineTooLong'> = {},
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder()
   let lines: AsyncIterator<string> | undefined
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      lines ??= toLines(stdout)[Symbol.asyncIterator]()
+      lines ??= toLines(stdout, { maxLineBytes: limits.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES })[Symbol.asyncIterator]()
       for (;;) {
-        const next = await lines.next()
+        let next: IteratorResult<string>
+        try {
+          next = await lines.next()
+        } catch (error) {
+          if (LineTooLongError.isInstance(error)) limits.onLineTooLong?.(error)
+          throw error
+        }
         if (next.done) {
           controller.close()
           return

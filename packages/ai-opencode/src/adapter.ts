@@ -126,6 +126,7 @@ export function opencodeText(model: string, options: OpencodeOptions = {}): Open
         secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },
         ...(config.timeoutMs ? { timeoutMs: config.timeoutMs } : {}),
         ...(config.exitGraceMs !== undefined ? { exitGraceMs: config.exitGraceMs } : {}),
+        ...(config.maxLineBytes !== undefined ? { maxLineBytes: config.maxLineBytes } : {}),
         sessionId: { pattern: SESSION_ID, refused: (id) => `opencode: modelOptions.sessionId ${JSON.stringify(id.slice(0, 80))} is not an OpenCode session id. Pass the value of an earlier run's opencode.session-id event.` },
         sessionGone: (stderrTail) => (SESSION_GONE.test(stderrTail) ? `opencode: could not resume the session: Session not found (sessions live in OpenCode's data directory under $HOME inside the sandbox that ran them). Leave modelOptions.sessionId out to start a new session.` : undefined),
         translator: (ids) => createOpencodeTranslator({ ...ids, model, ...(ids.sessionId ? { resumeSessionId: ids.sessionId } : {}) }),

@@ -31,7 +31,8 @@ export const DOCKER_CAPABILITIES: SandboxCapabilities = Object.freeze({
   durableFilesystem: true,
   // Commit plus a new container: conformance "fork gives an independent copy".
   fork: true,
-  // Its own root filesystem and pid namespace: conformance "isolated: a file on the host is not visible inside the sandbox".
+  // Its own root filesystem and pid namespace: conformance "isolated: a file on the host is not visible inside the sandbox";
+  // and no network path to other sandboxes on the default network: hardening.test.ts "sandbox B cannot connect to a service in sandbox A".
   isolated: true,
 })
 

@@ -3,7 +3,9 @@
  * Engine API's container-create body. Owns the choices every sandbox
  * container shares: an init process (so orphans are reaped and stop is quick),
  * a BusyBox-compatible keep-alive (`tail -f /dev/null`), the workspace as the
- * working directory, identifying labels, network, limits and mounts.
+ * working directory, identifying labels, network, limits and mounts, and
+ * the hardening: every capability dropped (then `capAdd` given back),
+ * `no-new-privileges`, memory without extra swap, a CFS CPU quota, a pids limit.
  */
 import { randomUUID } from 'node:crypto'
 import type Docker from 'dockerode'
@@ -25,8 +27,15 @@ export interface ContainerRequest {
   extraLabels?: Readonly<Record<string, string>>
 }
 
-/** Build the create body for `request`. */
-export function containerCreateOptions(config: ResolvedDockerConfig, request: ContainerRequest, now = Date.now()): Docker.ContainerCreateOptions {
+/** CFS period of the CPU limit, in µs (Docker's `--cpus` uses the same 100 ms). */
+const CPU_PERIOD_US = 100_000
+
+/**
+ * Build the create body for `request`.
+ * @param networkMode - What `HostConfig.NetworkMode` names: the network's id for
+ *   the provider-managed network (immune to a duplicate name), else `config.network`.
+ */
+export function containerCreateOptions(config: ResolvedDockerConfig, request: ContainerRequest, now = Date.now(), networkMode: string = config.network): Docker.ContainerCreateOptions {
   const exposed = Object.fromEntries(config.publishPorts.map((port) => [`${port}/tcp`, {}]))
   const bindings = Object.fromEntries(config.publishPorts.map((port) => [`${port}/tcp`, [{ HostIp: '127.0.0.1', HostPort: '' }]]))
   const memory = config.resources.memory
@@ -48,16 +57,22 @@ export function containerCreateOptions(config: ResolvedDockerConfig, request: Co
       [LABEL.createdAt]: String(now),
       [LABEL.workspace]: request.workspaceDir,
       [LABEL.user]: config.user ?? '',
+      [LABEL.network]: config.network,
       [LABEL.image]: request.image,
     },
     ...(config.publishPorts.length > 0 ? { ExposedPorts: exposed } : {}),
     HostConfig: {
       Init: true,
-      NetworkMode: config.network,
+      NetworkMode: networkMode,
       // host-gateway needs a bridge; with no network the entry would be useless.
       ...(config.network === 'none' ? {} : { ExtraHosts: ['host.docker.internal:host-gateway', ...config.extraHosts] }),
-      ...(memory !== undefined ? { Memory: memory } : {}),
-      ...(config.resources.cpus !== undefined ? { NanoCpus: Math.round(config.resources.cpus * 1e9) } : {}),
+      CapDrop: ['ALL'],
+      ...(config.capAdd.length > 0 ? { CapAdd: [...config.capAdd] } : {}),
+      ...(config.noNewPrivileges ? { SecurityOpt: ['no-new-privileges'] } : {}),
+      // MemorySwap equal to Memory: the limit is not silently doubled by swap.
+      ...(memory !== undefined ? { Memory: memory, MemorySwap: memory } : {}),
+      // A quota rather than NanoCpus: the engine refuses NanoCpus above its core count, so a default of 2 would fail on a 1-CPU engine.
+      ...(config.resources.cpus !== undefined ? { CpuPeriod: CPU_PERIOD_US, CpuQuota: Math.round(config.resources.cpus * CPU_PERIOD_US) } : {}),
       ...(config.resources.pids !== undefined ? { PidsLimit: config.resources.pids } : {}),
       ...(config.mounts.length > 0 ? { Mounts: config.mounts.map((mount) => ({ Type: 'bind' as const, Source: mount.source, Target: mount.target, ReadOnly: mount.readOnly })) } : {}),
       ...(config.publishPorts.length > 0 ? { PortBindings: bindings } : {}),

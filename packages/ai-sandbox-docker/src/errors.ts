@@ -97,6 +97,9 @@ export function engineError(reason: SandboxOperationErrorReason, what: string, e
   if (/unable to find user|no matching entries in passwd/i.test(detail)) {
     return new SandboxConfigError('dockerSandbox.user', `Invalid option dockerSandbox.user: ${detail}. Use a user that exists in the image, or a numeric "uid:gid".`, { cause: error })
   }
+  if (/unknown capability/i.test(detail)) {
+    return new SandboxConfigError('dockerSandbox.capAdd', `Invalid option dockerSandbox.capAdd: ${detail}. This engine does not know that capability (older than the kernel's list); remove it from capAdd.`, { cause: error })
+  }
   if (/bind source path does not exist|invalid mount config/i.test(detail)) {
     return new SandboxConfigError('dockerSandbox.mounts', `Invalid option dockerSandbox.mounts: ${detail}. Every mount source must be an existing absolute path on the Docker host.`, { cause: error })
   }

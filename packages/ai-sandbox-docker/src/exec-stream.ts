@@ -2,7 +2,8 @@
  * One `docker exec` over the Engine API: create, start hijacked (so stdin is
  * the same connection), demultiplex stdout/stderr into sinks, and report the
  * exit code. Owns the connection's life: it is destroyed once the output
- * ended, and never left open for node to wait on.
+ * ended, and never left open for node to wait on; and its flow control
+ * (pause/resume for spawn backpressure).
  * Invariant: `exit` resolves only after the stream ended and every byte was
  * handed to the sinks; then the exit code comes from the engine.
  */
@@ -37,7 +38,21 @@ export interface RunningExec {
   readonly truncated: () => boolean
   /** Drop the connection (the process keeps running: use a job kill for that). */
   readonly close: () => void
+  /**
+   * Stop reading the connection (backpressure: the process blocks once the
+   * engine's buffers are full) until {@link RunningExec.resume}. While paused,
+   * the exec is inspected every {@link PAUSED_PROBE_MS}: once its process is
+   * gone the connection is resumed for good, because the engine finishes an
+   * exec (and starts no other exec in that container) only after that exec's
+   * output is delivered.
+   */
+  readonly pause: () => void
+  /** Read the connection again. */
+  readonly resume: () => void
 }
+
+/** How often a paused exec is checked for a process that has gone, in ms. */
+export const PAUSED_PROBE_MS = 500
 
 /**
  * Create and start an exec in `container`.
@@ -67,7 +82,41 @@ export async function startExec(container: Docker.Container, request: ExecReques
     socket.destroy()
     return exitCodeOf(exec)
   })
-  return { stdin: socket, exit, truncated: () => demux.truncated, close: () => socket.destroy() }
+  const flow = pausable(socket, exec, ended)
+  return { stdin: socket, exit, truncated: () => demux.truncated, close: () => socket.destroy(), ...flow }
+}
+
+/** Pause and resume `socket`, never leaving it paused once the exec's process has gone (see {@link RunningExec.pause}). */
+function pausable(socket: Duplex, exec: Docker.Exec, ended: Promise<void>): Pick<RunningExec, 'pause' | 'resume'> {
+  let probe: ReturnType<typeof setInterval> | undefined
+  let released = false
+  const resume = () => {
+    clearInterval(probe)
+    probe = undefined
+    socket.resume()
+  }
+  void ended.then(() => {
+    released = true
+    resume()
+  })
+  const check = async () => {
+    try {
+      if ((await exec.inspect()).Running) return
+    } catch {
+      // The exec or its container is gone: nothing is left to hold back.
+    }
+    released = true
+    resume()
+  }
+  return {
+    pause: () => {
+      if (released || probe) return
+      socket.pause()
+      probe = setInterval(() => void check(), PAUSED_PROBE_MS)
+      probe.unref()
+    },
+    resume,
+  }
 }
 
 /**

@@ -1,15 +1,22 @@
 /**
  * The one shell script behind every `handle.fs` call, run inside the container
  * as the sandbox user (so ownership and permissions are the agent's own):
- * `sh -c FS_SCRIPT tanstack-sandbox-fs <op> <physical root> <args...>`.
- * Paths travel as arguments, never inside the script text, so no quoting is
- * involved. BusyBox-compatible (readlink -f, stat -c, mv -T, printf with NUL).
- * The text is a plain template literal: `\${` is a shell expansion, `\\0` a NUL.
- * Invariant: every operation first maps its path with `target`, which follows
- * symlinks in the existing part of the path and refuses (exit 10) anything
- * that lands outside the physical workspace root; `read` checks again on the
- * descriptor it opened. Running as the sandbox user is what keeps a race from
- * ever reaching a file that user could not read anyway.
+ * `sh -c FS_SCRIPT tanstack-sandbox-fs <op> <physical root> <args...>`, each
+ * path argument workspace-relative (`.` for the root). Paths travel as
+ * arguments, never inside the script text, so no quoting is involved.
+ * BusyBox- and dash-compatible (cd -P, pwd -P, readlink, stat -c, mv -T,
+ * head -c, printf with NUL). The text is a plain template literal: `\${` is a
+ * shell expansion, `\\0` a NUL.
+ * Invariant: an operation first pins a directory: it `cd -P`s into it (one
+ * chdir, following whatever links are there) and then checks with `pwd -P`
+ * where it really landed, refusing (exit 10) anything outside the physical
+ * workspace root. From then on it names only plain entries of that pinned
+ * directory, so swapping a directory on the path for a symlink can make a
+ * call fail but never reach outside. A final symlink is followed hop by hop,
+ * each hop pinned the same way. Only regular files are read or written (a
+ * FIFO or device is refused before it is opened, so nothing blocks on it), a
+ * file with other hard links is not read, and a write goes to a fresh
+ * exclusive temp file renamed over the name, so no other link is ever written.
  */
 
 /** Exit codes the script uses for outcomes the host turns into typed errors. */
@@ -20,8 +27,16 @@ export const FS_EXIT = {
   notFound: 11,
   /** stderr: `is a directory` or `not a directory`. */
   wrongType: 12,
+  /** More than 40 symlinks on the way (a loop). */
+  loop: 13,
   /** The operation would remove or replace the workspace root itself. */
   root: 14,
+  /** stderr: what it is (`a FIFO`, `a character device`, ...); not a regular file. */
+  special: 15,
+  /** stderr: the link count; a read of a file with other hard links. */
+  hardLink: 16,
+  /** stderr: the size in bytes; a read larger than the limit argument. */
+  tooLarge: 17,
 } as const
 
 /** The operations the script knows. */
@@ -33,95 +48,152 @@ nl='
 op=$1 ws=$2
 fail() { printf '%s' "$2" >&2; exit "$1"; }
 
-# physical PATH: sets r to PATH with every symlink in its existing part followed;
-# a missing tail is kept as written (it cannot contain symlinks yet).
-physical() {
-  x=$1 tail=
-  while [ ! -e "$x" ] && [ ! -L "$x" ]; do
-    tail=/\${x##*/}$tail
-    x=\${x%/*}
-    [ -n "$x" ] || x=/
-  done
-  r=$(readlink -f -- "$x" && printf x) || fail 11 "a symlink in the path points to a missing location"
-  r=\${r%x}
-  r=\${r%"$nl"}
-  r=\${r%/}$tail
-  [ -n "$r" ] || r=/
+# inside LABEL: refuse unless the current directory really is the workspace or below it.
+inside() {
+  p=$(pwd -P) || fail 1 "cannot resolve the current directory"
+  case "$p/" in "$ws"/*) ;; *) fail 10 "$1$nl$p" ;; esac
 }
 
-# target PATH FOLLOW LABEL: sets t to the physical path to operate on. FOLLOW=0
-# describes a final symlink itself (remove, rename, exists, lstat).
-target() {
-  if [ "$2" = 1 ]; then
-    physical "$1"
-    t=$r
-  else
-    d=\${1%/*}
-    [ -n "$d" ] || d=/
-    physical "$d"
-    t=\${r%/}/\${1##*/}
+# enter DIR LABEL: pin DIR as the current directory (one chdir), then check where it landed.
+enter() {
+  if ! cd -P -- "$1" 2>/dev/null; then
+    if [ -d "$1" ]; then fail 1 "permission denied"; elif [ -e "$1" ]; then fail 12 "not a directory"; fi
+    fail 11 "no such directory"
   fi
-  case "$t/" in "$ws"/*) ;; *) fail 10 "$3$nl$t" ;; esac
+  inside "$2"
+}
+
+# walk REL LABEL: from the workspace, create and enter each component of REL in turn (mkdir never follows a link).
+walk() {
+  lbl=$2
+  enter "$ws" "$lbl"
+  set -f
+  old=$IFS IFS=/
+  set -- $1
+  IFS=$old
+  set +f
+  for c do
+    [ -n "$c" ] || continue
+    mkdir -- "$c" 2>/dev/null || [ -d "$c" ] || fail 1 "cannot create directory $c"
+    enter "$c" "$lbl"
+  done
+}
+
+# at REL LABEL [CREATE]: pin the directory holding REL's last component and set n to that component.
+at() {
+  case $1 in
+    */*) if [ "$3" = 1 ]; then walk "\${1%/*}" "$2"; else enter "$ws" "$2"; enter "\${1%/*}" "$2"; fi; n=\${1##*/} ;;
+    *) enter "$ws" "$2"; n=$1 ;;
+  esac
+}
+
+# last LABEL: while n is a symlink, pin the directory its target names and make n the target's last component.
+last() {
+  hops=0
+  while [ -L "$n" ]; do
+    hops=$((hops + 1))
+    [ "$hops" -le 40 ] || fail 13 "too many levels of symbolic links"
+    l=$(readlink -- "$n" && printf x) || fail 1 "cannot read a symlink"
+    l=\${l%x}
+    l=\${l%"$nl"}
+    case $l in
+      */*) d=\${l%/*} n=\${l##*/}; [ -n "$d" ] || d=/ ;;
+      *) d=. n=$l ;;
+    esac
+    case $n in
+      ''|.|..) enter "$l" "$1"; n=. ;;
+      *) enter "$d" "$1" ;;
+    esac
+  done
+}
+
+# kind NAME: what a non-regular entry is, for messages.
+kind() {
+  if [ -p "$1" ]; then printf 'a FIFO'; elif [ -S "$1" ]; then printf 'a socket'; elif [ -c "$1" ]; then printf 'a character device'; elif [ -b "$1" ]; then printf 'a block device'; else printf 'not a regular file'; fi
 }
 
 case $op in
 read)
-  target "$3" 1 path
-  [ -e "$t" ] || fail 11 "no such file"
-  [ -d "$t" ] && fail 12 "is a directory"
-  [ -r "$t" ] || fail 1 "permission denied"
-  # The check and the open are two steps the agent can race (a directory on the
-  # path swapped for a symlink): check again what fd 3 actually opened.
-  command exec 3< "$t" || fail 11 "no such file"
-  o=$(readlink -- "/proc/$$/fd/3" && printf x) || fail 1 "cannot resolve the opened file"
+  max=$4
+  at "$3" path
+  last path
+  [ -d "$n" ] && fail 12 "is a directory"
+  [ -e "$n" ] || [ -L "$n" ] || fail 11 "no such file"
+  [ -f "$n" ] || fail 15 "$(kind "$n")"
+  [ -r "$n" ] || fail 1 "permission denied"
+  command exec 3< "$n" || fail 11 "no such file"
+  # The name can be swapped between the checks and the open: check what fd 3 really is.
+  f=/proc/$$/fd/3
+  o=$(readlink -- "$f" && printf x) || fail 1 "cannot resolve the opened file"
   o=\${o%x}
   o=\${o%"$nl"}
   case "$o/" in "$ws"/*) ;; *) fail 10 "path$nl$o" ;; esac
-  [ -d "/proc/$$/fd/3" ] && fail 12 "is a directory"
-  exec cat <&3
+  [ -f "$f" ] || fail 15 "$(kind "$f")"
+  s=$(stat -L -c '%h %s' -- "$f") || fail 1 "cannot stat the opened file"
+  [ "\${s% *}" -gt 1 ] && fail 16 "\${s% *}"
+  [ "\${s#* }" -gt "$max" ] && fail 17 "\${s#* }"
+  exec head -c "$((max + 1))" <&3
   ;;
 write)
-  target "$3" 1 path
-  [ -d "$t" ] && fail 12 "is a directory"
-  mkdir -p -- "\${t%/*}" || exit 1
-  exec cat > "$t"
+  at "$3" path 1
+  last path
+  [ -d "$n" ] && fail 12 "is a directory"
+  if [ -e "$n" ] && [ ! -f "$n" ]; then fail 15 "$(kind "$n")"; fi
+  if [ -e "$n" ] && [ ! -w "$n" ]; then fail 1 "permission denied"; fi
+  u=$(cat /proc/sys/kernel/random/uuid) || fail 1 "no random source for a temporary name"
+  tmp=.tanstack-write-$u
+  # noclobber: the temp file is created with O_EXCL, so nothing planted under its name is followed.
+  set -C
+  command exec 4> "$tmp" || fail 1 "cannot create a file in the directory"
+  set +C
+  if [ -f "$n" ] && [ ! -L "$n" ]; then m=$(stat -c %a -- "$n") && chmod "$m" "/proc/$$/fd/4"; fi
+  if ! cat >&4; then rm -f -- "$tmp"; fail 1 "writing failed"; fi
+  exec 4>&-
+  mv -f -T -- "$tmp" "$n" || { rm -f -- "$tmp"; exit 1; }
   ;;
 list)
-  target "$3" 1 path
-  [ -e "$t" ] || fail 11 "no such directory"
-  [ -d "$t" ] || fail 12 "not a directory"
-  [ -r "$t" ] && [ -x "$t" ] || fail 1 "permission denied"
-  for f in "$t"/* "$t"/.[!.]* "$t"/..?*; do
+  enter "$ws" path
+  enter "$3" path
+  [ -r . ] || fail 1 "permission denied"
+  for f in * .[!.]* ..?*; do
     if [ -L "$f" ]; then k=l; elif [ -d "$f" ]; then k=d; elif [ -f "$f" ]; then k=f; elif [ -e "$f" ]; then k=o; else continue; fi
-    printf '%s%s\\0' "$k" "\${f##*/}"
+    printf '%s%s\\0' "$k" "$f"
   done
   ;;
 mkdir)
-  target "$3" 1 path
-  mkdir -p -- "$t"
+  walk "$3" path
   ;;
 remove)
-  target "$3" 0 path
-  [ "$t" = "$ws" ] && fail 14 "the workspace root"
-  rm -rf -- "$t"
+  # A missing parent means nothing to remove (remove never fails on a missing path).
+  case $3 in
+    */*) enter "$ws" path; [ -e "\${3%/*}" ] || [ -L "\${3%/*}" ] || exit 0 ;;
+  esac
+  at "$3" path
+  [ "$n" = . ] && fail 14 "the workspace root"
+  rm -rf -- "$n"
   ;;
 rename)
-  target "$3" 0 from
-  s=$t
-  target "$4" 0 to
-  if [ "$s" = "$ws" ] || [ "$t" = "$ws" ]; then fail 14 "the workspace root"; fi
+  at "$3" from
+  s=$n
   [ -e "$s" ] || [ -L "$s" ] || fail 11 "no such file or directory"
-  mkdir -p -- "\${t%/*}" || exit 1
-  exec mv -f -T -- "$s" "$t"
+  # Hold the source directory open; /proc/$$/fd/5/<name> names the entry in that very directory.
+  exec 5< .
+  at "$4" to 1
+  if [ "$s" = . ] || [ "$n" = . ]; then fail 14 "the workspace root"; fi
+  mv -f -T -- "/proc/$$/fd/5/$s" "$n"
   ;;
 exists)
-  target "$3" 0 path
-  if [ -e "$t" ] || [ -L "$t" ]; then printf 1; else printf 0; fi
+  if ! cd -P -- "$ws" 2>/dev/null; then fail 11 "no workspace"; fi
+  case $3 in
+    */*) cd -P -- "\${3%/*}" 2>/dev/null || { printf 0; exit 0; }; inside path; n=\${3##*/} ;;
+    *) n=$3 ;;
+  esac
+  if [ -e "$n" ] || [ -L "$n" ]; then printf 1; else printf 0; fi
   ;;
 lstat)
-  target "$3" "$4" path
-  [ -e "$t" ] || [ -L "$t" ] || fail 11 "no such file or directory"
-  exec stat -c '%f %s %Y' -- "$t"
+  at "$3" path
+  [ -e "$n" ] || [ -L "$n" ] || fail 11 "no such file or directory"
+  exec stat -c '%f %s %Y' -- "$n"
   ;;
 *)
   fail 2 "unknown operation $op"

@@ -1,16 +1,19 @@
 /**
  * `handle.fs` of the Docker provider: each call is one run of {@link FS_SCRIPT}
- * inside the container as the sandbox user, with the path as an argument.
- * Bytes travel raw over the exec connection (stdin for writes, stdout for
- * reads, at every size). Reads never use the engine's archive API: the engine
- * runs that as root, so a symlink swapped in between the check and the copy
- * would hand a non-root sandbox user's caller root-only files. Owns mapping the
- * script's exit codes onto typed errors. It never builds a shell string from a path.
+ * inside the container as the sandbox user, with the workspace-relative path
+ * as an argument. The script does the no-follow work (pin a directory, check
+ * where it is, name plain entries in it), so a directory swapped for a symlink
+ * mid-call is refused, never followed. Bytes travel raw over the exec
+ * connection (stdin for writes, stdout for reads, at every size); a read
+ * returns at most `maxReadBytes` (`SandboxLimitError` `file-too-large`).
+ * Reads never use the engine's archive API: the engine runs that as root, so
+ * a symlink swapped in between the check and the copy would hand a non-root
+ * sandbox user's caller root-only files. Owns mapping the script's exit codes
+ * onto typed errors. It never builds a shell string from a path.
  */
-import { posix } from 'node:path'
-import { SandboxError, SandboxPathError, toWorkspaceRelative } from '@tanstack/ai-sandbox'
+import { SandboxError, SandboxLimitError, SandboxPathError, toWorkspaceRelative } from '@tanstack/ai-sandbox'
 import type { SandboxDirEntry, SandboxFileStat, SandboxFs } from '@tanstack/ai-sandbox'
-import { containerGoneError, engineError, operationError } from './errors.js'
+import { PROVIDER_NAME, containerGoneError, engineError, operationError } from './errors.js'
 import { startExec } from './exec-stream.js'
 import { FS_EXIT, FS_SCRIPT } from './fs-script.js'
 import type { FsOp } from './fs-script.js'
@@ -22,8 +25,8 @@ interface Lexical {
   readonly path: string
   /** Workspace-relative, `''` for the root. */
   readonly relative: string
-  /** Absolute inside the container (under `workspaceRoot`). */
-  readonly absolute: string
+  /** What the script gets: `relative`, or `.` for the root. */
+  readonly arg: string
 }
 
 /** What one script run produced. */
@@ -37,15 +40,15 @@ interface FsRun {
 export function createDockerFs(state: SandboxState): SandboxFs {
   const lexical = (path: string): Lexical => {
     const relative = toWorkspaceRelative(path, state.workspaceRoot)
-    return { path, relative, absolute: relative === '' ? state.workspaceRoot : posix.join(state.workspaceRoot, relative) }
+    return { path, relative, arg: relative === '' ? '.' : relative }
   }
 
   /** Liveness check, lexical mapping, one script run, exit-code mapping. */
   async function op(method: string, op: FsOp, paths: Lexical[], extra: string[] = [], stdin?: Uint8Array | string): Promise<FsRun> {
     state.assertLive(`fs.${method}`)
-    const run = await runScript(state, method, [op, state.physicalRoot, ...paths.map((p) => p.absolute), ...extra], stdin)
+    const run = await runScript(state, method, [op, state.physicalRoot, ...paths.map((p) => p.arg), ...extra], stdin)
     if (run.code === 0) return run
-    throw fsError(method, paths, run)
+    throw fsError(method, paths, run, state.maxReadBytes)
   }
 
   return {
@@ -93,22 +96,26 @@ export function createDockerFs(state: SandboxState): SandboxFs {
     },
 
     exists: async (path) => {
-      const target = lexical(path)
-      // The root is described through its symlinks (a no-follow view of "." means nothing).
-      const { stdout } = target.relative === '' ? await op('exists', 'lstat', [target], ['1']) : await op('exists', 'exists', [target])
-      return target.relative === '' ? true : stdout.toString() === '1'
+      const { stdout } = await op('exists', 'exists', [lexical(path)])
+      return stdout.toString() === '1'
     },
 
     lstat: async (path) => {
-      const target = lexical(path)
-      const { stdout } = await op('lstat', 'lstat', [target], [target.relative === '' ? '1' : '0'])
+      const { stdout } = await op('lstat', 'lstat', [lexical(path)])
       return parseStat(stdout.toString().trim(), path)
     },
   }
 
-  /** Streamed by `cat` as the sandbox user, so only bytes that user can read ever arrive. */
+  /**
+   * Streamed by `head -c` as the sandbox user, so only bytes that user can read
+   * ever arrive, and at most one byte more than the limit (a file that grew
+   * past it between the size check and the copy).
+   */
   async function readBytes(method: 'read' | 'readBytes', target: Lexical): Promise<Buffer> {
-    return (await op(method, 'read', [target])).stdout
+    const limit = state.maxReadBytes
+    const { stdout } = await op(method, 'read', [target], [String(limit)])
+    if (stdout.byteLength > limit) throw tooLargeError(method, target.path, limit)
+    return stdout
   }
 }
 
@@ -136,7 +143,7 @@ async function runScript(state: SandboxState, method: string, args: string[], st
 }
 
 /** Map a non-zero exit of the fs script onto a typed error. */
-function fsError(method: string, paths: Lexical[], run: FsRun): SandboxError {
+function fsError(method: string, paths: Lexical[], run: FsRun, maxReadBytes: number): SandboxError {
   const [first, second] = paths
   const path = first?.path ?? '.'
   if (run.code === FS_EXIT.escape) {
@@ -147,11 +154,33 @@ function fsError(method: string, paths: Lexical[], run: FsRun): SandboxError {
   if (run.code === FS_EXIT.notFound) {
     return new SandboxPathError('not-found', path, `fs.${method}: ${JSON.stringify(path)} does not exist in the sandbox workspace (${run.stderr}). Check the path, or create it first with fs.write/fs.mkdir.`)
   }
+  if (run.code === FS_EXIT.special) {
+    return new SandboxPathError('special-file', path, `fs.${method} refuses ${JSON.stringify(path)}: it is ${run.stderr}, not a regular file. The host only reads and writes regular files (a FIFO or device could block it or have side effects); remove it or use exec inside the sandbox.`)
+  }
+  if (run.code === FS_EXIT.hardLink) {
+    return new SandboxPathError('hard-link', path, `fs.${method} refuses ${JSON.stringify(path)}: the file has ${run.stderr} hard links, and another one may be a file outside the workspace. Copy it inside the sandbox (cp) and read the copy, or remove the other links.`)
+  }
+  if (run.code === FS_EXIT.tooLarge) return tooLargeError(method, path, maxReadBytes, run.stderr)
+  if (run.code === FS_EXIT.loop) {
+    return new SandboxPathError('invalid', path, `fs.${method}: ${JSON.stringify(path)} has more than 40 nested symlinks (a loop?). Remove the loop or use the target path directly.`)
+  }
   if (run.code === FS_EXIT.root) {
     return new SandboxPathError('invalid', path, `fs.${method} refuses the workspace root itself (${JSON.stringify(path)}). Name an entry inside it, or call handle.destroy() to delete the whole sandbox.`)
   }
   const what = run.code === FS_EXIT.wrongType ? run.stderr : `exit ${run.code}: ${run.stderr || 'no output'}`
   return operationError('fs-failed', `fs.${method} failed for ${paths.map((p) => JSON.stringify(p.path)).join(' -> ')} (${what}).`)
+}
+
+/** The `file-too-large` error of a read over `maxReadBytes`; `size` when the script measured it. */
+function tooLargeError(method: string, path: string, limit: number, size?: string): SandboxLimitError<'file-too-large'> {
+  const what = size ? `is ${size} bytes, more than` : 'grew past'
+  return new SandboxLimitError('file-too-large', {
+    limitBytes: limit,
+    option: 'dockerSandbox({ maxReadBytes })',
+    provider: PROVIDER_NAME,
+    path,
+    message: `fs.${method}: ${JSON.stringify(path)} ${what} the read limit of ${limit} bytes. Raise dockerSandbox({ maxReadBytes }) or read it in parts with exec (e.g. head -c, split).`,
+  })
 }
 
 function refuseRoot(method: string, target: Lexical): void {

@@ -1,10 +1,13 @@
 /**
  * A job: one user command run by `docker exec` as the leader of its own
- * process group, so everything it starts can be signalled at once. Destroying
- * an exec connection does not stop the process, so `kill` signals the job from
- * a second exec (the group, plus every descendant collected before signalling,
- * also those that left the group with `setsid`; TERM, then KILL after the grace
- * period) and returns only when none of them is left, checked inside the container;
+ * process group, so everything it starts can be signalled at once, with a
+ * marker entry `TANSTACK_SANDBOX_JOB=<random id>` in its environment, which
+ * everything it starts inherits. Destroying an exec connection does not stop
+ * the process, so `kill` signals the job from a second exec (the group, every
+ * process whose `/proc/<pid>/environ` holds the marker, plus every descendant
+ * collected before signalling, also those that left the group with `setsid`
+ * after their parent exited; TERM, then KILL after the grace period) and
+ * returns only when none of them is left, checked inside the container;
  * then it drops the connection, so a process that escaped the job (double fork
  * plus `setsid`) and still holds the output cannot keep `exit` pending.
  * Invariant: the wrapper's one header line (the group id, or why the cwd was
@@ -13,7 +16,9 @@
 import type Docker from 'dockerode'
 import { SandboxPathError } from '@tanstack/ai-sandbox'
 import type { ProcessExit } from '@tanstack/ai-sandbox'
+import { randomUUID } from 'node:crypto'
 import { constants } from 'node:os'
+import { SANDBOX_JOB_ENV, TAGGED_PIDS_SH } from '@tanstack/ai-sandbox'
 import { isMissingContainer, operationError, statusOf } from './errors.js'
 import { startExec } from './exec-stream.js'
 import type { RunningExec } from './exec-stream.js'
@@ -44,19 +49,19 @@ export const JOB_WRAPPER = [
 
 /**
  * Lists the live processes of job `$g` as `pid:starttime ` words: members of
- * the group, processes already listed in `$known` that still run (same start
- * time, so a reused pid is not taken), and every descendant of any of them by
- * parent pid. Reads `/proc/<pid>/stat` (state, ppid, pgrp and starttime after
+ * the group, the pids in `$tagged` (those carrying the job's marker), processes
+ * already listed in `$known` that still run (same start time, so a reused pid
+ * is not taken), and every descendant of any of them by parent pid. Reads `/proc/<pid>/stat` (state, ppid, pgrp and starttime after
  * the last ")"); zombies have exited and are left out. Ends with "." only when
  * the listing was complete (the killer's own shell `$self` was seen), so a
  * failed fork (pids limit) reads as "unknown", never as "nothing left".
  * BusyBox awk compatible.
  */
 const JOB_SCAN_AWK = [
-  'BEGIN { n = split(known, k, " "); for (i = 1; i <= n; i++) { c = index(k[i], ":"); ks[substr(k[i], 1, c - 1)] = substr(k[i], c + 1) } }',
+  'BEGIN { n = split(known, k, " "); for (i = 1; i <= n; i++) { c = index(k[i], ":"); ks[substr(k[i], 1, c - 1)] = substr(k[i], c + 1) }; n = split(tagged, k, " "); for (i = 1; i <= n; i++) tg[k[i]] = 1 }',
   '{ p = $1; sub(/^.*\\) /, ""); st[p] = $1; pp[p] = $2; pg[p] = $3; t[p] = $20 }',
   'END {',
-  '  for (p in st) if (pg[p] == g || ((p in ks) && ks[p] == t[p])) job[p] = 1',
+  '  for (p in st) if (pg[p] == g || (p in tg) || ((p in ks) && ks[p] == t[p])) job[p] = 1',
   '  more = 1',
   '  while (more) { more = 0; for (p in st) if (!(p in job) && (pp[p] in job)) { job[p] = 1; more = 1 } }',
   '  if (!(self in st)) exit 1',
@@ -66,24 +71,30 @@ const JOB_SCAN_AWK = [
 ].join('\n')
 
 /**
- * Runs as `sh -c KILLER killer <pgid> <signal> <grace in 50 ms steps> <scan awk>`.
- * Collects the job before signalling it, signals the group and each collected
- * process (with the `kill` builtin, which needs no fork), and rescans
- * (collecting new descendants) until none is left. A scan that could not run
- * (no fork) counts as "still alive".
+ * Runs as `sh -c KILLER killer <pgid> <signal> <grace in 50 ms steps> <scan awk> <marker entry>`.
+ * Collects the job (by group, marker and descent) before signalling it,
+ * signals the group and each collected process (with the `kill` builtin,
+ * which needs no fork), and rescans (collecting new descendants and marked
+ * processes) until none is left, after SIGKILL hitting each round's finds
+ * again (so a respawning loop cannot outpace it). A scan that could not run (no fork) counts
+ * as "still alive". The killer's own exec does not carry the marker.
  * Exit 0: nothing of the job is left; 3: processes survived SIGKILL for 30 s
  * (their `pid:starttime` words on stdout).
  */
 export const GROUP_KILLER = [
-  'g=$1 scanner=$4 job=',
-  'scan() { j=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v g="$g" -v self="$$" -v known="$job" "$scanner") || return 1; case $j in *.) job=${j%.}; return 0 ;; esac; return 1; }',
+  'g=$1 scanner=$4 entry=$5 job=',
+  TAGGED_PIDS_SH,
+  // `set --` joins the pid lines into one word list without a fork.
+  'scan() { t=$(tagged_pids "$entry") || return 1; set -- $t; j=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v g="$g" -v self="$$" -v known="$job" -v tagged="$*" "$scanner") || return 1; case $j in *.) job=${j%.}; return 0 ;; esac; return 1; }',
   'hit() { for e in $job; do kill -"$1" "${e%%:*}" 2>/dev/null; done; kill -"$1" -"$g" 2>/dev/null; }',
-  'settle() { i=0; while :; do if scan && [ -z "$job" ]; then return 0; fi; [ "$i" -ge "$1" ] && return 1; sleep 0.05; i=$((i + 1)); done; }',
+  // settle STEPS [SIGNAL]: rescan until nothing is left; with SIGNAL, each round also hits what the scan found
+  // (a process started after the last hit, e.g. by a respawning loop, is not spared).
+  'settle() { i=0; while :; do if scan && [ -z "$job" ]; then return 0; fi; [ "$i" -ge "$1" ] && return 1; [ -n "$2" ] && hit "$2"; sleep 0.05; i=$((i + 1)); done; }',
   'if scan && [ -z "$job" ]; then exit 0; fi',
   'hit "$2"',
   'settle "$3" && exit 0',
   'hit KILL',
-  'settle 600 && exit 0',
+  'settle 600 KILL && exit 0',
   'printf "%s" "$job"',
   'exit 3',
 ].join('\n')
@@ -91,8 +102,8 @@ export const GROUP_KILLER = [
 /** Runs as `sh -c FORKLESS killer <pgid> <signal>`: signals the group with the builtin `kill` only. */
 const FORKLESS_KILLER = 'kill -"$2" -"$1" 2>/dev/null; exit 0'
 
-/** What a shell prints when it cannot fork (the container's pids limit is reached). */
-const FORK_FAILED = /can't fork|cannot fork|resource temporarily unavailable/i
+/** What a shell prints when it cannot fork, or the engine when it cannot start the kill's exec (the container's pids limit is reached). */
+const FORK_FAILED = /can't fork|cannot fork|resource temporarily unavailable|OCI runtime exec failed/i
 
 /** Where a job runs. */
 export interface JobTarget {
@@ -121,6 +132,8 @@ export class Job {
   readonly started: Promise<number>
   /** Resolves when the job's output ended, with its exit. */
   readonly exit: Promise<ProcessExit>
+  /** The job's marker entry, `TANSTACK_SANDBOX_JOB=<id>`, inherited by everything it starts. */
+  readonly marker: string
   private killing: Promise<void> | undefined
   private signalled: KillSignal | undefined
   private exited = false
@@ -130,7 +143,9 @@ export class Job {
     readonly stream: RunningExec,
     started: Promise<number>,
     private readonly cwd: string,
+    marker: string,
   ) {
+    this.marker = marker
     this.started = started
     this.exit = stream.exit.then((code) => {
       this.exited = true
@@ -161,9 +176,12 @@ export class Job {
           : new SandboxPathError('not-found', options.cwd, `Working directory ${JSON.stringify(options.cwd)} does not exist in the sandbox workspace, is not a directory, or the sandbox user cannot enter it. Create it with fs.mkdir first.`),
       )
     }, sinks.stderr)
+    const marker = `${SANDBOX_JOB_ENV}=${randomUUID()}`
+    // The marker goes last and replaces any caller entry of that name, so it can be neither unset nor faked.
+    const env = [...options.env.filter((entry) => !entry.startsWith(`${SANDBOX_JOB_ENV}=`)), marker]
     const stream = await startExec(
       target.container,
-      { cmd: ['/bin/sh', '-c', JOB_WRAPPER, JOB_WRAPPER, target.physicalRoot, options.cwd, command], user: target.user, env: options.env, stdin: options.stdin },
+      { cmd: ['/bin/sh', '-c', JOB_WRAPPER, JOB_WRAPPER, target.physicalRoot, options.cwd, command], user: target.user, env, stdin: options.stdin },
       { stdout: sinks.stdout, stderr: (bytes) => header.push(bytes) },
     )
     void stream.exit.then(
@@ -175,13 +193,15 @@ export class Job {
       },
       (error: unknown) => onRefused(operationError('spawn-failed', `Lost the exec of ${JSON.stringify(command)}: ${String(error)}`, error)),
     )
-    return new Job(target, stream, started, options.cwd)
+    return new Job(target, stream, started, options.cwd, marker)
   }
 
   /**
-   * Signal the whole group, escalate to SIGKILL after the grace period, and
-   * resolve when no live member is left, then drop the connection (the exit
-   * code still comes from the engine). Safe to call repeatedly and after exit.
+   * Signal the whole job (group, marked processes, descendants), escalate to
+   * SIGKILL after the grace period, and resolve when none of them is left,
+   * then drop the connection (the exit code still comes from the engine).
+   * Safe to call repeatedly and after exit (a marked process the shell left
+   * behind is still stopped).
    * @throws SandboxOperationError `timeout` when members survive SIGKILL.
    */
   kill(signal: KillSignal = 'SIGTERM'): Promise<void> {
@@ -200,14 +220,14 @@ export class Job {
     }
     this.signalled = signal
     const grace = String(Math.ceil(this.target.killGraceMs / 50))
-    let result = await this.runKiller(pgid, GROUP_KILLER, [signal.slice(3), grace, JOB_SCAN_AWK])
+    let result = await this.runKiller(pgid, GROUP_KILLER, [signal.slice(3), grace, JOB_SCAN_AWK, this.marker])
     // Out of processes (pids limit): the scan cannot fork and the shell gives up. Signal the
     // group with the builtin `kill` (no fork), TERM-like first, then KILL, and scan again.
     for (const forkless of [signal.slice(3), 'KILL']) {
       if (!result || !FORK_FAILED.test(result.output)) break
       await this.runKiller(pgid, FORKLESS_KILLER, [forkless])
       await new Promise((resolve) => setTimeout(resolve, this.target.killGraceMs))
-      result = await this.runKiller(pgid, GROUP_KILLER, ['KILL', grace, JOB_SCAN_AWK])
+      result = await this.runKiller(pgid, GROUP_KILLER, ['KILL', grace, JOB_SCAN_AWK, this.marker])
     }
     if (!result || result.code === 0) return
     throw operationError(

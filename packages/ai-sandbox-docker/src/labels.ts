@@ -18,6 +18,10 @@ export const LABEL = {
   workspace: 'tanstack.sandbox.workspace',
   /** The user processes run as (empty: the image's default). */
   user: 'tanstack.sandbox.user',
+  /** The network the container was created on (`tanstack-sandbox`, `bridge`, `none`, ...), so a resume finds its host address. */
+  network: 'tanstack.sandbox.network',
+  /** `1` on the provider-managed network itself (see `network.ts`). */
+  managedNetwork: 'tanstack.sandbox.managed-network',
   /** The image the container was created from (a tag or a snapshot id). */
   image: 'tanstack.sandbox.image',
   /** On snapshot and fork images: the id of the container they were committed from. */

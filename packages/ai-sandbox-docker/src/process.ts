@@ -6,13 +6,13 @@
  * through the job's group kill, never through closing the connection.
  */
 import type { ExecOptions, ExecResult, ProcessOptions, SandboxProcess, SpawnedProcess } from '@tanstack/ai-sandbox'
-import { SandboxConfigError, toSandboxPath } from '@tanstack/ai-sandbox'
-import { engineError, operationError, parseConfig } from './errors.js'
+import { SandboxConfigError, SandboxLimitError, toSandboxPath } from '@tanstack/ai-sandbox'
+import { PROVIDER_NAME, engineError, operationError, parseConfig } from './errors.js'
 import { Job } from './job.js'
 import type { KillSignal } from './job.js'
 import { envList, envSchema } from './state.js'
 import type { SandboxState } from './state.js'
-import { TextStream } from './text-stream.js'
+import { TextStream, throttle } from './text-stream.js'
 
 const KILL_SIGNALS: readonly string[] = ['SIGTERM', 'SIGKILL', 'SIGINT']
 
@@ -83,11 +83,14 @@ type StopReason = 'timeout' | 'abort' | 'limit'
 function stoppedError(reason: StopReason, command: string, state: SandboxState, timeoutMs: number | undefined, signal: AbortSignal | undefined) {
   if (reason === 'timeout') return operationError('timeout', `Command timed out after ${timeoutMs} ms and its process group was killed: ${JSON.stringify(command)}. Raise timeoutMs or run it with process.spawn.`)
   if (reason === 'abort') return operationError('aborted', `Command aborted by the caller's AbortSignal; its process group was killed: ${JSON.stringify(command)}.`, signal?.reason)
-  return operationError(
-    'exec-failed',
-    `Command printed more than ${state.maxExecOutputBytes} bytes (stdout and stderr together), so exec stopped it and killed its process group: ${JSON.stringify(command)}. ` +
+  return new SandboxLimitError('exec-output-too-large', {
+    limitBytes: state.maxExecOutputBytes,
+    option: 'dockerSandbox({ maxExecOutputBytes })',
+    provider: PROVIDER_NAME,
+    message:
+      `Command printed more than ${state.maxExecOutputBytes} bytes (stdout and stderr together), so exec stopped it and killed its process group: ${JSON.stringify(command)}. ` +
       'Redirect the output to a file and read it with fs.readBytes, stream it with process.spawn, or raise dockerSandbox({ maxExecOutputBytes }).',
-  )
+  })
 }
 
 async function spawnProcess(state: SandboxState, command: string, options: ProcessOptions): Promise<SpawnedProcess> {
@@ -108,6 +111,8 @@ async function spawnProcess(state: SandboxState, command: string, options: Proce
     job.stream.close()
     throw error
   }
+  // Backpressure, once the wrapper's header is through: unread output pauses the connection.
+  throttle([stdout, stderr], job.stream)
   const { signal } = options
   let abortKill: Promise<void> | undefined
   const onAbort = () => {

@@ -11,13 +11,14 @@ import { z } from 'zod'
 import { SandboxConfigError } from '@tanstack/ai-sandbox'
 import type { SandboxCapabilities, SandboxCreateInput, SandboxDestroyInput, SandboxHandle, SandboxProvider, SandboxRestoreInput, SandboxResumeInput } from '@tanstack/ai-sandbox'
 import { dockerCapabilities } from './capabilities.js'
-import { dockerClientFrom, endpointOf, fingerprintOf, resolveConfig } from './config.js'
+import { SANDBOX_NETWORK, dockerClientFrom, endpointOf, fingerprintOf, resolveConfig } from './config.js'
 import type { DockerSandboxConfig, ResolvedDockerConfig } from './config.js'
 import { containerCreateOptions } from './container-spec.js'
 import type { ContainerRequest } from './container-spec.js'
 import { PROVIDER_NAME, engineError, isMissingContainer, operationError, parseConfig, shortId, statusOf } from './errors.js'
 import { createDockerHandle } from './handle.js'
 import { LABEL, isProviderLabel } from './labels.js'
+import { ensureSandboxNetwork, isMissingNetwork } from './network.js'
 import { commitSandbox, deleteSnapshotImage, inspectSnapshot, removeForkImage, removeReleasedSnapshot } from './snapshot.js'
 import { envSchema, makeState, prepareSandbox } from './state.js'
 import type { SandboxState } from './state.js'
@@ -34,11 +35,19 @@ const createInputSchema = z.object({
  * Create the Docker sandbox provider: every sandbox is a container started
  * from `image`, with its workspace at `/workspace` (or `workspaceDir`).
  *
- * @param config - `image` (required, never pulled), `user`, `network`
- *   (default `'bridge'`), `resources`, `docker`, `env`, `labels`,
+ * Hardened by default (issue 16; each is loosened by its option): processes
+ * run as uid 1000, every capability is dropped, `no-new-privileges` is set,
+ * memory, CPU and processes are limited (`DEFAULT_RESOURCES`), and
+ * sandboxes share the `tanstack-sandbox` network, on which they cannot reach
+ * each other but reach the host.
+ *
+ * @param config - `image` (required, never pulled), `user` (default
+ *   `'1000:1000'`), `network` (default `'tanstack-sandbox'`), `resources`
+ *   (default 2 GiB, 2 CPUs, 1024 processes), `capAdd` (default none),
+ *   `noNewPrivileges` (default `true`), `docker`, `env`, `labels`,
  *   `workspaceDir` (default `/workspace`), `mounts`, `extraHosts`,
  *   `publishPorts`, `killGraceMs` (default 2000), `maxExecOutputBytes`
- *   (default 64 MiB).
+ *   (default 64 MiB), `maxReadBytes` (default 64 MiB).
  * @returns A {@link SandboxProvider} named `docker` with snapshots, fork and resume.
  * @throws SandboxConfigError naming the field (e.g. `dockerSandbox.resources.memory`).
  *   Engine problems (not answering, image missing) surface on `create()` as
@@ -64,6 +73,8 @@ class DockerProvider implements SandboxProvider {
   private readonly live = new Map<string, SandboxState>()
   private readonly endpoint: string
   private readonly flags: SandboxCapabilities
+  /** The managed network's id once ensured (first create); reset when it vanished. */
+  private network: Promise<string> | undefined
 
   constructor(
     private readonly config: ResolvedDockerConfig,
@@ -121,13 +132,16 @@ class DockerProvider implements SandboxProvider {
       if (isMissingContainer(error)) return null
       throw engineError('not-found', 'provider.resume()', error, { endpoint: this.endpoint, id: info.Id })
     }
+    // Containers from before the network label: their NetworkMode ('default' is the default bridge).
+    const mode = info.HostConfig.NetworkMode === 'default' ? 'bridge' : info.HostConfig.NetworkMode
+    const network = labels[LABEL.network] || mode || this.config.network
     const known = this.live.get(info.Id)
-    if (known && !known.destroyed) return this.handleFor(known)
+    if (known && !known.destroyed) return this.handleFor(known, network)
     const workspaceRoot = labels[LABEL.workspace] || this.config.workspaceDir
     const user = labels[LABEL.user] || undefined
     const handle = { container, id: info.Id, endpoint: this.endpoint }
     const { physicalRoot, env } = await prepareSandbox(handle, 'provider.resume()', workspaceRoot, user)
-    return this.handleFor(this.stateFor(container, info.Id, labels, workspaceRoot, physicalRoot, user, env))
+    return this.handleFor(this.stateFor(container, info.Id, labels, workspaceRoot, physicalRoot, user, env), network)
   }
 
   destroy = async (input: SandboxDestroyInput): Promise<void> => {
@@ -175,7 +189,7 @@ class DockerProvider implements SandboxProvider {
   private async launch(what: string, request: ContainerRequest, signal?: AbortSignal): Promise<SandboxHandle> {
     let container: Docker.Container
     try {
-      container = await this.docker.createContainer(containerCreateOptions(this.config, request))
+      container = await this.createContainer(request)
     } catch (error) {
       throw engineError('create-failed', `provider.${what}()`, error, { endpoint: this.endpoint, image: request.image })
     }
@@ -200,6 +214,25 @@ class DockerProvider implements SandboxProvider {
     }
   }
 
+  /** Create the container; on the managed network, ensure the network first (again, once, if it was removed meanwhile). */
+  private async createContainer(request: ContainerRequest): Promise<Docker.Container> {
+    if (this.config.network !== SANDBOX_NETWORK) return this.docker.createContainer(containerCreateOptions(this.config, request))
+    for (let attempt = 0; ; attempt++) {
+      this.network ??= ensureSandboxNetwork(this.docker, SANDBOX_NETWORK, this.endpoint)
+      const ensuring = this.network
+      ensuring.catch(() => {
+        if (this.network === ensuring) this.network = undefined // a failed ensure is retried by the next create
+      })
+      const id = await ensuring
+      try {
+        return await this.docker.createContainer(containerCreateOptions(this.config, request, Date.now(), id))
+      } catch (error) {
+        if (attempt > 0 || !isMissingNetwork(error)) throw error
+        if (this.network === ensuring) this.network = undefined
+      }
+    }
+  }
+
   private stateFor(container: Docker.Container, id: string, labels: Record<string, string>, workspaceRoot: string, physicalRoot: string, user: string | undefined, env: Record<string, string>): SandboxState {
     return makeState({
       id,
@@ -213,15 +246,17 @@ class DockerProvider implements SandboxProvider {
       env: Object.freeze({ ...env }),
       killGraceMs: this.config.killGraceMs,
       maxExecOutputBytes: this.config.maxExecOutputBytes,
+      maxReadBytes: this.config.maxReadBytes,
       pidsLimit: this.config.resources.pids,
     })
   }
 
-  private handleFor(state: SandboxState): SandboxHandle {
+  /** @param network - The network the container is on (from its label on resume). */
+  private handleFor(state: SandboxState, network: string = this.config.network): SandboxHandle {
     this.live.set(state.id, state)
     return createDockerHandle(state, {
-      capabilities: this.flags,
-      network: this.config.network,
+      capabilities: network === this.config.network ? this.flags : dockerCapabilities(network),
+      network,
       destroy: () => this.destroy({ id: state.id }),
       snapshot: async (label) => {
         const commit = await commitSandbox(state, 'snapshot', label)

@@ -4,6 +4,8 @@
  * optionally narrowed by more labels. The janitor for tests, CI and servers
  * that restart; it never touches anything without the `tanstack.sandbox`
  * label. Images are removed newest child first, retrying while progress is made.
+ * The shared `tanstack-sandbox` network is left alone: other sandboxes on the
+ * engine (other processes, other labels) use it, and it holds no data.
  */
 import Docker from 'dockerode'
 import { dockerClientFrom, endpointOf } from './config.js'

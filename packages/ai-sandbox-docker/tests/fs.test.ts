@@ -1,11 +1,13 @@
 // Engine specifics of handle.fs: names with spaces, quotes and newlines in
 // every method (checked against what ls sees inside the container), 50 MB
 // binary files, a non-root sandbox user's ownership and permission errors,
-// a symlink race that must never hand over root-only files, and typed errors
-// for wrong types.
+// a symlink race that must never hand over root-only files, typed errors
+// for wrong types, the read size bound, mode-keeping writes, link hops, and
+// git.clone({ dir }) refusing every symlink shape on the way.
 import { createHash, randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { SandboxError, SandboxOperationError, SandboxPathError } from '@tanstack/ai-sandbox'
+import { SandboxConfigError, SandboxError, SandboxLimitError, SandboxOperationError, SandboxPathError } from '@tanstack/ai-sandbox'
+import { dockerSandbox } from '../src/index.js'
 import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
 import { rejectionOf, useDockerSandboxes } from './helpers/sandboxes.js'
 
@@ -120,11 +122,60 @@ await describeWithDocker('docker fs', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
     await handle.process.exec('ln -s /etc etc-link')
     const escape = await rejectionOf(handle.fs.write('etc-link/x', 'no'))
     expect(escape.reason).toBe('symlink-escape')
-    // Root-owned files inside the workspace stay protected from the sandbox user.
-    await sandboxes.docker.getContainer(handle.id).exec({ Cmd: ['sh', '-c', 'mkdir /workspace/rootonly && chmod 755 /workspace/rootonly'], User: '0' }).then((exec) => exec.start({}).then((stream) => new Promise((resolve) => { stream.on('end', resolve); stream.resume() })))
+    // Files the sandbox user may not write stay protected: fs runs as that user, not as root.
+    // (With every capability dropped, not even a root exec can make a root-owned folder in the user's workspace.)
+    await handle.process.exec('mkdir rootonly && chmod 555 rootonly')
     const blocked = await rejectionOf(handle.fs.write('rootonly/x.txt', 'no'))
     expect(blocked).toBeInstanceOf(SandboxOperationError)
     expect(blocked.reason).toBe('fs-failed')
     expect(blocked.message).toMatch(/Permission denied|permission denied/)
+  })
+
+  it('bounds reads by maxReadBytes with SandboxLimitError file-too-large', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE, maxReadBytes: 1024 })
+    await handle.fs.write('ok.bin', new Uint8Array(1024))
+    expect((await handle.fs.readBytes('ok.bin')).byteLength).toBe(1024)
+    await handle.fs.write('big.bin', new Uint8Array(1025))
+    const error = await rejectionOf(handle.fs.readBytes('big.bin'))
+    expect(SandboxLimitError.isInstance(error)).toBe(true)
+    expect(error).toMatchObject({ reason: 'file-too-large', limitBytes: 1024, option: 'dockerSandbox({ maxReadBytes })', provider: 'docker', path: 'big.bin' })
+    expect(error.message).toMatch(/1025 bytes/)
+    expect((await rejectionOf(handle.fs.read('big.bin'))).reason).toBe('file-too-large')
+    const config = await rejectionOf((async () => dockerSandbox({ image: BUSYBOX_IMAGE, maxReadBytes: -1 }))())
+    expect(SandboxConfigError.isInstance(config)).toBe(true)
+    expect(config.field).toBe('dockerSandbox.maxReadBytes')
+  })
+
+  it('writes keep an existing file mode, leave no temp file, and follow inside link chains hop by hop', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE })
+    await handle.fs.write('run.sh', '#!/bin/sh\n')
+    await handle.process.exec('chmod 751 run.sh && mkdir -p real/deep && ln -s real/deep hop1 && ln -s hop1 hop2 && ln -s ../../run.sh real/deep/up && ln -s loop-b loop-a && ln -s loop-a loop-b')
+    await handle.fs.write('run.sh', '#!/bin/sh\necho hi\n')
+    expect((await handle.process.exec('stat -c %a run.sh && ls -A')).stdout).toBe('751\nhop1\nhop2\nloop-a\nloop-b\nreal\nrun.sh\n')
+    await handle.fs.write('hop2/file.txt', 'through two links')
+    expect(await handle.fs.read('real/deep/file.txt')).toBe('through two links')
+    expect(await handle.fs.read('hop2/up')).toBe('#!/bin/sh\necho hi\n')
+    expect((await rejectionOf(handle.fs.read('loop-a'))).reason).toBe('invalid')
+    // A final link to a directory is a directory, for read and write alike.
+    expect((await rejectionOf(handle.fs.read('hop2'))).message).toMatch(/is a directory/)
+  })
+
+  it('git.clone({ dir }) refuses every symlink shape on the way and writes nothing outside', async () => {
+    const handle = await sandboxes.create({ image: DEBIAN_IMAGE })
+    await handle.process.exec(
+      'git init -q /tmp/seed && git -C /tmp/seed -c user.name=t -c user.email=t@x.invalid commit -q --allow-empty -m seed && ' +
+        'mkdir -p /tmp/outside/self-target sub real && ln -s /tmp/outside/self-target self && ln -s ../tmp/outside parent && ln -s /tmp/outside abs && ' +
+        'ln -s ../../tmp sub/up && ln -s chain-2 chain-1 && ln -s /tmp/outside chain-2',
+    )
+    const outsideTree = async () => (await handle.process.exec('find /tmp/outside | sort')).stdout
+    const before = await outsideTree()
+    for (const dir of ['self', 'parent/repo', 'abs/deep/repo', 'sub/up/outside/repo', 'chain-1/repo']) {
+      const error = await rejectionOf(handle.git.clone({ url: 'file:///tmp/seed', dir }))
+      expect(SandboxPathError.isInstance(error), `${dir}: ${String(error)}`).toBe(true)
+      expect(error).toMatchObject({ reason: 'symlink-escape', path: dir })
+    }
+    expect(await outsideTree(), 'nothing was written outside the workspace').toBe(before)
+    await handle.git.clone({ url: 'file:///tmp/seed', dir: 'plain/repo' })
+    expect((await handle.process.exec('git -C plain/repo log --format=%s')).stdout).toBe('seed\n')
   })
 })

@@ -1,15 +1,21 @@
 // Engine specifics of exec and spawn: killing a whole process tree (checked
 // inside the container with ps), the TERM-to-KILL escalation, the exec output
 // limit on a 100 MB command, streaming 100 MB through spawn, the job
-// wrapper's setsid fallback and jobs cut off by a removed container.
+// wrapper's setsid fallback, jobs cut off by a removed container, and the
+// per-job marker (TANSTACK_SANDBOX_JOB) that lets kill, timeout and abort reach
+// a child that left the group and whose parent already exited.
+import { randomInt } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { SandboxError, SandboxOperationError } from '@tanstack/ai-sandbox'
+import { SandboxError, SandboxLimitError, SandboxOperationError } from '@tanstack/ai-sandbox'
 import { JOB_WRAPPER } from '../src/job.js'
 import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
 import { collect, rejectionOf, useDockerSandboxes } from './helpers/sandboxes.js'
 
 /** `pid pgid stat args` of every process in the container, per ps (BusyBox and procps). */
 const PS = 'ps -o pid,pgid,stat,args'
+
+/** Count the live processes in the container running `sleep <arg>` (BusyBox and procps ps). */
+const countSleeps = (arg: string) => `${PS} | awk '$3 !~ /^Z/ && $4 == "sleep" && $5 == "${arg}"' | wc -l`
 
 await describeWithDocker('docker process', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
   const sandboxes = useDockerSandboxes('process')
@@ -41,8 +47,9 @@ await describeWithDocker('docker process', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => 
         const handle = await sandboxes.create({ image })
         const error = await rejectionOf(handle.process.exec('yes tsbx-flood-0123456789 | head -c 104857600; echo done'))
         expect(SandboxError.isInstance(error)).toBe(true)
-        expect(error).toBeInstanceOf(SandboxOperationError)
-        expect(error.reason).toBe('exec-failed')
+        expect(SandboxLimitError.isInstance(error)).toBe(true)
+        expect(error.reason).toBe('exec-output-too-large')
+        expect(error.limitBytes).toBe(67108864)
         expect(error.message).toMatch(/more than 67108864 bytes/)
         expect(error.message).toMatch(/process\.spawn|fs\.readBytes|maxExecOutputBytes/)
         expect((await handle.process.exec(PS)).stdout).not.toMatch(/yes tsbx-flood/)
@@ -109,8 +116,9 @@ await describeWithDocker('docker process', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => 
 
   it('wait() resolves once kill() finished even when an escaped process still holds stdout', async () => {
     const handle = await sandboxes.create({ image: DEBIAN_IMAGE, killGraceMs: 200 })
-    // Double fork + setsid: the escaped sleep is neither in the group nor a descendant when kill() scans.
-    const job = await handle.process.spawn('( setsid sleep 855 & ) ; echo before; sleep 856')
+    // Double fork + setsid + dropping the job marker (the documented limit): the escaped sleep is
+    // neither in the group, nor a descendant, nor marked when kill() scans.
+    const job = await handle.process.spawn('( setsid env -u TANSTACK_SANDBOX_JOB sleep 855 & ) ; echo before; sleep 856')
     const stdout = collect(job.stdout)
     const stderr = collect(job.stderr)
     await expect.poll(async () => (await handle.process.exec(`${PS} | awk '$4 == "sleep" && $5 == "855"' | wc -l`)).stdout.trim()).toBe('1')
@@ -120,8 +128,42 @@ await describeWithDocker('docker process', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => 
     expect(outcome, 'wait() resolved after kill()').toMatchObject({ exitCode: 143, signal: 'SIGTERM' })
     expect(await stdout).toBe('before\n')
     expect(await stderr).toBe('')
+    expect((await handle.process.exec(countSleeps('855'))).stdout.trim(), 'the unmarked sleep really escaped').toBe('1')
     // The escaped sleep dies with the container when the sandbox is destroyed after the test.
   })
+
+  it('every job carries its own TANSTACK_SANDBOX_JOB, which a caller cannot override', async () => {
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE })
+    const show = 'printf %s "$TANSTACK_SANDBOX_JOB"'
+    const [a, b] = await Promise.all([handle.process.exec(show), handle.process.exec(show, { env: { TANSTACK_SANDBOX_JOB: 'fake' } })])
+    expect(a.stdout).toMatch(/^[0-9a-f-]{36}$/)
+    expect(b.stdout).toMatch(/^[0-9a-f-]{36}$/)
+    expect(a.stdout).not.toBe(b.stdout)
+  })
+
+  for (const image of [DEBIAN_IMAGE, BUSYBOX_IMAGE]) {
+    it(`${image}: kill() after the shell exited still stops the setsid child it left (parent gone, not in the group)`, async () => {
+      const handle = await sandboxes.create({ image, killGraceMs: 200 })
+      const arg = `300.${randomInt(1e9)}`
+      const job = await handle.process.spawn(`( cd / && setsid sleep ${arg} </dev/null >/dev/null 2>&1 & ) ; exit 0`)
+      await expect.poll(async () => (await handle.process.exec(countSleeps(arg))).stdout.trim()).toBe('1')
+      expect((await job.wait()).exitCode).toBe(0)
+      await job.kill()
+      expect((await handle.process.exec(countSleeps(arg))).stdout.trim(), 'the child left by an exited shell').toBe('0')
+    })
+  }
+
+  for (const image of [DEBIAN_IMAGE, BUSYBOX_IMAGE]) {
+    it(`${image}: kill() outpaces a loop that ignores TERM and respawns setsid children (review finding)`, async () => {
+      const handle = await sandboxes.create({ image, killGraceMs: 200 })
+      const arg = `77.${randomInt(1e9)}`
+      const job = await handle.process.spawn(`( setsid sh -c 'trap "" TERM HUP; while :; do setsid sh -c "trap \\"\\" TERM; sleep ${arg}" & sleep 0.05; done' & ) ; sleep 301`)
+      await expect.poll(async () => Number((await handle.process.exec(countSleeps(arg))).stdout.trim()), { timeout: 10_000 }).toBeGreaterThanOrEqual(3)
+      await job.kill()
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect((await handle.process.exec(countSleeps(arg))).stdout.trim(), 'respawned sleeps left after kill()').toBe('0')
+    })
+  }
 
   it('exec waits for a command that closes its output before it exits', async () => {
     const handle = await sandboxes.create({ image: BUSYBOX_IMAGE })

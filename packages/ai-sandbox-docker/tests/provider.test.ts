@@ -201,7 +201,7 @@ await describeWithDocker('docker provider', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () =>
   it('applies memory, CPU and process limits', async () => {
     const handle = await sandboxes.create({ image: BUSYBOX_IMAGE, resources: { memory: '64m', cpus: 0.5, pids: 40 } })
     const info = await sandboxes.docker.getContainer(handle.id).inspect()
-    expect(info.HostConfig).toMatchObject({ Memory: 64 * 1024 * 1024, NanoCpus: 500_000_000, PidsLimit: 40 })
+    expect(info.HostConfig).toMatchObject({ Memory: 64 * 1024 * 1024, CpuPeriod: 100_000, CpuQuota: 50_000, PidsLimit: 40 })
     const limits = await handle.process.exec('cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max')
     expect(limits.stdout.split('\n').slice(0, 2)).toEqual([String(64 * 1024 * 1024), '40'])
     // 60 background sleeps cannot all start under a limit of 40 processes.
@@ -245,7 +245,8 @@ await describeWithDocker('docker provider', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () =>
     const dir = mkdtempSync(join(tmpdir(), 'tsbx-mount-'))
     try {
       writeFileSync(join(dir, 'tool.sh'), '#!/bin/sh\necho tool ran\n', { mode: 0o755 })
-      const handle = await sandboxes.create({ image: BUSYBOX_IMAGE, mounts: [{ source: join(dir, 'tool.sh'), target: '/opt/tool/tool.sh', readOnly: true }] })
+      // As root, which owns the file: only the read-only mount can refuse the write.
+      const handle = await sandboxes.create({ image: BUSYBOX_IMAGE, user: 'root', mounts: [{ source: join(dir, 'tool.sh'), target: '/opt/tool/tool.sh', readOnly: true }] })
       expect((await handle.process.exec('/opt/tool/tool.sh')).stdout).toBe('tool ran\n')
       const write = await handle.process.exec('echo x >> /opt/tool/tool.sh')
       expect(write.stderr).toMatch(/Read-only file system/)

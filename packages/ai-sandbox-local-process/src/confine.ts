@@ -1,13 +1,22 @@
 /**
- * Symlink-aware confinement of caller paths to the host workspace directory.
- * It walks a path one component at a time from the real workspace root,
- * following symlinks physically, and returns a host path with no symlink left
- * in it (except the last component when asked not to follow it).
- * Invariant: every path it returns is the workspace root or lies under it; the
- * fs methods operate on that returned path, never on the caller's string.
+ * Symlink-aware confinement of caller paths to the host workspace directory,
+ * in two steps. {@link confinePath} walks a path one component at a time from
+ * the real workspace root, following symlinks that stay inside, and returns a
+ * host path with no symlink left in it (except the last component when asked
+ * not to follow it). {@link openConfinedDir} then opens that path's
+ * directories again, one component at a time, each relative to the directory
+ * opened before and never following a link, so an agent that swaps a
+ * directory for a symlink between the two steps gets a refusal, not an escape.
+ * Invariant: every path it returns is the workspace root or lies under it, and
+ * every directory it opens is one the no-follow walk reached from the root.
+ * On Linux the walk is race-free: `/proc/self/fd/<fd>/<name>` names `<name>`
+ * inside the already opened directory (what `openat` does in C). Other
+ * platforms fall back to the host path and are only as safe as the first step.
  */
-import { lstat, readlink } from 'node:fs/promises'
-import { dirname, join, sep } from 'node:path'
+import { constants } from 'node:fs'
+import { lstat, mkdir, open, readlink, realpath } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
+import { dirname, join, relative as relativePath, sep } from 'node:path'
 import { SandboxPathError, toWorkspaceRelative } from '@tanstack/ai-sandbox'
 import { errnoCode } from './errors.js'
 
@@ -41,6 +50,150 @@ export async function confinePath(path: string, realRoot: string, followLast: bo
     throw new SandboxPathError('symlink-escape', path, `Path ${JSON.stringify(path)} goes through a symlink that leads outside the sandbox workspace (to ${JSON.stringify(host)}). Only symlinks that stay inside the workspace can be followed.`)
   }
   return { relative, host }
+}
+
+/** Open a directory: read-only, must be a directory, the last component must not be a symlink. */
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
+
+/** Whether `/proc/self/fd/<fd>/<name>` resolves relative to an open directory here. */
+const PROC_FD = process.platform === 'linux'
+
+/** How often an operation is retried when the path changed under it (a directory became a symlink). */
+export const CHANGED_PATH_ATTEMPTS = 3
+
+/**
+ * Thrown inside a no-follow walk when a component that was a directory is now
+ * a symlink: someone changed the path under us. {@link withConfinedPath}
+ * confines the path again and retries.
+ */
+export class PathChangedError extends Error {
+  constructor(readonly component: string) {
+    super(`path component ${JSON.stringify(component)} changed to a symlink during the operation`)
+  }
+}
+
+/** A directory opened by the no-follow walk; name entries in it with {@link ConfinedDir.at}. */
+export class ConfinedDir {
+  constructor(
+    /** The open directory. */
+    readonly handle: FileHandle,
+    /** Its host path when it was opened (used for messages and off Linux). */
+    readonly host: string,
+  ) {}
+
+  /**
+   * A path naming `name` inside this very directory, whatever was renamed or
+   * swapped since it was opened (Linux). `name` is one component, never `..`.
+   * Without `name`, the directory itself.
+   */
+  at(name?: string): string {
+    if (PROC_FD) return name === undefined ? `/proc/self/fd/${this.handle.fd}` : `/proc/self/fd/${this.handle.fd}/${name}`
+    return name === undefined ? this.host : join(this.host, name)
+  }
+
+  close(): Promise<void> {
+    return this.handle.close()
+  }
+}
+
+/**
+ * Open the workspace root itself, refusing it when it was replaced by a
+ * symlink (the agent can rename its own workspace directory).
+ *
+ * @throws PathChangedError when `realRoot` is now a symlink or resolves elsewhere.
+ */
+export async function openRoot(realRoot: string): Promise<ConfinedDir> {
+  let handle: FileHandle
+  try {
+    handle = await open(realRoot, DIR_FLAGS)
+  } catch (error) {
+    if (errnoCode(error) === 'ELOOP' || errnoCode(error) === 'ENOTDIR') throw new PathChangedError(realRoot)
+    throw error
+  }
+  const dir = new ConfinedDir(handle, realRoot)
+  if (PROC_FD && (await realpath(dir.at())) !== realRoot) {
+    await dir.close()
+    throw new PathChangedError(realRoot)
+  }
+  return dir
+}
+
+/**
+ * Open the directory `host` (a path {@link confinePath} returned) by walking
+ * from the workspace root one component at a time, each opened inside the
+ * previous one with `O_NOFOLLOW`.
+ *
+ * @param create - Create missing components (mode 0777 minus umask), as `mkdir -p` would.
+ * @returns The open directory; the caller closes it.
+ * @throws PathChangedError when a component is now a symlink.
+ * @throws The `ENOENT` (missing, `create` false) or `ENOTDIR` (a file on the path) error of the failed step.
+ */
+export async function openConfinedDir(realRoot: string, host: string, create: boolean): Promise<ConfinedDir> {
+  const parts = host === realRoot ? [] : relativePath(realRoot, host).split(sep)
+  let dir = await openRoot(realRoot)
+  try {
+    for (const part of parts) {
+      const next = await openChild(dir, part, create)
+      await dir.close()
+      dir = next
+    }
+    return dir
+  } catch (error) {
+    await dir.close().catch(() => undefined)
+    throw error
+  }
+}
+
+/** Open `name` inside `dir` as a directory without following it, creating it first when asked. */
+async function openChild(dir: ConfinedDir, name: string, create: boolean): Promise<ConfinedDir> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return new ConfinedDir(await open(dir.at(name), DIR_FLAGS), join(dir.host, name))
+    } catch (error) {
+      const code = errnoCode(error)
+      if (code === 'ENOENT' && create && attempt === 0) {
+        try {
+          await mkdir(dir.at(name))
+        } catch (mkdirError) {
+          if (errnoCode(mkdirError) !== 'EEXIST') throw mkdirError
+        }
+        continue
+      }
+      // O_DIRECTORY|O_NOFOLLOW on a symlink fails with ENOTDIR (or ELOOP): tell a swapped-in link from a file.
+      if (code === 'ENOTDIR' || code === 'ELOOP') {
+        const info = await lstat(dir.at(name)).catch(() => undefined)
+        if (info?.isSymbolicLink()) throw new PathChangedError(name)
+      }
+      throw error
+    }
+  }
+}
+
+/** The directory part of a confined host path and its last component (`undefined` for the root). */
+export function splitHost(realRoot: string, host: string): { parent: string; name: string | undefined } {
+  if (host === realRoot) return { parent: realRoot, name: undefined }
+  return { parent: dirname(host), name: host.slice(dirname(host).length + 1) }
+}
+
+/**
+ * Confine `path`, run `body` on the result, and when the path changed under
+ * the body (a {@link PathChangedError}) confine it again and retry, up to
+ * {@link CHANGED_PATH_ATTEMPTS} times in all.
+ *
+ * @throws SandboxPathError `symlink-escape` when the path keeps changing, or
+ *   whatever {@link confinePath} and `body` throw.
+ */
+export async function withConfinedPath<T>(path: string, realRoot: string, followLast: boolean, body: (target: ConfinedPath) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await body(await confinePath(path, realRoot, followLast))
+    } catch (error) {
+      if (!(error instanceof PathChangedError)) throw error
+      if (attempt >= CHANGED_PATH_ATTEMPTS) {
+        throw new SandboxPathError('symlink-escape', path, `Path ${JSON.stringify(path)} kept changing while it was used (${error.message}); refused so nothing outside the workspace is touched. Stop the process that is swapping it and try again.`, { cause: error })
+      }
+    }
+  }
 }
 
 /** True when `candidate` is `root` or below it. */

@@ -1,8 +1,13 @@
 /**
- * The processes of one job on Linux: the live members of its process group
- * plus every descendant of them (by parent pid, recursively), so a child that
- * left the group with `setsid` is still reached. Read from `/proc`; without it
- * (macOS) the scan finds nothing and the group signal is the only reach.
+ * The processes of one job on Linux: the live members of its process group,
+ * every process whose environment carries the job's marker entry
+ * (`TANSTACK_SANDBOX_JOB=<id>`, inherited, so a child that left the group
+ * with `setsid` and whose parent already exited is still found), plus every
+ * descendant of them (by parent pid, recursively). Also the sweep of a
+ * sandbox's processes by its marker. Read from `/proc`; without it (macOS)
+ * the scan finds nothing and the group signal is the only reach. A process
+ * that dropped its environment (`env -i`) is found only through the group
+ * and the tree.
  * Invariant: a process is identified by pid AND start time, so a pid reused by
  * an unrelated process is never signalled, and zombies are never returned.
  */
@@ -35,13 +40,19 @@ async function readStat(pid: number): Promise<ProcStat | undefined> {
   }
 }
 
+/** What a job is found by: its process group (`undefined` once the group is gone) and its marker entry (`NAME=value`). */
+export interface JobKeys {
+  readonly pgid: number | undefined
+  readonly marker: string | undefined
+}
+
 /**
- * Collect the job of process group `pgid`: its members, the processes in
- * `known` that still run (same pid and start time), and every descendant of
- * any of them.
- * @returns Live (non-zombie) processes of the job; empty without `/proc`.
+ * Collect a job: the members of its group, every process whose environment
+ * holds its marker entry, the processes in `known` that still run (same pid
+ * and start time), and every descendant of any of them.
+ * @returns Live (non-zombie) processes of the job, never this process; empty without `/proc`.
  */
-export async function scanJob(pgid: number, known: JobProcesses = new Map()): Promise<Map<number, string>> {
+export async function scanJob(keys: JobKeys, known: JobProcesses = new Map()): Promise<Map<number, string>> {
   let names: string[]
   try {
     names = await readdir('/proc')
@@ -60,7 +71,11 @@ export async function scanJob(pgid: number, known: JobProcesses = new Map()): Pr
   const job = new Set<number>()
   for (const [pid, stat] of procs) {
     children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), pid])
-    if (stat.pgrp === pgid || known.get(pid) === stat.start) job.add(pid)
+    if (stat.pgrp === keys.pgid || known.get(pid) === stat.start) job.add(pid)
+  }
+  if (keys.marker !== undefined) {
+    const needle = markerNeedle(keys.marker)
+    await Promise.all([...procs.keys()].filter((pid) => !job.has(pid)).map(async (pid) => (await hasEntry(pid, needle)) && job.add(pid)))
   }
   const queue = [...job]
   while (queue.length > 0) {
@@ -77,6 +92,33 @@ export async function scanJob(pgid: number, known: JobProcesses = new Map()): Pr
   }
   return live
 }
+
+/**
+ * Live processes (never this one) whose environment holds `marker` (a whole
+ * `NAME=value` entry), with their start times.
+ * @returns Empty without `/proc`.
+ */
+export async function scanMarked(marker: string): Promise<Map<number, string>> {
+  return scanJob({ pgid: undefined, marker })
+}
+
+/** `\0NAME=value\0`: the entry as it sits between others in `/proc/<pid>/environ` (read with a leading NUL). */
+function markerNeedle(marker: string): Buffer {
+  return Buffer.from(`\0${marker}\0`)
+}
+
+async function hasEntry(pid: number, needle: Buffer): Promise<boolean> {
+  let environ: Buffer
+  try {
+    environ = await readFile(`/proc/${pid}/environ`)
+  } catch {
+    return false // exited, or another user's: not ours to signal anyway
+  }
+  // The first entry has no NUL before it; prepend one so it matches like the rest.
+  return Buffer.concat([NUL, environ]).includes(needle)
+}
+
+const NUL = Buffer.from([0])
 
 /**
  * Send `signal` to `pid` if it is still the process that started at `start`.

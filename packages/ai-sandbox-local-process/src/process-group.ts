@@ -1,18 +1,24 @@
 /**
  * One job on the host: `/bin/sh -c command` started detached, so the shell is
  * the leader of a new process group and everything it starts shares its pgid.
- * Owns signalling the job (the group, and on Linux every descendant, also
- * those that left the group with `setsid`), the TERM-then-KILL escalation and
- * the check that nothing of it is left. It must never signal a group it has
- * seen gone. Invariants: `exit` settles once the shell exits, whatever still
- * holds its output pipes (they are closed from our side after
- * {@link OUTPUT_DRAIN_MS}); and `kill()` resolves only when no live
- * (non-zombie) process of the group, nor any descendant collected, remains.
+ * Every process of the job also inherits two marker entries in its
+ * environment: `TANSTACK_SANDBOX_JOB=<random id>` (this job) and
+ * `TANSTACK_SANDBOX_ID=<sandbox id>` (for `destroy()`). Owns signalling the
+ * job (the group, and on Linux every process carrying the job's marker and
+ * every descendant, also those that left the group with `setsid` after their
+ * parent exited), the TERM-then-KILL escalation and the check that nothing of
+ * it is left. It must never signal a group it has seen gone. Invariants:
+ * `exit` settles once the shell exits, whatever still holds its output pipes
+ * (they are closed from our side after {@link OUTPUT_DRAIN_MS}); and `kill()`
+ * resolves only when no live (non-zombie) process of the group, nor any
+ * process carrying the job's marker, nor any descendant collected, remains.
  */
 import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import type { ChildProcessWithoutNullStreams } from 'node:child_process'
 import { readFile, readdir } from 'node:fs/promises'
 import { constants } from 'node:os'
+import { SANDBOX_ID_ENV, SANDBOX_JOB_ENV } from '@tanstack/ai-sandbox'
 import type { ProcessExit } from '@tanstack/ai-sandbox'
 import { errnoCode, operationError } from './errors.js'
 import { scanJob, signalJobProcess } from './job-tree.js'
@@ -39,18 +45,22 @@ export const OUTPUT_DRAIN_MS = 200
 export interface ProcessGroupOptions {
   /** Host working directory (already confined). */
   cwd: string
-  /** Complete environment of the child. */
+  /** Complete environment of the child; the job and sandbox markers are added over it. */
   env: Record<string, string | undefined>
+  /** The sandbox's id: the value of its marker entry `TANSTACK_SANDBOX_ID`. */
+  sandboxId: string
   /** ms between the first signal and SIGKILL. */
   graceMs: number
-  /** Called once when the group is known to be gone. */
-  onGone: () => void
+  /** Called once, with the group, when it is known to be gone (may come before the start resolved). */
+  onGone: (group: ProcessGroup) => void
 }
 
 /** A started job: its pipes, its exit and a group-wide kill. */
 export class ProcessGroup {
   /** The process-group id (the leader's pid). */
   readonly pgid: number
+  /** The job's marker entry, `TANSTACK_SANDBOX_JOB=<id>`, inherited by everything it starts. */
+  readonly marker: string
   readonly stdout = new TextStream()
   readonly stderr = new TextStream()
   /**
@@ -61,6 +71,7 @@ export class ProcessGroup {
   readonly exit: Promise<ProcessExit>
   /** Resolves when the leader (the shell) exited, whatever still holds its pipes. */
   private readonly leaderExit: Promise<void>
+  /** The group was seen empty: its pgid is never signalled again (it may be reused). */
   private gone = false
   private killing: Promise<void> | undefined
   /** The job's processes as last scanned (Linux), kept so descendants reparented away are still found. */
@@ -69,10 +80,13 @@ export class ProcessGroup {
   constructor(
     readonly child: ChildProcessWithoutNullStreams,
     private readonly options: ProcessGroupOptions,
+    marker: string,
   ) {
     this.pgid = child.pid!
-    child.stdout.on('data', (chunk: Buffer) => this.stdout.push(chunk))
-    child.stderr.on('data', (chunk: Buffer) => this.stderr.push(chunk))
+    this.marker = marker
+    // Each pipe pauses while its stream holds more than the high-water mark unread (backpressure).
+    this.stdout.readFrom(child.stdout)
+    this.stderr.readFrom(child.stderr)
     // EPIPE after the child closed its stdin is reported by stdin.write/end callers.
     child.stdin.on('error', () => undefined)
     // A background child may hold the pipes open for good: read them for the drain window, then
@@ -96,16 +110,17 @@ export class ProcessGroup {
   }
 
   /**
-   * Send `signal` to the whole job (the group and every descendant, collected
-   * before signalling), then SIGKILL after the grace period, and resolve when
-   * nothing of it is left. Safe to call repeatedly: later calls send their
-   * signal too and share the first call's wait. Once nothing of the job is
-   * left and the leader exited, the output pipes are closed from our side, so
-   * `exit` resolves even when an escaped process still holds their write ends.
+   * Send `signal` to the whole job (the group, every process carrying the
+   * job's marker and every descendant, collected before signalling), then
+   * SIGKILL after the grace period, and resolve when nothing of it is left.
+   * Safe to call repeatedly, also after the shell exited (a marked process it
+   * left is still stopped): later calls send their signal too and share the
+   * first call's wait. Once nothing of the job is left and the leader exited,
+   * the output pipes are closed from our side, so `exit` resolves even when an
+   * escaped process still holds their write ends.
    * @throws SandboxOperationError `timeout` when the job survives SIGKILL for 30 s.
    */
   kill(signal: KillSignal = 'SIGTERM'): Promise<void> {
-    if (this.gone) return this.releaseOutput()
     const sent = this.signal(signal)
     const killing = (this.killing ??= sent.then(() => this.escalate(signal)).then(() => this.releaseOutput()))
     // Reported through the returned promise; never left unhandled when `sent` fails first.
@@ -116,7 +131,7 @@ export class ProcessGroup {
   private async escalate(first: KillSignal): Promise<void> {
     if (first !== 'SIGKILL' && (await this.waitGone(this.options.graceMs))) return
     await this.signal('SIGKILL')
-    if (await this.waitGone(SIGKILL_DEADLINE_MS)) return
+    if (await this.waitGone(SIGKILL_DEADLINE_MS, 'SIGKILL')) return
     throw operationError('timeout', `Process group ${this.pgid} (or a process it started) still has live processes ${SIGKILL_DEADLINE_MS} ms after SIGKILL (stuck in uninterruptible I/O, or owned by another user?).`)
   }
 
@@ -134,36 +149,46 @@ export class ProcessGroup {
     this.child.stderr.destroy()
   }
 
-  /** Collect the job (group members and descendants), then signal the group and each collected process. */
+  /** Collect the job (group members, marked processes, descendants), then signal the group (unless gone) and each collected process. */
   private async signal(signal: NodeJS.Signals): Promise<void> {
-    if (this.gone) return
-    this.tracked = await scanJob(this.pgid, this.tracked)
-    try {
-      process.kill(-this.pgid, signal)
-    } catch (error) {
-      // ESRCH: no member left in the group; descendants that left it may remain.
-      if (errnoCode(error) !== 'ESRCH') throw operationError('exec-failed', `Could not send ${signal} to process group ${this.pgid}: ${String(error)}`, error)
+    this.tracked = await this.scan()
+    if (!this.gone) {
+      try {
+        process.kill(-this.pgid, signal)
+      } catch (error) {
+        // ESRCH: no member left in the group; descendants and marked processes that left it may remain.
+        if (errnoCode(error) !== 'ESRCH') throw operationError('exec-failed', `Could not send ${signal} to process group ${this.pgid}: ${String(error)}`, error)
+      }
     }
     await Promise.all([...this.tracked].map(([pid, start]) => signalJobProcess(pid, start, signal)))
   }
 
+  private scan(): Promise<Map<number, string>> {
+    return scanJob({ pgid: this.gone ? undefined : this.pgid, marker: this.marker }, this.tracked)
+  }
+
   /** True while a process of the job is alive (Linux: the scan; elsewhere: the group). */
   private async jobIsAlive(): Promise<boolean> {
-    if (process.platform !== 'linux') return groupIsAlive(this.pgid)
-    this.tracked = await scanJob(this.pgid, this.tracked)
+    if (process.platform !== 'linux') return !this.gone && groupIsAlive(this.pgid)
+    this.tracked = await this.scan()
     return this.tracked.size > 0
   }
 
-  /** Poll until the job is gone or `deadlineMs` passed; true when gone. */
-  private async waitGone(deadlineMs: number): Promise<boolean> {
+  /**
+   * Poll until the job is gone or `deadlineMs` passed; true when gone. With
+   * `resend`, each round also sends it to what the scan found, so a process
+   * started after the last signal (a respawning loop) is not spared.
+   */
+  private async waitGone(deadlineMs: number, resend?: NodeJS.Signals): Promise<boolean> {
     const deadline = Date.now() + deadlineMs
     let interval = 10
     for (;;) {
-      if (this.gone || !(await this.jobIsAlive())) {
+      if (!(await this.jobIsAlive())) {
         this.markGone()
         return true
       }
       if (Date.now() >= deadline) return false
+      if (resend) await Promise.all([...this.tracked].map(([pid, start]) => signalJobProcess(pid, start, resend)))
       await new Promise((resolve) => setTimeout(resolve, Math.min(interval, Math.max(1, deadline - Date.now()))))
       interval = Math.min(interval * 2, 100)
     }
@@ -183,7 +208,7 @@ export class ProcessGroup {
   private markGone(): void {
     if (this.gone) return
     this.gone = true
-    this.options.onGone()
+    this.options.onGone(this)
   }
 }
 
@@ -192,9 +217,11 @@ export class ProcessGroup {
  * @throws SandboxOperationError `spawn-failed` when the shell cannot start.
  */
 export async function startProcessGroup(command: string, options: ProcessGroupOptions): Promise<ProcessGroup> {
+  const jobId = randomUUID()
   const child = spawn('/bin/sh', ['-c', command], {
     cwd: options.cwd,
-    env: options.env,
+    // The markers go last, so a caller's env can never unset or fake them.
+    env: { ...options.env, [SANDBOX_ID_ENV]: options.sandboxId, [SANDBOX_JOB_ENV]: jobId },
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
   })
@@ -208,7 +235,7 @@ export async function startProcessGroup(command: string, options: ProcessGroupOp
   }
   // Later child errors (a failed kill) surface through ProcessGroup.kill instead.
   child.on('error', () => undefined)
-  return new ProcessGroup(child, options)
+  return new ProcessGroup(child, options, `${SANDBOX_JOB_ENV}=${jobId}`)
 }
 
 /**

@@ -6,7 +6,7 @@
  * run as the current user on the host.
  */
 import { realpath, rm, mkdir } from 'node:fs/promises'
-import { killProcessesUnder } from './stragglers.js'
+import { stopSandboxStragglers } from './stragglers.js'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
@@ -14,7 +14,7 @@ import type { SandboxCapabilities, SandboxCreateInput, SandboxDestroyInput, Sand
 import { LOCAL_PROCESS_CAPABILITIES } from './capabilities.js'
 import { PROVIDER_NAME, fsError, operationError, parseConfig, unsupportedMethod } from './errors.js'
 import { createLocalHandle } from './handle.js'
-import { assertValidId, createSandboxDir, envSchema, makeState, newSandboxId, readMetadata, workspaceExists } from './sandbox-state.js'
+import { DEFAULT_MAX_EXEC_OUTPUT_BYTES, DEFAULT_MAX_READ_BYTES, assertValidId, createSandboxDir, envSchema, makeState, newSandboxId, readMetadata, workspaceExists } from './sandbox-state.js'
 import type { SandboxState } from './sandbox-state.js'
 
 /** Default grace period between SIGTERM and SIGKILL, in ms. */
@@ -30,12 +30,28 @@ export interface LocalProcessSandboxConfig {
   root?: string
   /** ms between the first signal of `kill()`/`destroy()` and SIGKILL. Default 2000. */
   killGraceMs?: number
+  /**
+   * Output (stdout plus stderr) above which `exec` kills the command and
+   * throws `SandboxLimitError` `exec-output-too-large`, in bytes. At least
+   * 1024. Default 64 MiB (`DEFAULT_MAX_EXEC_OUTPUT_BYTES`), as on Docker.
+   * `spawn` has no such limit: its streams pause the process instead.
+   */
+  maxExecOutputBytes?: number
+  /**
+   * Largest file `fs.read`/`fs.readBytes` return, in bytes; a larger one (or
+   * one that grows past it while read) throws `SandboxLimitError`
+   * `file-too-large` before it is held in memory. At least 1. Default 64 MiB
+   * (`DEFAULT_MAX_READ_BYTES`), as on Docker.
+   */
+  maxReadBytes?: number
 }
 
 const configSchema = z
   .object({
     root: z.string().min(1, 'expected a non-empty directory path').refine((value) => !value.includes('\0'), 'must not contain NUL bytes').optional(),
     killGraceMs: z.number().int('expected an integer number of milliseconds').min(0).max(600_000).optional(),
+    maxExecOutputBytes: z.number().int('expected a whole number of bytes').min(1024, 'expected at least 1024 bytes').optional(),
+    maxReadBytes: z.number().int('expected a whole number of bytes').min(1, 'expected at least 1 byte').optional(),
   })
   .strict()
 
@@ -50,8 +66,9 @@ const createInputSchema = z.object({
  * this machine and every command runs as the current user. No isolation: use
  * it for the development loop and trusted agents only.
  *
- * @param config - `root` (default `<os.tmpdir()>/tanstack-ai-sandbox`) and
- *   `killGraceMs` (default 2000).
+ * @param config - `root` (default `<os.tmpdir()>/tanstack-ai-sandbox`),
+ *   `killGraceMs` (default 2000), `maxExecOutputBytes` (default 64 MiB) and
+ *   `maxReadBytes` (default 64 MiB).
  * @returns A {@link SandboxProvider} named `local-process`; its `restoreSnapshot` (and the
  *   handles' `snapshot`/`fork`) throw `UnsupportedCapabilityError`.
  * @throws SandboxConfigError naming the field (e.g. `localProcessSandbox.killGraceMs`).
@@ -64,7 +81,7 @@ const createInputSchema = z.object({
  */
 export function localProcessSandbox(config: LocalProcessSandboxConfig = {}): SandboxProvider {
   const parsed = parseConfig(configSchema, config, 'localProcessSandbox')
-  return new LocalProcessProvider(resolve(parsed.root ?? join(tmpdir(), 'tanstack-ai-sandbox')), parsed.killGraceMs ?? DEFAULT_KILL_GRACE_MS)
+  return new LocalProcessProvider(resolve(parsed.root ?? join(tmpdir(), 'tanstack-ai-sandbox')), parsed.killGraceMs ?? DEFAULT_KILL_GRACE_MS, parsed.maxExecOutputBytes ?? DEFAULT_MAX_EXEC_OUTPUT_BYTES, parsed.maxReadBytes ?? DEFAULT_MAX_READ_BYTES)
 }
 
 class LocalProcessProvider implements SandboxProvider {
@@ -76,6 +93,8 @@ class LocalProcessProvider implements SandboxProvider {
   constructor(
     private readonly root: string,
     private readonly killGraceMs: number,
+    private readonly maxExecOutputBytes: number,
+    private readonly maxReadBytes: number,
   ) {}
 
   capabilities = (): SandboxCapabilities => LOCAL_PROCESS_CAPABILITIES
@@ -93,7 +112,7 @@ class LocalProcessProvider implements SandboxProvider {
     } catch (error) {
       throw operationError('create-failed', `Could not create sandbox directory ${dir}: ${String(error)}`, error)
     }
-    return this.handleFor(makeState({ id, dir, workspaceRoot: join(dir, 'workspace'), killGraceMs: this.killGraceMs, metadata }))
+    return this.handleFor(makeState({ id, dir, workspaceRoot: join(dir, 'workspace'), killGraceMs: this.killGraceMs, maxExecOutputBytes: this.maxExecOutputBytes, maxReadBytes: this.maxReadBytes, metadata }))
   }
 
   // `input.signal` is not consulted: resume is two stat calls and a small read.
@@ -109,7 +128,7 @@ class LocalProcessProvider implements SandboxProvider {
     }
     if (known) return this.handleFor(known)
     const metadata = await readMetadata(dir, input.id)
-    return this.handleFor(makeState({ id: input.id, dir, workspaceRoot: join(dir, 'workspace'), killGraceMs: this.killGraceMs, metadata }))
+    return this.handleFor(makeState({ id: input.id, dir, workspaceRoot: join(dir, 'workspace'), killGraceMs: this.killGraceMs, maxExecOutputBytes: this.maxExecOutputBytes, maxReadBytes: this.maxReadBytes, metadata }))
   }
 
   destroy = async (input: SandboxDestroyInput): Promise<void> => {
@@ -122,8 +141,8 @@ class LocalProcessProvider implements SandboxProvider {
       killed = await Promise.allSettled([...state.groups].map((group) => group.kill('SIGTERM')))
     }
     const dir = join(await this.ensureRoot(), input.id)
-    // Processes that escaped their group (setsid, daemons) but still work in the sandbox.
-    await killProcessesUnder(dir)
+    // Processes that escaped their group and tree (setsid, daemons): by the sandbox's marker or their cwd.
+    await stopSandboxStragglers(dir, input.id)
     try {
       await rm(dir, { recursive: true, force: true })
     } catch (error) {

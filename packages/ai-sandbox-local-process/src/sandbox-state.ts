@@ -14,6 +14,12 @@ import { SandboxConfigError } from '@tanstack/ai-sandbox'
 import { destroyedError, errnoCode, fsError, parseConfig } from './errors.js'
 import type { ProcessGroup } from './process-group.js'
 
+/** Default exec output limit (stdout plus stderr), in bytes: 64 MiB, the same as the Docker provider's. */
+export const DEFAULT_MAX_EXEC_OUTPUT_BYTES = 64 * 1024 * 1024
+
+/** Default bound of one `fs.read`/`fs.readBytes`, in bytes: 64 MiB, the same as the Docker provider's. */
+export const DEFAULT_MAX_READ_BYTES = 64 * 1024 * 1024
+
 /** File name of the metadata next to the workspace. */
 export const METADATA_FILE = 'sandbox.json'
 
@@ -38,6 +44,10 @@ export interface SandboxState {
   /** `<root>/<id>/workspace`, symlinks resolved. */
   readonly workspaceRoot: string
   readonly killGraceMs: number
+  /** Output (stdout plus stderr) above which `exec` kills the command and throws `SandboxLimitError`, in bytes. */
+  readonly maxExecOutputBytes: number
+  /** Largest file `fs.read`/`fs.readBytes` return, in bytes; larger ones throw `SandboxLimitError` `file-too-large`. */
+  readonly maxReadBytes: number
   /** Process groups started by this provider instance that may still have live members. */
   readonly groups: Set<ProcessGroup>
   /** The sandbox environment; replaced (never mutated) by {@link setEnv}. */
@@ -66,12 +76,14 @@ export function assertValidId(id: unknown, field: string): asserts id is string 
 }
 
 /** Build the state object of a sandbox whose directory exists. */
-export function makeState(input: { id: string; dir: string; workspaceRoot: string; killGraceMs: number; metadata: SandboxMetadata }): SandboxState {
+export function makeState(input: { id: string; dir: string; workspaceRoot: string; killGraceMs: number; maxExecOutputBytes?: number; maxReadBytes?: number; metadata: SandboxMetadata }): SandboxState {
   const state: SandboxState = {
     id: input.id,
     dir: input.dir,
     workspaceRoot: input.workspaceRoot,
     killGraceMs: input.killGraceMs,
+    maxExecOutputBytes: input.maxExecOutputBytes ?? DEFAULT_MAX_EXEC_OUTPUT_BYTES,
+    maxReadBytes: input.maxReadBytes ?? DEFAULT_MAX_READ_BYTES,
     groups: new Set(),
     env: Object.freeze({ ...input.metadata.env }),
     metadata: input.metadata,

@@ -1,11 +1,16 @@
-// fs of the local-process provider: round trips, listing, and path
-// confinement (lexical and through symlinks anywhere in the path).
-import { randomBytes } from 'node:crypto'
+// fs of the local-process provider: round trips, listing, path confinement
+// (lexical and through symlinks anywhere in the path), special files, hard
+// links and the read size bound.
+import { execFileSync } from 'node:child_process'
+import { pbkdf2, randomBytes } from 'node:crypto'
+import { lookup } from 'node:dns/promises'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises'
+import { chmod, link, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { SandboxOperationError, SandboxPathError } from '@tanstack/ai-sandbox'
+import { SandboxConfigError, SandboxLimitError, SandboxOperationError, SandboxPathError } from '@tanstack/ai-sandbox'
+import { localProcessSandbox } from '../src/index.js'
 import { rejectionOf, useTempRoot } from './helpers/temp-root.js'
 
 const temp = useTempRoot()
@@ -181,5 +186,108 @@ describe('fs', () => {
     await symlink('loop-b', join(handle.workspaceRoot, 'loop-a'))
     await symlink('loop-a', join(handle.workspaceRoot, 'loop-b'))
     await expectPathError(handle.fs.read('loop-a'), 'invalid')
+  })
+
+  it('refuses FIFOs at once, and four pending FIFO reads leave the host process free', async () => {
+    const handle = await temp.create()
+    for (let i = 0; i < 4; i++) execFileSync('mkfifo', [join(handle.workspaceRoot, `pipe${i}`)])
+    // Four blocking opens would fill libuv's default thread pool (4 threads) and stall every fs, dns and crypto call.
+    const reads = [0, 1, 2, 3].map((i) => rejectionOf(i % 2 === 0 ? handle.fs.read(`pipe${i}`) : handle.fs.readBytes(`pipe${i}`)))
+    const unrelated = Promise.all([
+      readFile(join(handle.workspaceRoot, '..', 'sandbox.json'), 'utf8'),
+      promisify(pbkdf2)('secret', 'salt', 1000, 32, 'sha256'),
+      lookup('localhost'),
+      handle.fs.write('still-works.txt', 'yes'),
+    ])
+    const settled = await Promise.race([
+      Promise.all([unrelated, Promise.all(reads)]).then(() => 'settled'),
+      new Promise((resolve) => setTimeout(() => resolve('stalled'), 10_000)),
+    ])
+    expect(settled, 'unrelated fs, crypto and dns calls finish while FIFO reads are pending').toBe('settled')
+    for (const error of await Promise.all(reads)) {
+      expect(SandboxPathError.isInstance(error)).toBe(true)
+      expect(error.reason).toBe('special-file')
+    }
+    await expectPathError(handle.fs.write('pipe0', 'x'), 'special-file')
+    expect((await stat(join(handle.workspaceRoot, 'pipe0'))).isFIFO()).toBe(true)
+    expect(await handle.fs.read('still-works.txt')).toBe('yes')
+  })
+
+  it('never reads a hard link to a host file, and a write replaces it instead of writing through', async () => {
+    const handle = await temp.create()
+    const hostFile = join(outside, 'hard-target.txt')
+    await writeFile(hostFile, 'host content')
+    await chmod(hostFile, 0o640)
+    await link(hostFile, join(handle.workspaceRoot, 'linked.txt'))
+    const error = await expectPathError(handle.fs.read('linked.txt'), 'hard-link')
+    expect(error.message).toMatch(/hard links/)
+    await expectPathError(handle.fs.readBytes('linked.txt'), 'hard-link')
+    await handle.fs.write('linked.txt', 'sandbox content')
+    expect(await readFile(hostFile, 'utf8')).toBe('host content')
+    expect((await stat(hostFile)).nlink).toBe(1)
+    expect(await handle.fs.read('linked.txt')).toBe('sandbox content')
+    expect((await stat(join(handle.workspaceRoot, 'linked.txt'))).mode & 0o777, 'the replacement keeps the mode').toBe(0o640)
+    // An ordinary file is written in place: same inode, same mode.
+    await handle.fs.write('plain.sh', '#!/bin/sh\n')
+    await chmod(join(handle.workspaceRoot, 'plain.sh'), 0o755)
+    const inode = (await stat(join(handle.workspaceRoot, 'plain.sh'))).ino
+    await handle.fs.write('plain.sh', '#!/bin/sh\necho hi\n')
+    const after = await stat(join(handle.workspaceRoot, 'plain.sh'))
+    expect([after.ino, after.mode & 0o777]).toEqual([inode, 0o755])
+    expect(execFileSync('ls', ['-A', handle.workspaceRoot], { encoding: 'utf8' }).split('\n').filter((name) => name.startsWith('.tanstack'))).toEqual([])
+  })
+
+  it('refuses a character device for read and write', async () => {
+    const handle = await temp.create()
+    try {
+      execFileSync('mknod', [join(handle.workspaceRoot, 'null'), 'c', '1', '3'], { stdio: 'ignore' })
+    } catch {
+      return expect.soft(process.getuid?.(), 'mknod needs root; only root runs this part').not.toBe(0)
+    }
+    await expectPathError(handle.fs.read('null'), 'special-file')
+    await expectPathError(handle.fs.write('null', 'x'), 'special-file')
+  })
+
+  it('bounds reads by maxReadBytes with SandboxLimitError file-too-large (default 64 MiB)', async () => {
+    const handle = await temp.create({ maxReadBytes: 1024 })
+    await handle.fs.write('ok.bin', new Uint8Array(1024))
+    expect((await handle.fs.readBytes('ok.bin')).byteLength).toBe(1024)
+    await handle.fs.write('big.bin', new Uint8Array(1025))
+    const error = await rejectionOf(handle.fs.readBytes('big.bin'))
+    expect(SandboxLimitError.isInstance(error)).toBe(true)
+    expect(error).toMatchObject({ reason: 'file-too-large', limitBytes: 1024, option: 'localProcessSandbox({ maxReadBytes })', provider: 'local-process', path: 'big.bin' })
+    expect(error.message).toMatch(/maxReadBytes/)
+    expect((await rejectionOf(handle.fs.read('big.bin'))).reason).toBe('file-too-large')
+
+    // The default bound: a 600 MiB sparse file is refused before anything is read.
+    const plain = await temp.create()
+    execFileSync('truncate', ['-s', '600M', join(plain.workspaceRoot, 'sparse.bin')])
+    const sparse = await rejectionOf(plain.fs.readBytes('sparse.bin'))
+    expect(sparse).toMatchObject({ reason: 'file-too-large', limitBytes: 64 * 1024 * 1024 })
+
+    const config = (() => {
+      try {
+        localProcessSandbox({ maxReadBytes: 0 })
+      } catch (thrown) {
+        return thrown
+      }
+    })()
+    expect(SandboxConfigError.isInstance(config)).toBe(true)
+    expect((config as SandboxConfigError).field).toBe('localProcessSandbox.maxReadBytes')
+  })
+
+  it('keeps working when the workspace directory itself is swapped for a symlink', async () => {
+    const handle = await temp.create()
+    await handle.fs.write('mine.txt', 'mine')
+    const workspace = handle.workspaceRoot
+    execFileSync('sh', ['-c', 'mv "$1" "$1.real" && ln -s "$2" "$1"', 'sh', workspace, outside])
+    try {
+      await expectPathError(handle.fs.read('secret.txt'), 'symlink-escape')
+      await expectPathError(handle.fs.write('planted.txt', 'x'), 'symlink-escape')
+      expect(existsSync(join(outside, 'planted.txt'))).toBe(false)
+    } finally {
+      execFileSync('sh', ['-c', 'rm "$1" && mv "$1.real" "$1"', 'sh', workspace])
+    }
+    expect(await handle.fs.read('mine.txt')).toBe('mine')
   })
 })

@@ -1,7 +1,10 @@
 // process of the local-process provider: exec results, spawn streaming and
-// stdin, and group kills (TERM, escalation to KILL, abort, timeout) checked
-// against `ps` so nothing of a job survives.
-import { readFileSync } from 'node:fs'
+// stdin, group kills (TERM, escalation to KILL, abort, timeout) checked
+// against `ps` so nothing of a job survives, and the inherited job and sandbox
+// markers that let kill and destroy reach a child that left the group and
+// tree (`( setsid sleep & )`).
+import { randomInt } from 'node:crypto'
+import { readFileSync, readdirSync } from 'node:fs'
 import { readFile, realpath } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -19,6 +22,38 @@ function liveProcess(pid: number): boolean {
   } catch {
     return false
   }
+}
+
+/** Live processes on this machine with `arg` as one of their arguments (the unique `sleep 300.N` of a case). */
+function processesWithArg(arg: string): number[] {
+  const pids: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0').includes(arg)) pids.push(Number(name))
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids
+}
+
+/** SIGKILL whatever a failed case left, then report it. */
+function killAll(pids: readonly number[]): readonly number[] {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+  return pids
+}
+
+/** A unique `sleep` argument and the command whose setsid child (after `cd /` if asked) sleeps with it while its parent is gone. */
+function escapingCommand(cdRoot = false): { arg: string; command: string } {
+  const arg = `300.${randomInt(1e9)}`
+  return { arg, command: `( ${cdRoot ? 'cd / && ' : ''}setsid sleep ${arg} </dev/null >/dev/null 2>&1 & ) ; sleep 301` }
 }
 
 /** Read a pid the command wrote to `file` in the workspace, waiting until it is there. */
@@ -76,6 +111,17 @@ describe('exec', () => {
     expect(error.reason).toBe('timeout')
     expect(error.message).toContain('timed out')
     expect(liveGroupMembers(pgid)).toBe(0)
+  })
+
+  it('kill() outpaces a loop that ignores TERM and respawns setsid children (review finding)', async () => {
+    const handle = await temp.create({ killGraceMs: 200 })
+    const arg = `77.${randomInt(1e9)}`
+    // Each respawned child is a new session that ignores TERM; the loop starts one every 50 ms.
+    const child = await handle.process.spawn(`( setsid sh -c 'trap "" TERM HUP; while :; do setsid sh -c "trap \\"\\" TERM; sleep ${arg}" & sleep 0.05; done' & ) ; sleep 301`)
+    await waitFor(() => processesWithArg(arg).length >= 3, 'the loop to start respawned sleeps')
+    await child.kill('SIGTERM')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(killAll(processesWithArg(arg)), 'respawned sleeps left after kill()').toEqual([])
   })
 
   it('kills the group when the AbortSignal fires', async () => {
@@ -167,8 +213,9 @@ describe('spawn', () => {
 
   it('wait() resolves once kill() finished even when an escaped process still holds stdout', async () => {
     const handle = await temp.create()
-    // Double fork + setsid: the escaped sleep is neither in the group nor a descendant when kill() scans.
-    const child = await handle.process.spawn('( setsid sh -c "echo \\$\\$ > escaped.pid; exec sleep 855" & ) ; echo before; sleep 856')
+    // Double fork + setsid + dropping the job marker (the documented limit): the escaped sleep is
+    // neither in the group, nor a descendant, nor marked when kill() scans.
+    const child = await handle.process.spawn('( setsid env -u TANSTACK_SANDBOX_JOB -u TANSTACK_SANDBOX_ID sh -c "echo \\$\\$ > escaped.pid; exec sleep 855" & ) ; echo before; sleep 856')
     const pid = await pidFrom(handle.workspaceRoot, 'escaped.pid')
     try {
       const stdout = collect(child.stdout)
@@ -179,7 +226,7 @@ describe('spawn', () => {
       expect(outcome, 'wait() resolved after kill()').toMatchObject({ signal: 'SIGTERM', exitCode: 143 })
       expect((await stdout).join('')).toBe('before\n')
       expect(await stderr).toEqual([])
-      expect(liveProcess(pid), 'the escaped sleep still runs (only destroy() sweeps it)').toBe(true)
+      expect(liveProcess(pid), 'the escaped sleep without markers still runs (only destroy\'s cwd sweep reaches it)').toBe(true)
     } finally {
       try {
         process.kill(pid, 'SIGKILL')
@@ -219,5 +266,73 @@ describe('spawn', () => {
     const child = await handle.process.spawn('true')
     expect(await rejectionOf(child.kill('SIGHUP' as 'SIGTERM'))).toBeInstanceOf(SandboxConfigError)
     await child.wait()
+  })
+})
+
+describe('job and sandbox markers', () => {
+  it('every job carries its own TANSTACK_SANDBOX_JOB and the sandbox\'s TANSTACK_SANDBOX_ID, which a caller cannot override', async () => {
+    const handle = await temp.create()
+    const show = 'printf "%s %s" "$TANSTACK_SANDBOX_JOB" "$TANSTACK_SANDBOX_ID"'
+    const [a, b] = await Promise.all([handle.process.exec(show), handle.process.exec(show, { env: { TANSTACK_SANDBOX_JOB: 'fake', TANSTACK_SANDBOX_ID: 'fake' } })])
+    const [jobA, idA] = a.stdout.split(' ')
+    const [jobB, idB] = b.stdout.split(' ')
+    expect(jobA).toMatch(/^[0-9a-f-]{36}$/)
+    expect(jobB).toMatch(/^[0-9a-f-]{36}$/)
+    expect(jobA, 'each job gets a fresh marker').not.toBe(jobB)
+    expect([idA, idB]).toEqual([handle.id, handle.id])
+  })
+
+  it('kill() after the shell exited still stops the setsid child it left (parent gone, not in the group)', async () => {
+    const handle = await temp.create()
+    const arg = `300.${randomInt(1e9)}`
+    const child = await handle.process.spawn(`( setsid sleep ${arg} </dev/null >/dev/null 2>&1 & ) ; exit 0`)
+    await waitFor(() => processesWithArg(arg).length === 1, 'the setsid child to start')
+    expect((await child.wait()).exitCode).toBe(0)
+    await child.kill()
+    expect(killAll(processesWithArg(arg)), 'the child left by an exited shell').toEqual([])
+  })
+
+  for (const cdRoot of [false, true]) {
+    const shape = cdRoot ? '( cd / && setsid sleep & ) ; sleep' : '( setsid sleep & ) ; sleep'
+    it(`exec abort, exec timeoutMs and spawn kill() leave nothing of ${shape}, 5 times each`, async () => {
+      const handle = await temp.create({ killGraceMs: 500 })
+      const left: number[] = []
+      for (let i = 0; i < 5; i++) {
+        const aborted = escapingCommand(cdRoot)
+        const controller = new AbortController()
+        const run = handle.process.exec(aborted.command, { signal: controller.signal })
+        await waitFor(() => processesWithArg(aborted.arg).length === 1, 'the setsid child to start')
+        controller.abort()
+        expect((await rejectionOf(run)).reason).toBe('aborted')
+        left.push(...killAll(processesWithArg(aborted.arg)))
+
+        const timed = escapingCommand(cdRoot)
+        const timedRun = handle.process.exec(timed.command, { timeoutMs: 1000 })
+        await waitFor(() => processesWithArg(timed.arg).length === 1, 'the setsid child to start')
+        expect((await rejectionOf(timedRun)).reason).toBe('timeout')
+        left.push(...killAll(processesWithArg(timed.arg)))
+
+        const killed = escapingCommand(cdRoot)
+        const job = await handle.process.spawn(killed.command)
+        await waitFor(() => processesWithArg(killed.arg).length === 1, 'the setsid child to start')
+        await job.kill()
+        expect((await job.wait()).signal).toBe('SIGTERM')
+        left.push(...killAll(processesWithArg(killed.arg)))
+      }
+      expect(left, 'survivors of 15 cancels').toEqual([])
+    })
+  }
+
+  it('destroy() from another provider instance stops a setsid child that did cd / (found by TANSTACK_SANDBOX_ID)', async () => {
+    const handle = await temp.create()
+    const { arg, command } = escapingCommand(true)
+    const job = await handle.process.spawn(command)
+    void job.wait().catch(() => undefined)
+    await waitFor(() => processesWithArg(arg).length === 1, 'the setsid child to start')
+    // A fresh instance knows no group of this sandbox: only the marker sweep can find the child.
+    await temp.provider().destroy({ id: handle.id })
+    expect(killAll(processesWithArg(arg)), 'the child in / after destroy()').toEqual([])
+    // The group (sleep 301) is in the sandbox directory's tree of cwds, or marked: gone too.
+    await handle.destroy()
   })
 })

@@ -4,7 +4,9 @@
  * `bench-results/results.json`. Sandboxes live in a temp root removed at the
  * end. Sizes: BENCH_EXEC_ITERATIONS (200), BENCH_NDJSON_MB (50), BENCH_NDJSON_RUNS (3),
  * BENCH_TRANSLATOR_LINES (10000), BENCH_TRANSLATOR_RUNS (20), BENCH_DEMO_RUNS (3),
- * BENCH_BRIDGE_ITERATIONS (500), BENCH_FILE_EVENT_ITERATIONS (50), BENCH_FILE_EVENT_DOCKER_ITERATIONS (20).
+ * BENCH_BRIDGE_ITERATIONS (500), BENCH_FILE_EVENT_ITERATIONS (50), BENCH_FILE_EVENT_DOCKER_ITERATIONS (20),
+ * BENCH_CONFINEMENT_RACES (300), BENCH_CANCEL_ITERATIONS (100), BENCH_WATCH_BURST_FILES (10000),
+ * BENCH_DOCKER_CREATE_ITERATIONS (10).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, tmpdir } from 'node:os'
@@ -13,11 +15,16 @@ import { fileURLToPath } from 'node:url'
 import { OFFLINE_STREAMING } from '@example/quickstart'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { benchDemoWallTime, benchTranslatorThroughput, loadTranscript, repeatTranscript } from './claude-code.js'
+import { benchCancelSurvivors } from './cancel-survivors.js'
+import { benchDockerHardening } from './docker-hardening.js'
 import { benchExecRoundTrip } from './exec-round-trip.js'
 import { benchNdjsonThroughput } from './ndjson-throughput.js'
 import { benchFileEventLatency } from './file-events.js'
+import { benchConfinementRaces } from './confinement-races.js'
 import { envInt, round } from './stats.js'
 import { benchToolBridgeRoundTrip } from './tool-bridge.js'
+import { benchSecretScrubbing } from './secret-scrubbing.js'
+import { benchMemoryBounds, benchWatcherBurst } from './memory-bounds.js'
 
 const resultsDir = fileURLToPath(new URL('../bench-results/', import.meta.url))
 
@@ -66,6 +73,29 @@ async function main(): Promise<void> {
     console.log('\n(f) file-event latency, from calling fs.write to the create event (writeMedianMs: the write itself)')
     console.table(fileEvents.map((row) => ({ ...row, medianMs: round(row.medianMs, 1), p95Ms: round(row.p95Ms, 1), writeMedianMs: round(row.writeMedianMs, 1) })))
 
+    const confinement = await benchConfinementRaces(provider, envInt('BENCH_CONFINEMENT_RACES', 300))
+    console.log('\n(g) confinement under symlink-swap races: host calls under a directory flipped to an outside symlink (escapes and hangs: goal 0)')
+    console.table(confinement)
+
+    const scrubbing = await benchSecretScrubbing(envInt('BENCH_SCRUB_CHUNKS', 20_000), envInt('BENCH_SCRUB_DIFF_KIB', 1024), envInt('BENCH_SCRUB_RUNS', 5))
+    console.log('\n(h) secret scrubbing: every chunk of a harness run, and a file.changed diff')
+    console.table(scrubbing.map((row) => ({ ...row, medianMs: round(row.medianMs, 2) })))
+
+    const cancels = await benchCancelSurvivors(provider, { iterations: envInt('BENCH_CANCEL_ITERATIONS', 100) })
+    console.log('\n(i) survivors of a cancel: `sleep 300.N` / `sleep 301.N` processes left after cancelling `( setsid sleep 300.N & ) ; sleep 301.N` (goal 0)')
+    console.table(cancels)
+
+    const memory = await benchMemoryBounds(root)
+    const watcherBurst = await benchWatcherBurst(provider, envInt('BENCH_WATCH_BURST_FILES', 10_000))
+    console.log('\n(j) memory bounds: peak RSS of a child process per case (before the bounds: exec 200 MB, unread yes 1.7 GB, 300 MB line 615 MB, 2 GB sparse file 2.2 GB)')
+    console.table(memory)
+    console.log('\n(j) watcher burst: files written at once on local-process, creates delivered within 30 s (before: 6,388 of 10,000; goal: all)')
+    console.table([watcherBurst])
+
+    const hardening = await benchDockerHardening(envInt('BENCH_DOCKER_CREATE_ITERATIONS', 10))
+    console.log('\n(k) Docker create() and destroy(): hardened defaults against the old behaviour')
+    console.table(hardening.map((row) => ({ ...row, createMedianMs: round(row.createMedianMs, 0), createP95Ms: round(row.createP95Ms, 0), destroyMedianMs: round(row.destroyMedianMs, 0) })))
+
     const results = {
       date: new Date().toISOString(),
       node: process.version,
@@ -77,6 +107,12 @@ async function main(): Promise<void> {
       quickstartDemo: demo,
       fileEventLatency: fileEvents,
       toolBridgeRoundTrip: bridge,
+      dockerHardening: hardening,
+      cancelSurvivors: cancels,
+      confinementRaces: confinement,
+      secretScrubbing: scrubbing,
+      memoryBounds: memory,
+      watcherBurst,
     }
     await mkdir(resultsDir, { recursive: true })
     await writeFile(join(resultsDir, 'results.json'), JSON.stringify(results, null, 2) + '\n')

@@ -113,7 +113,7 @@ describeWithDocker('claude-code adapter with the real CLI in a Docker sandbox', 
 
     expect(out.error).toBeUndefined()
     expect(await handles[0]!.fs.read('notes.txt')).toBe('final draft\nsecond line "quoted" $HOME\n')
-    expect((await handles[0]!.process.exec('stat -c %U /workspace/notes.txt')).stdout.trim(), "written by the container's user").toBe('root')
+    expect((await handles[0]!.process.exec('stat -c %U /workspace/notes.txt')).stdout.trim(), "written by the sandbox's user (uid 1000 by default, not root)").toBe('sandbox')
 
     const starts = ofType(out.chunks, 'TOOL_CALL_START')
     expect(starts.map((c) => [c.toolCallId, c.toolCallName])).toEqual([

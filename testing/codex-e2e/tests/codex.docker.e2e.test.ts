@@ -56,7 +56,7 @@ describeWithDocker('codex adapter with the real CLI in a Docker sandbox', reason
     const host = await bridgeHostAddress()
     const model = await startFakeModel(join(fixtures, fixture), { host: host!, ...(vars ? { vars } : {}) })
     started.models.push(model)
-    const home = `/root/codex-home-${randomUUID().slice(0, 8)}`
+    const home = `/tmp/codex-home-${randomUUID().slice(0, 8)}`
     allHomes.push(home)
     return { model, home, options: { executable: CLI, env: { HOME: home, [FAKE_KEY_ENV]: 'test-key-not-a-secret' }, config: fakeProviderConfig(`http://host.docker.internal:${model.port}/v1`) } }
   }
@@ -102,7 +102,7 @@ describeWithDocker('codex adapter with the real CLI in a Docker sandbox', reason
 
     expect(out.error).toBeUndefined()
     expect(await handles[0]!.fs.read('notes.txt')).toBe('final draft\nsecond line "quoted" $HOME\n')
-    expect((await handles[0]!.process.exec('stat -c %U /workspace/notes.txt')).stdout.trim(), "written by the container's user").toBe('root')
+    expect((await handles[0]!.process.exec('stat -c %U /workspace/notes.txt')).stdout.trim(), "written by the container's user").toBe('sandbox')
     const starts = ofType(out.chunks, 'TOOL_CALL_START')
     expect(starts.map((c) => c.toolCallName)).toEqual(['exec_command', 'apply_patch', 'exec_command'])
     expect(ofType(out.chunks, 'TOOL_CALL_END')[1]!.input).toEqual({ changes: [{ path: '/workspace/notes.txt', kind: 'update' }] })

@@ -111,7 +111,7 @@ describeWithDocker('opencode adapter with the real CLI in a Docker sandbox', rea
 
     expect(out.error).toBeUndefined()
     expect(await handles[0]!.fs.read('notes.txt')).toBe('first draft\nsecond line "quoted" $HOME — ünï\n')
-    expect((await handles[0]!.process.exec('stat -c %U /workspace/notes.txt')).stdout.trim(), "written by the container's user").toBe('root')
+    expect((await handles[0]!.process.exec('stat -c %U /workspace/notes.txt')).stdout.trim(), "written by the sandbox's user (uid 1000 by default, not root)").toBe('sandbox')
     const starts = ofType(out.chunks, 'TOOL_CALL_START')
     expect(starts.map((c) => [c.toolCallId, c.toolCallName])).toEqual([
       ['call_e2e_1_bash', 'bash'],

@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
@@ -23,6 +23,9 @@ const reason = await dockerMissing([IMAGE])
 describeWithDocker('provisioning on Docker', reason, () => {
   const counterDir = join(host, 'counter')
   mkdirSync(counterDir)
+  // The sandbox runs as uid 1000 (not root): it must be allowed to read the mount and write the counter.
+  chmodSync(host, 0o755)
+  chmodSync(counterDir, 0o777)
   const provider = dockerSandbox({ image: IMAGE, labels: RUN, killGraceMs: 500, mounts: [{ source: counterDir, target: '/counter' }, { source: host, target: '/host', readOnly: true }] })
   const instances = new InMemorySandboxInstanceStore()
   const count = () => (existsSync(join(counterDir, 'setup.count')) ? readFileSync(join(counterDir, 'setup.count'), 'utf8').trim().split('\n').length : 0)
@@ -93,6 +96,8 @@ describeWithDocker('provisioning on Docker', reason, () => {
     git('add', '-A')
     git('commit', '-q', '-m', 'skill')
     execFileSync('git', ['clone', '-q', '--bare', repo, join(host, 'review.git')])
+    // Owned by the sandbox's uid 1000: git refuses to read a repository another user owns ("dubious ownership").
+    if (process.getuid?.() === 0) execFileSync('chown', ['-R', '1000:1000', join(host, 'review.git')])
     const workspace = defineWorkspace({
       secrets,
       setup: ['git init -q'],

@@ -122,8 +122,9 @@ describe('git sources', () => {
       lifecycle: { reuse: 'none' },
     })
     const out = await inSandbox(sandbox, 'cat .git/config; git remote -v; echo "env=$GH_TOKEN"')
-    expect(out).toContain(`env=${token}`) // secrets reach the sandbox env on purpose
-    expect(out.replace(`env=${token}`, '')).not.toContain(token)
+    // Secrets reach the sandbox env on purpose; the stream names them (withSandbox scrubs every chunk).
+    expect(out).toContain('env=[secret GH_TOKEN]')
+    expect(out).not.toContain(token)
     const failing = defineSandbox({
       id: 'ws-token-fail',
       provider,
@@ -187,7 +188,7 @@ describe('setup, secrets and bad input', () => {
   it('puts secrets into the sandbox env but never into the instance store', async () => {
     const secrets = createSecrets({ SERVICE_TOKEN: 'svc-123456789' })
     const sandbox = defineSandbox({ id: 'ws-secret-env', provider, workspace: defineWorkspace({ secrets }) })
-    expect((await inSandbox(sandbox, 'echo $SERVICE_TOKEN')).trim()).toBe('svc-123456789')
+    expect((await inSandbox(sandbox, 'echo $SERVICE_TOKEN')).trim(), 'the value is in the env; the stream names it').toBe('[secret SERVICE_TOKEN]')
     const record = await sandbox.fallbackInstances.get(sandbox.key({ threadId: 't-ws-secret-env', runId: '' }))
     expect(JSON.stringify(record)).not.toContain('svc-123456789')
     expect(JSON.stringify(sandbox.workspace)).not.toContain('svc-123456789')
@@ -203,7 +204,7 @@ describe('setup, secrets and bad input', () => {
     expect(grep.status, 'grep finds nothing (exit 1), rather than failing (exit 2)').toBe(1)
     expect(grep.stdout).toBe('')
     // and a resumed run still sees it
-    expect((await inSandbox(sandbox, 'echo "$DISK_TOKEN"')).trim()).toBe(value)
+    expect((await inSandbox(sandbox, 'echo "$DISK_TOKEN"')).trim(), 'the stream names the value it printed').toBe('[secret DISK_TOKEN]')
     await sandbox.destroy({ key: sandbox.key({ threadId: 't-ws-secret-disk', runId: '' }) })
   })
 

@@ -78,15 +78,3 @@ export async function replay(chunks: Iterable<Uint8Array | string>, options: Rep
   return { chunks: translate(values, options), nonJson }
 }
 
-/** Merge consecutive content/args deltas of one message or tool call, so shapes do not depend on how the fake model chunked its stream. */
-export function collapse(chunks: readonly StreamChunk[]): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = []
-  for (const chunk of chunks as unknown as Record<string, unknown>[]) {
-    const last = out.at(-1)
-    const key = chunk.type === 'TOOL_CALL_ARGS' ? 'toolCallId' : 'messageId'
-    const mergeable = chunk.type === 'TEXT_MESSAGE_CONTENT' || chunk.type === 'REASONING_MESSAGE_CONTENT' || chunk.type === 'TOOL_CALL_ARGS'
-    if (mergeable && last && last.type === chunk.type && last[key] === chunk[key]) last.delta = `${last.delta as string}${chunk.delta as string}`
-    else out.push({ ...chunk })
-  }
-  return out
-}

@@ -122,13 +122,21 @@ export class UnsupportedCapabilityError extends SandboxError<'unsupported-capabi
   }
 }
 
-/** Why a sandbox path was refused. */
-export type SandboxPathErrorReason = 'escape' | 'symlink-escape' | 'not-found' | 'invalid'
+/**
+ * Why a sandbox path was refused: `escape` (lexically outside the workspace),
+ * `symlink-escape` (a symlink leads outside, or the path was swapped for one
+ * while in use), `not-found`, `invalid` (malformed, a symlink loop, the root
+ * itself), `special-file` (a FIFO, socket or device where a regular file is
+ * expected), `hard-link` (a read of a regular file that has other hard links,
+ * which may live outside the workspace).
+ */
+export type SandboxPathErrorReason = 'escape' | 'symlink-escape' | 'not-found' | 'invalid' | 'special-file' | 'hard-link'
 
 /**
  * Thrown when a filesystem path is refused or missing: it leaves the
  * workspace (`..`, an absolute path outside it, a symlink pointing out), is
- * malformed (empty, NUL byte) or does not exist.
+ * malformed (empty, NUL byte), does not exist, or names something the host
+ * will not read or write (a FIFO or device, a hard-linked file's content).
  */
 export class SandboxPathError extends SandboxError<SandboxPathErrorReason> {
   static override readonly brand: string = '@tanstack/ai-sandbox/error/SandboxPathError'
@@ -181,5 +189,62 @@ export class SandboxConfigError extends SandboxError<'invalid-option'> {
   constructor(field: string, message: string, options?: SandboxErrorOptions) {
     super('invalid-option', message, options)
     this.field = field
+  }
+}
+
+/**
+ * Which bound was hit: `exec-output-too-large` (an `exec` printed more than
+ * `maxExecOutputBytes`), `file-too-large` (a file read is larger than its
+ * size bound, e.g. `fs.readBytes`), `line-too-long` (a line of NDJSON output
+ * grew past `maxLineBytes` before its newline).
+ */
+export type SandboxLimitErrorReason = 'exec-output-too-large' | 'file-too-large' | 'line-too-long'
+
+/** What a {@link SandboxLimitError} reports besides its reason. */
+export interface SandboxLimitErrorInput extends SandboxErrorOptions {
+  /** The bound that was exceeded, in bytes. */
+  limitBytes: number
+  /** The option that sets the bound, as a user writes it, e.g. `localProcessSandbox({ maxExecOutputBytes })`. */
+  option: string
+  /** The provider that enforced it, when one did (e.g. `local-process`, `docker`). */
+  provider?: string
+  /** The sandbox path concerned, for `file-too-large`. */
+  path?: string
+  /** The full message: what was refused, the limit, and how to fix it. */
+  message: string
+}
+
+/**
+ * Thrown when an operation would hold more than a documented bound in host
+ * memory, so a runaway command or a huge file cannot exhaust the host. The
+ * work is stopped (an `exec` is killed with its process group) before the
+ * error is thrown. Branch on `reason`; `limitBytes` and `option` say what to
+ * raise. Every provider throws this same class with the same reasons.
+ *
+ * @example
+ * ```ts
+ * try { await handle.process.exec('cat huge.log') }
+ * catch (error) {
+ *   if (SandboxLimitError.isInstance(error) && error.reason === 'exec-output-too-large') useSpawnInstead()
+ * }
+ * ```
+ */
+export class SandboxLimitError<TReason extends SandboxLimitErrorReason = SandboxLimitErrorReason> extends SandboxError<TReason> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/SandboxLimitError'
+  /** The bound that was exceeded, in bytes. */
+  readonly limitBytes: number
+  /** The option that sets the bound, e.g. `dockerSandbox({ maxExecOutputBytes })`. */
+  readonly option: string
+  /** The provider that enforced the bound, if any. */
+  readonly provider: string | undefined
+  /** The sandbox path concerned (`file-too-large`), if any. */
+  readonly path: string | undefined
+
+  constructor(reason: TReason, input: SandboxLimitErrorInput) {
+    super(reason, input.message, input)
+    this.limitBytes = input.limitBytes
+    this.option = input.option
+    this.provider = input.provider
+    this.path = input.path
   }
 }

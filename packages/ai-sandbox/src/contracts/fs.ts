@@ -2,7 +2,14 @@
  * The filesystem contract of a sandbox handle. Paths are workspace-relative
  * (`src/a.ts`), under the virtual root (`/workspace/src/a.ts`) or absolute
  * inside the workspace as the provider sees it; anything that resolves outside
- * the workspace is refused with `SandboxPathError` (reason `escape`).
+ * the workspace is refused with `SandboxPathError` (reason `escape`, or
+ * `symlink-escape` through a link), also while the agent swaps a directory on
+ * the path for a symlink: an operation may fail then, never reach outside.
+ * Only regular files are read or written (a FIFO, socket or device is
+ * `special-file`); a file with other hard links is not read (`hard-link`) and
+ * a write replaces it, so the other links keep their content; reads are
+ * bounded by the provider's `maxReadBytes` (`SandboxLimitError` `file-too-large`).
+ * The provider conformance kit checks each rule (`fs-races.ts`).
  */
 
 /** One directory entry returned by {@link SandboxFs.list}. */
@@ -41,11 +48,20 @@ export interface SandboxWatcher {
 
 /** The workspace filesystem of a sandbox. */
 export interface SandboxFs {
-  /** Read a file as UTF-8 text. Throws `SandboxPathError` (`not-found`) when missing. */
+  /**
+   * Read a file as UTF-8 text. Throws `SandboxPathError` (`not-found`) when
+   * missing, (`special-file`) for a FIFO or device, (`hard-link`) for a file
+   * with other hard links; `SandboxLimitError` (`file-too-large`) above the
+   * provider's `maxReadBytes` (64 MiB by default on the bundled providers).
+   */
   read: (path: string) => Promise<string>
-  /** Read a file's exact bytes. */
+  /** Read a file's exact bytes; the same refusals and size bound as {@link SandboxFs.read}. */
   readBytes: (path: string) => Promise<Uint8Array>
-  /** Write text (UTF-8) or bytes, creating parent directories. Replaces an existing file. */
+  /**
+   * Write text (UTF-8) or bytes, creating parent directories. Replaces an
+   * existing regular file (a hard-linked one by a new file renamed over the
+   * name, so its other links are untouched); refuses a FIFO or device (`special-file`).
+   */
   write: (path: string, data: string | Uint8Array) => Promise<void>
   /** List a directory's direct entries, sorted by name. */
   list: (path?: string) => Promise<SandboxDirEntry[]>

@@ -6,6 +6,9 @@
  * output is drained: everything the shell wrote is delivered, and a
  * background child still holding the pipes is read only for a short drain
  * window (provider-defined, under a few seconds), never waited for.
+ * Memory is bounded: `exec` holds at most the provider's `maxExecOutputBytes`
+ * (default 64 MiB) and `spawn` streams apply backpressure (see
+ * {@link SpawnedProcess.stdout}).
  */
 
 /** Options shared by {@link SandboxProcess.exec} and {@link SandboxProcess.spawn}. */
@@ -48,9 +51,19 @@ export interface ProcessExit {
 export interface SpawnedProcess {
   /** Provider-level process id (the process-group id on local-process), when known. */
   readonly pid?: number
-  /** stdout as UTF-8 text chunks, decoded so a character is never split across chunks. */
+  /**
+   * stdout as UTF-8 text chunks, decoded so a character is never split across chunks.
+   * Buffered until read, so a consumer that starts late loses nothing; but
+   * once about 1 MiB (the provider's `OUTPUT_HIGH_WATER_MARK`) is unread, the
+   * provider stops reading the pipe and the process blocks on its next write,
+   * as with Node's `child_process`, until the consumer reads again. So a
+   * process whose output nobody reads does not exit: read (or drain) both
+   * streams, or `kill()` it. On Docker stdout and stderr share one
+   * connection: a reader waiting on one stream keeps it flowing (the other
+   * then buffers past the mark), so reading only one never deadlocks.
+   */
   readonly stdout: AsyncIterable<string>
-  /** stderr as UTF-8 text chunks. */
+  /** stderr as UTF-8 text chunks, with the same backpressure as {@link SpawnedProcess.stdout}. */
   readonly stderr: AsyncIterable<string>
   /** Write to stdin (capability `writableStdin`). */
   readonly stdin: {
@@ -67,7 +80,9 @@ export interface SpawnedProcess {
    * 200 ms; Docker the engine's, about 2 s), then ends the streams. That
    * child's later output is cut off (a write to the closed pipe may get
    * SIGPIPE or EPIPE); the child keeps running until {@link SpawnedProcess.kill} or the
-   * sandbox's `destroy()`.
+   * sandbox's `destroy()`. A process blocked writing output nobody reads
+   * (see {@link SpawnedProcess.stdout}) has not exited, so `wait()` stays
+   * pending until its output is read or it is killed.
    */
   wait: () => Promise<ProcessExit>
   /**
@@ -88,6 +103,9 @@ export interface SandboxProcess {
    * only for the drain window, and is left running (it belongs to the
    * sandbox; `destroy()` stops it). A process meant to outlive the command
    * should redirect its output (`server >/tmp/server.log 2>&1 &`).
+   * @throws SandboxLimitError `exec-output-too-large` when stdout plus stderr
+   *   pass the provider's `maxExecOutputBytes` (default 64 MiB); the command's
+   *   process group is killed first. Stream large output with `spawn`.
    */
   exec: (command: string, options?: ExecOptions) => Promise<ExecResult>
   /** Start a shell command and return at once with streaming IO (capability `backgroundProcesses`). */

@@ -3,11 +3,15 @@
  * binary gets git for free. Tokens travel as an HTTP header through
  * `GIT_CONFIG_*` environment variables of the one command that needs them, so
  * they never land in `.git/config`, a remote URL, argv (`ps`) or an error.
+ * `clone` never follows a symlink on the way to its `dir`: a shell in the
+ * sandbox enters the path one component at a time, refusing any symlink and
+ * checking with `pwd -P` that it is still inside the workspace, then clones
+ * into the directory it stands in (git itself would create and follow them).
  */
-import { SandboxConfigError, SandboxOperationError } from '../contracts/errors.js'
+import { SandboxConfigError, SandboxOperationError, SandboxPathError } from '../contracts/errors.js'
 import type { GitAuth, GitCloneOptions, GitRemoteOptions, GitStatus, SandboxGit } from '../contracts/git.js'
 import type { ExecResult, SandboxProcess } from '../contracts/process.js'
-import { toSandboxPath } from '../paths/workspace-path.js'
+import { toSandboxPath, toWorkspaceRelative } from '../paths/workspace-path.js'
 import { shellJoin } from '../shell/quote.js'
 import { isSecretRef, resolveSecret } from '../workspace/secrets.js'
 
@@ -25,18 +29,22 @@ export interface ExecBackedGitOptions {
  * @throws SandboxOperationError `git-failed` from every method when git exits
  *   non-zero; the message carries git's stderr with any token removed.
  * @throws SandboxConfigError from `push`/`pull` for a remote or branch starting with `-`.
+ * @throws SandboxPathError `symlink-escape` from `clone` when its `dir` goes
+ *   through a symlink (any symlink, pointing inside or out) or leaves the workspace.
  */
 export function createExecBackedGit(process: SandboxProcess, options: ExecBackedGitOptions): SandboxGit {
   const { provider, workspaceRoot } = options
   const dirOf = (dir?: string) => toSandboxPath(dir ?? '.', workspaceRoot)
 
-  async function git(args: string[], dir: string, auth?: GitAuth, what = args[0]): Promise<ExecResult> {
+  async function git(args: string[], dir: string, auth?: GitAuth, what = args[0], command = shellJoin(['git', ...args])): Promise<ExecResult> {
     const { env, secret } = gitAuthEnv(auth)
-    const result = await process.exec(shellJoin(['git', ...args]), {
+    const result = await process.exec(command, {
       cwd: dir,
       env: { GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', ...env },
     })
     if (result.exitCode !== 0) {
+      const refused = CLONE_REFUSAL.exec(result.stderr)
+      if (refused) throw new CloneRefusal(refused[1] === 'symlink' ? 'symlink' : 'outside', refused[2] ?? '')
       const detail = scrub(`${result.stderr}\n${result.stdout}`.trim(), secret)
       throw new SandboxOperationError('git-failed', provider, `git ${what} failed with exit code ${result.exitCode}: ${detail || '(no output)'}`)
     }
@@ -45,14 +53,23 @@ export function createExecBackedGit(process: SandboxProcess, options: ExecBacked
 
   return {
     async clone(input: GitCloneOptions) {
-      const target = dirOf(input.dir)
+      const dir = input.dir ?? '.'
+      const relative = toWorkspaceRelative(dir, workspaceRoot)
       const args = ['clone', '--quiet']
       const depth = input.depth ?? 1
       if (depth !== 'full') args.push('--depth', String(depth), '--single-branch')
       // `--branch=<ref>` and `--` before the URL: neither can be read as an option, whatever they hold.
       if (input.ref) args.push(`--branch=${input.ref}`)
-      args.push('--', input.url, target)
-      await git(args, workspaceRoot, input.auth, `clone ${redactUrl(input.url)}`)
+      args.push('--', input.url, '.')
+      // The components travel as positional parameters of the walk, the clone runs in the directory it entered.
+      const parts = relative === '' ? [] : relative.split('/')
+      const command = `set -- ${shellJoin(parts)}\n${CLONE_WALK}\nexec ${shellJoin(['git', ...args])}`
+      try {
+        await git(args, workspaceRoot, input.auth, `clone ${redactUrl(input.url)}`, command)
+      } catch (error) {
+        if (error instanceof CloneRefusal) throw error.toPathError(dir)
+        throw error
+      }
     },
     async status(input) {
       // -z: paths as they are (no C-style quoting of spaces, quotes, non-ASCII, tabs or newlines), NUL-terminated.
@@ -92,6 +109,44 @@ export function createExecBackedGit(process: SandboxProcess, options: ExecBacked
       const current = await process.exec('git symbolic-ref --quiet --short HEAD', { cwd: dir })
       return { name: current.exitCode === 0 ? current.stdout.trim() : null }
     },
+  }
+}
+
+/**
+ * The no-follow walk `clone` runs before git, over the path components in
+ * `$@`: a component that is a symlink is refused, a missing one is created,
+ * and after each `cd -P` the physical cwd must still be under the workspace
+ * (the exec's cwd). A refusal is one marked stderr line and exit 3.
+ */
+const CLONE_WALK = [
+  'ws=$(pwd -P) || exit 1',
+  'for c do',
+  "  case $c in ''|.) continue ;; esac",
+  `  if [ -L "$c" ]; then printf '\\001tanstack-git-clone symlink %s\\n' "$c" >&2; exit 3; fi`,
+  '  if [ ! -e "$c" ]; then mkdir -- "$c" || exit 1; fi',
+  '  cd -P -- "$c" || exit 1',
+  `  case "$(pwd -P)/" in "$ws"/*) ;; *) printf '\\001tanstack-git-clone outside %s\\n' "$c" >&2; exit 3 ;; esac`,
+  'done',
+].join('\n')
+
+const CLONE_REFUSAL = new RegExp(`${String.fromCharCode(1)}tanstack-git-clone (symlink|outside) ([^\\n]*)`)
+
+/** The walk refused a component; turned into a `SandboxPathError` naming the caller's `dir`. */
+class CloneRefusal extends Error {
+  constructor(
+    readonly kind: 'symlink' | 'outside',
+    readonly component: string,
+  ) {
+    super(`git clone refused ${component}`)
+  }
+
+  toPathError(dir: string): SandboxPathError {
+    const why = this.kind === 'symlink' ? `its component ${JSON.stringify(this.component)} is a symlink` : `it left the workspace at ${JSON.stringify(this.component)}`
+    return new SandboxPathError(
+      'symlink-escape',
+      dir,
+      `git.clone refuses dir ${JSON.stringify(dir)}: ${why}. A clone never goes through symlinks (git would follow them and could write outside the workspace); clone into a real directory and link to it afterwards if needed.`,
+    )
   }
 }
 

@@ -1,15 +1,19 @@
 /**
  * The guard every harness adapter's `chatStream` runs inside: it fixes the
- * run's ids, redacts secret values from every `RUN_ERROR`, and turns an
- * unexpected throw into a `RUN_ERROR` `adapter_error`. It knows nothing of
- * any CLI. Invariant: the guarded stream never throws what the run throws,
+ * run's ids, takes the run's secrets (raw and encoded) out of every chunk,
+ * and turns an unexpected throw into a `RUN_ERROR` `adapter_error`. It knows
+ * nothing of any CLI. Scrubbing here, at the source, means core's debug
+ * categories (`middleware` logs a chunk before any `onChunk` runs, `output`
+ * after) and every middleware see the chunk already clean.
+ * Invariant: the guarded stream never throws what the run throws,
  * and the guard adds no chunk of its own after a `RUN_FINISHED` or a
  * `RUN_ERROR` of the run, nor once the request was aborted.
  */
 import { randomUUID } from 'node:crypto'
 import type { AdapterYieldChunk, TextOptions } from '@tanstack/ai'
-import { harnessRunError, redactRunErrorChunk } from './harness-run-error.js'
-import { createHarnessSecretRedactor, type HarnessSecretRedactorOptions } from './harness-secret-redactor.js'
+import { SandboxLimitError } from '../contracts/errors.js'
+import { harnessRunError } from './harness-run-error.js'
+import { createHarnessSecretScrubber, type HarnessSecretRedactorOptions } from './harness-secret-redactor.js'
 
 /** What {@link guardHarnessRun} hands the run. */
 export interface HarnessRunContext {
@@ -17,7 +21,7 @@ export interface HarnessRunContext {
   readonly runId: string
   /** The run's thread id. */
   readonly threadId: string
-  /** Takes the run's secret values out of a text; use it on everything the run logs. */
+  /** Takes the run's secret values out of a text, in every form the scrubber knows and also the starts and ends of those forms (8+ characters); use it on everything the run logs. */
   readonly redact: (text: string) => string
 }
 
@@ -65,7 +69,12 @@ export function harnessRunIds(options: Pick<TextOptions, 'runId' | 'threadId' | 
 
 /**
  * Run a harness adapter's stream inside the guard. Every chunk of `run`
- * passes through, `RUN_ERROR` chunks with their messages redacted. When `run`
+ * passes through the run's secret scrubber: each string field (a
+ * `TOOL_CALL_RESULT`'s content, a `RUN_ERROR`'s message, `CUSTOM` values,
+ * `STATE` snapshots, `rawEvent`) has every secret form replaced by
+ * `[secret NAME]`, and streamed deltas are scrubbed across chunk boundaries
+ * (a tail that could start a secret waits for the next delta, the message's
+ * end or the terminal chunk). When `run`
  * throws, the stream ends with `RUN_ERROR` `adapter_error`
  * (`<harness>: the run failed inside the adapter: <error message>`, redacted)
  * and `options.logger.errors` gets `<harness> adapter failed`; it ends with
@@ -84,19 +93,26 @@ export function harnessRunIds(options: Pick<TextOptions, 'runId' | 'threadId' | 
 export async function* guardHarnessRun(input: GuardHarnessRunOptions): AsyncGenerator<AdapterYieldChunk, void, undefined> {
   const { harness, options, run } = input
   const { runId, threadId } = harnessRunIds(options, input.runIdPrefix ?? harness)
-  const redact = createHarnessSecretRedactor({ ...input.secrets, capabilities: options.capabilities })
+  const scrubber = createHarnessSecretScrubber({ ...input.secrets, capabilities: options.capabilities })
+  // What the run logs may hold a piece of a secret (a raw CLI line carrying one delta): pieces go too.
+  const redact = scrubber.fragments
+  const chunks = scrubber.stream()
   const signal = (options.request as RequestInit | undefined)?.signal ?? undefined
   let ended = false
   try {
     for await (const out of run({ runId, threadId, redact })) {
       if (out.type === 'RUN_ERROR' || out.type === 'RUN_FINISHED') ended = true
-      yield out.type === 'RUN_ERROR' ? redactRunErrorChunk(out, redact) : out
+      yield* chunks.push(out) as AdapterYieldChunk[]
     }
+    if (!ended) yield* chunks.end() as AdapterYieldChunk[]
   } catch (error) {
     if (signal?.aborted || ended) return
-    const message = redact(`${harness}: the run failed inside the adapter: ${error instanceof Error ? error.message : String(error)}`)
+    yield* chunks.end() as AdapterYieldChunk[]
+    // A memory bound (a CLI line past maxLineBytes) is named by its own code, e.g. `line_too_long`.
+    const limit = SandboxLimitError.isInstance(error) ? error : undefined
+    const message = redact(limit ? `${harness}: ${limit.message}` : `${harness}: the run failed inside the adapter: ${error instanceof Error ? error.message : String(error)}`)
     options.logger.errors(`${harness} adapter failed`, { error: redact(String(error)) })
-    yield harnessRunError(runId, threadId, message, 'adapter_error')
+    yield harnessRunError(runId, threadId, message, limit ? limit.reason.replaceAll('-', '_') : 'adapter_error')
   }
 }
 

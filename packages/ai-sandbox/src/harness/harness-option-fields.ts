@@ -1,6 +1,6 @@
 /**
  * The option fields every harness adapter takes the same way (`cwd`, `env`,
- * `extraArgs`, `timeoutMs`, `exitGraceMs`), as zod schemas an adapter spreads into its own
+ * `extraArgs`, `timeoutMs`, `exitGraceMs`, `maxLineBytes`), as zod schemas an adapter spreads into its own
  * strict options schema, so the rules and the messages are one set.
  */
 import { z } from 'zod'
@@ -18,6 +18,11 @@ export interface HarnessCommonOptions {
   timeoutMs?: number
   /** How long the CLI may take to exit by itself after its final event before its process tree is stopped, in ms. Default 3000 (`DEFAULT_EXIT_GRACE_MS`). */
   exitGraceMs?: number
+  /**
+   * The longest line of CLI output the run reads, in UTF-8 bytes; a longer one ends the run with `RUN_ERROR` `line_too_long`
+   * and stops the CLI. At least 1024. Default 32 MiB (`DEFAULT_MAX_LINE_BYTES`).
+   */
+  maxLineBytes?: number
 }
 
 /**
@@ -26,7 +31,8 @@ export interface HarnessCommonOptions {
  * - `env`: environment variable names (letters, digits, `_`) to strings or secret references from `createSecrets()`;
  * - `extraArgs`: CLI flags appended verbatim;
  * - `timeoutMs`: a positive whole number of ms;
- * - `exitGraceMs`: a whole number of ms, 0 or more (how long the CLI may take to exit after its final event; see `DEFAULT_EXIT_GRACE_MS`).
+ * - `exitGraceMs`: a whole number of ms, 0 or more (how long the CLI may take to exit after its final event; see `DEFAULT_EXIT_GRACE_MS`);
+ * - `maxLineBytes`: a whole number of bytes, at least 1024 (the longest CLI output line read; see `DEFAULT_MAX_LINE_BYTES`).
  * All are optional.
  *
  * @example
@@ -49,4 +55,5 @@ export const harnessOptionFields = {
   extraArgs: z.array(z.string()).optional(),
   timeoutMs: z.number().int().positive().optional(),
   exitGraceMs: z.number().int().nonnegative().optional(),
+  maxLineBytes: z.number().int('expected a whole number of bytes').min(1024, 'expected at least 1024 bytes').optional(),
 }

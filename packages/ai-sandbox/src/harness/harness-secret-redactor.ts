@@ -4,14 +4,13 @@
  * secret-valued `options.env` entries) is replaced by `[secret NAME]`, NAME
  * being the environment variable the CLI sees it under. Unlike
  * `redactSecrets`, which works on references, it also knows plain host
- * values. Invariant: a longer value is replaced before any value inside it.
+ * values. The matching itself (every encoded form, split deltas) is the
+ * shared secret scrubber's. Invariant: a longer value is replaced before any value inside it.
  */
 import type { TextOptions } from '@tanstack/ai'
 import { getProjection } from '../workspace/projection.js'
+import { createSecretScrubber, type SecretScrubber } from '../secrets/secret-scrubber.js'
 import { isSecretRef, resolveSecret, type SecretRef } from '../workspace/secrets.js'
-
-/** Values shorter than this many characters are left alone: replacing them would mangle ordinary text. */
-const MIN_SECRET_CHARS = 4
 
 /** Options of {@link createHarnessSecretRedactor}. */
 export interface HarnessSecretRedactorOptions {
@@ -26,11 +25,30 @@ export interface HarnessSecretRedactorOptions {
 }
 
 /**
- * Create the function that takes a run's secret values out of a text (error
- * messages, log lines). The secrets are read once, now.
+ * Build the secret scrubber of one harness run (see `secret-scrubber.ts`):
+ * raw values and their JSON-escaped, base64, base64url, URL-encoded and hex
+ * forms are replaced by `[secret NAME]`, in texts, in nested values and
+ * across the deltas of a chunk stream. The secrets are read once, now.
  *
  * @param options - See {@link HarnessSecretRedactorOptions}.
- * @returns `(text) => text` with each secret value (of 4 characters or more) replaced by `[secret NAME]`, longest values first.
+ * @returns The run's scrubber (values of 4 characters or more; encoded forms of 6 or more).
+ * @throws UnknownSecretError (from `resolveSecret`) when an `env` reference was not made by `createSecrets`.
+ */
+export function createHarnessSecretScrubber(options: HarnessSecretRedactorOptions): SecretScrubber {
+  const { capabilities, forwardedHostEnv = [], env = {}, hostEnv = process.env } = options
+  const projection = capabilities ? getProjection(capabilities, { optional: true }) : undefined
+  const named: [string, string][] = Object.entries(projection?.resolveSecretEnv() ?? {})
+  for (const name of forwardedHostEnv) if (hostEnv[name]) named.push([name, hostEnv[name]])
+  for (const [name, value] of Object.entries(env)) if (isSecretRef(value)) named.push([name, resolveSecret(value)])
+  return createSecretScrubber(named)
+}
+
+/**
+ * Create the function that takes a run's secret values out of a text (error
+ * messages, log lines): the `text` of {@link createHarnessSecretScrubber}.
+ *
+ * @param options - See {@link HarnessSecretRedactorOptions}.
+ * @returns `(text) => text` with each secret value (of 4 characters or more), and each of its encoded forms, replaced by `[secret NAME]`, longest first.
  * @throws UnknownSecretError (from `resolveSecret`) when an `env` reference was not made by `createSecrets`.
  * @example
  * ```ts
@@ -39,11 +57,5 @@ export interface HarnessSecretRedactorOptions {
  * ```
  */
 export function createHarnessSecretRedactor(options: HarnessSecretRedactorOptions): (text: string) => string {
-  const { capabilities, forwardedHostEnv = [], env = {}, hostEnv = process.env } = options
-  const projection = capabilities ? getProjection(capabilities, { optional: true }) : undefined
-  const named: [string, string][] = Object.entries(projection?.resolveSecretEnv() ?? {})
-  for (const name of forwardedHostEnv) if (hostEnv[name]) named.push([name, hostEnv[name]])
-  for (const [name, value] of Object.entries(env)) if (isSecretRef(value)) named.push([name, resolveSecret(value)])
-  const values = named.filter(([, value]) => value.length >= MIN_SECRET_CHARS).sort((a, b) => b[1].length - a[1].length)
-  return (text) => values.reduce((out, [name, value]) => out.split(value).join(`[secret ${name}]`), text)
+  return createHarnessSecretScrubber(options).text
 }

@@ -2,9 +2,10 @@
  * `runHarness`: the one run loop every harness adapter shares. A run reads
  * top to bottom: fix the ids and the prompt, let the adapter prepare its CLI
  * (files, flags, its tool bridge), spawn it, merge the translated stream with
- * the bridge's and the sandbox's live chunks, end the stream at the first
- * terminal chunk, then settle the CLI (a grace period, then its process tree
- * is stopped) and map how it ended. An adapter supplies only what is its own:
+ * the bridge's and the sandbox's live chunks, end the stream at the CLI's
+ * final event (held until its stdout ends or goes quiet, so a forged final
+ * line followed by the real run does not end it), then settle the CLI (a
+ * grace period, then its process tree is stopped) and map how it ended. An adapter supplies only what is its own:
  * the translator, the session-id rule and `prepare`.
  * Invariant: the stream ends with exactly one `RUN_FINISHED` or `RUN_ERROR`
  * (none when the request was aborted), and no tool call is left open.
@@ -27,6 +28,35 @@ import { HARNESS_RUN_TAG_ENV, stopTaggedProcesses } from './stop-run-processes.j
 
 /** How long a CLI may take to exit by itself after its final event before its process tree is stopped, in ms. */
 export const DEFAULT_EXIT_GRACE_MS = 3000
+
+/**
+ * The longest line of CLI output a run reads, in UTF-8 bytes (32 MiB): a
+ * longer one ends the run with `RUN_ERROR` `line_too_long` and stops the CLI,
+ * so a runaway writer cannot grow host memory without bound. Adapters take
+ * `maxLineBytes` to change it (see `HarnessCommonOptions`).
+ */
+export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
+
+/**
+ * How long a final event (one the translator turns into `RUN_FINISHED` or
+ * `RUN_ERROR`) is held before it ends the stream while the CLI neither exits
+ * nor prints another event, in ms (capped at `exitGraceMs`). A CLI that exits
+ * ends the hold at once. An event printed during the hold means the held one
+ * was not the CLI's last word (a script in the sandbox can write lines into
+ * the CLI's stdout): the hold goes on and a later final event replaces it.
+ */
+export const FINAL_EVENT_HOLD_MS = 250
+
+/**
+ * `CUSTOM` event of a harness run whose event stream looks tampered with:
+ * `value` is `{ kind, message, ... }`, `kind` one of `events-after-final`
+ * (the CLI printed more events after a final event, which therefore did not
+ * end the run), `usage-decreased` (a later final event reports fewer tokens
+ * than an earlier one: running totals never go down) and
+ * `duplicate-tool-result` (a second result for one tool call, dropped). Also
+ * logged as a warning. Source: docs/harnesses.md "What the stream can be trusted with".
+ */
+export const HARNESS_INTEGRITY_EVENT = 'harness.integrity'
 
 /** How the CLI of a run ended. */
 export interface HarnessExit {
@@ -116,14 +146,22 @@ export interface RunHarnessOptions extends Omit<GuardHarnessRunOptions, 'run' | 
   timeoutMs?: number
   /** See {@link DEFAULT_EXIT_GRACE_MS}. */
   exitGraceMs?: number
+  /** See {@link DEFAULT_MAX_LINE_BYTES}. */
+  maxLineBytes?: number
 }
 
 /**
  * Run one harness turn as `chatStream`'s stream (inside `guardHarnessRun`).
  *
- * Lifecycle (docs/harnesses.md): the stream ends at the first terminal chunk
- * the translator emits, so the client gets `RUN_FINISHED` at once; the CLI
- * then has `exitGraceMs` to exit before its process tree gets TERM, then KILL.
+ * Lifecycle (docs/harnesses.md): the stream ends at the terminal chunk of the
+ * CLI's final event. That chunk is held until the CLI's stdout ends, or for
+ * {@link FINAL_EVENT_HOLD_MS} (at most `exitGraceMs`) with no further event;
+ * an event during the hold means it was not the CLI's last word: a fresh
+ * translator reads on, a later final event replaces it, and a
+ * {@link HARNESS_INTEGRITY_EVENT} says so (also for a usage that went down, or
+ * a second result of one tool call). Once the run ended nothing more the CLI
+ * prints is accepted; it then has `exitGraceMs` to exit before its
+ * process tree gets TERM, then KILL.
  * A CLI that exits without one ends the run through `translator.finish`; an
  * exit 0 with no event at all is a `RUN_ERROR` `no_output` carrying the stderr
  * tail. A timeout ends it with `RUN_ERROR` `timeout`; an aborted request ends
@@ -150,7 +188,8 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
   const genId = createRunScopedIdGen(runId)
   const rawSession = options.modelOptions?.sessionId
   const sessionId = typeof rawSession === 'string' ? rawSession : undefined
-  const translator = input.translator({ runId, threadId, genId, ...(sessionId ? { sessionId } : {}) })
+  const ids = { runId, threadId, genId, ...(sessionId ? { sessionId } : {}) }
+  let translator = input.translator(ids)
   const prompt = (input.prompt ?? buildHarnessPrompt)(options.messages as ModelMessage[], sessionId !== undefined)
   yield* translator.start() as AdapterYieldChunk[]
   if (sessionId !== undefined && input.sessionId && !input.sessionId.pattern.test(sessionId)) {
@@ -175,11 +214,33 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
   let terminal = false
   let bridgeReported = false
   let exit: HarnessExit | undefined
+  /** Tool calls that got their result; a second result for one is dropped. */
+  const resulted = new Set<string>()
+  /** `CUSTOM` chunks already sent (name and value), so a replaced translator does not announce the session twice. */
+  const sentCustom = new Set<string>()
+  /** Set when an event after a final event made the loop start a fresh translator. */
+  let translatorReplaced = false
+  const integrity = (kind: string, message: string, extra: Record<string, unknown> = {}): StreamChunk => {
+    options.logger.warn(`${harness}: ${message}`)
+    return { type: EventType.CUSTOM, name: HARNESS_INTEGRITY_EVENT, value: { kind, message, ...extra }, timestamp: Date.now() }
+  }
   /** Everything passes here: closes open tool calls and reports a silent bridge before the terminal chunk. */
   const emit = (chunks: readonly StreamChunk[]): StreamChunk[] => {
     const out: StreamChunk[] = []
     for (const chunk of chunks) {
       if (terminal) break
+      if (chunk.type === EventType.TOOL_CALL_RESULT) {
+        if (resulted.has(chunk.toolCallId)) {
+          out.push(integrity('duplicate-tool-result', `the CLI reported a second result for tool call ${chunk.toolCallId}; it was dropped, and the first one may not be the CLI's`, { toolCallId: chunk.toolCallId }))
+          continue
+        }
+        resulted.add(chunk.toolCallId)
+      }
+      if (chunk.type === EventType.CUSTOM && chunk.name !== HARNESS_INTEGRITY_EVENT) {
+        const key = `${chunk.name}\u0000${JSON.stringify(chunk.value) ?? ''}`
+        if (translatorReplaced && sentCustom.has(key)) continue
+        sentCustom.add(key)
+      }
       if (isBridgeUnavailableChunk(chunk)) {
         bridgeReported = true
         options.logger.warn(`${harness}: ${(chunk.value as { reason?: string }).reason ?? 'the host tool bridge is not available to the agent'}`)
@@ -204,15 +265,33 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
       (report) => report && options.logger.provider(`${harness}: stopped processes the run left behind (${report})`),
       (error: unknown) => options.logger.provider(`${harness}: could not look for processes the run left behind: ${run.redact(String(error))}`),
     )
-  const source = launch.source?.(signal, env) ?? ndjsonSource(handle, { ...launch, env }, signal, (line) => options.logger.provider(`${harness}: non-JSON stdout text: ${run.redact(line.slice(0, 200))}`))
+  const source = launch.source?.(signal, env) ?? ndjsonSource(handle, { ...launch, env }, signal, (line) => options.logger.provider(`${harness}: non-JSON stdout text: ${run.redact(line.slice(0, 200))}`), input.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
   options.logger.request(`${harness}: ${run.redact(launch.command)}`, { provider: harness, model: input.model, cwd: launch.cwd })
   const it = source.events[Symbol.asyncIterator]()
+  const graceMs = input.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS
+  const holdMs = Math.min(FINAL_EVENT_HOLD_MS, graceMs)
   const translated = async function* (): AsyncGenerator<AdapterYieldChunk> {
     let done = false
+    /** The terminal chunk of the latest final event, not sent yet; `followed` once an event came after it. */
+    let held: { chunk: StreamChunk; followed: boolean } | undefined
+    let pending: Promise<IteratorResult<unknown>> | undefined
     try {
       for (;;) {
-        const next = await it.next()
-        if (next.done) return void (done = true)
+        pending ??= it.next()
+        const next = held ? await quietFor(pending, holdMs) : await pending
+        if (next === QUIET) {
+          // The CLI went quiet after its final event: that event ends the run; the CLI gets its exit grace, in the background.
+          yield* emit([held!.chunk]) as AdapterYieldChunk[]
+          settling = settle(pending, it, stop, graceMs, (message) => options.logger.provider(`${harness}: ${message}`))
+          return
+        }
+        pending = undefined
+        if (next.done) {
+          done = true
+          // Its stdout ended: the held final event was the CLI's last word.
+          if (held && !signal.aborted) yield* emit([held.chunk]) as AdapterYieldChunk[]
+          return
+        }
         if (signal.aborted) continue // draining a CLI being stopped
         events++
         options.logger.provider(`${harness} line`, { line: run.redact(JSON.stringify(next.value) ?? '') })
@@ -221,12 +300,23 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
           yield* emit([stopWith]) as AdapterYieldChunk[]
           return // the finally stops the CLI at once
         }
-        yield* emit(translator.push(next.value)) as AdapterYieldChunk[]
-        if (terminal) {
-          // The client gets RUN_FINISHED now; the CLI gets a grace period to exit, in the background.
-          settling = settle(it, stop, input.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS, (message) => options.logger.provider(`${harness}: ${message}`))
-          return
+        if (held && !held.followed) {
+          // An event after a final one: that final event was not the CLI's last word (something wrote into its stdout).
+          // A fresh translator reads on; a later final event replaces the held one, which otherwise still ends the run.
+          held.followed = true
+          translator = input.translator(ids)
+          translator.start()
+          translatorReplaced = true
+          yield* emit([integrity('events-after-final', 'the CLI printed more events after a final event, so that event did not end the run; the stream holds what an agent CLI says, which a process in the sandbox can forge (see docs/harnesses.md)')]) as AdapterYieldChunk[]
         }
+        const chunks = translator.push(next.value)
+        const end = chunks.findIndex((chunk) => chunk.type === EventType.RUN_FINISHED || chunk.type === EventType.RUN_ERROR)
+        yield* emit(end === -1 ? chunks : chunks.slice(0, end)) as AdapterYieldChunk[]
+        if (end === -1) continue
+        const final = chunks[end]!
+        const decreased = held && usageDecreased(held.chunk, final)
+        if (decreased) yield* emit([integrity('usage-decreased', `the CLI's final event reports fewer tokens (${decreased.now}) than an earlier final event of the run (${decreased.before}); running totals never go down, so one of them is not the CLI's`, decreased)]) as AdapterYieldChunk[]
+        held = { chunk: final, followed: false }
       }
     } finally {
       if (!done && !settling) {
@@ -274,7 +364,7 @@ function harnessFinish(chunk: StreamChunk): StreamChunk {
 }
 
 /** Read NDJSON from the CLI's stdout; the job is stopped when the CLI exits, so nothing it left running survives the run. */
-function ndjsonSource(handle: SandboxHandle, launch: Extract<HarnessLaunch, { command: string }>, signal: AbortSignal, onNonJson: (line: string) => void): HarnessEventSource {
+function ndjsonSource(handle: SandboxHandle, launch: Extract<HarnessLaunch, { command: string }>, signal: AbortSignal, onNonJson: (line: string) => void, maxLineBytes: number): HarnessEventSource {
   let exit: HarnessExit | undefined
   const events = spawnNdjson(handle, launch.command, {
     cwd: launch.cwd,
@@ -282,6 +372,7 @@ function ndjsonSource(handle: SandboxHandle, launch: Extract<HarnessLaunch, { co
     ...(launch.stdin !== undefined ? { stdin: launch.stdin } : {}),
     signal,
     stopJobOnExit: true,
+    maxLineBytes,
     onNonJsonLine: onNonJson,
     onExit: (result) => {
       exit = result
@@ -290,22 +381,56 @@ function ndjsonSource(handle: SandboxHandle, launch: Extract<HarnessLaunch, { co
   return { events, exit: () => exit }
 }
 
-/** Drain what the CLI still prints after its final event; stop it after `graceMs`. Never rejects. */
-async function settle(it: AsyncIterator<unknown>, stop: AbortController, graceMs: number, log: (message: string) => void): Promise<void> {
+/** What {@link quietFor} resolves to when nothing came in time. */
+const QUIET = Symbol('quiet')
+
+/** `next`, or {@link QUIET} when it has not settled within `ms`; `next` itself is left running. */
+async function quietFor<T>(next: Promise<T>, ms: number): Promise<T | typeof QUIET> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  try {
+    return await Promise.race([next, new Promise<typeof QUIET>((resolve) => (timer = setTimeout(() => resolve(QUIET), Math.max(0, ms))))])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** Total tokens of a `RUN_FINISHED`'s usage, or `undefined`. */
+function totalTokens(chunk: StreamChunk): number | undefined {
+  const usage = (chunk as { usage?: { totalTokens?: number; promptTokens?: number; completionTokens?: number } }).usage
+  if (!usage) return undefined
+  return usage.totalTokens ?? (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0)
+}
+
+/** When `now` reports fewer total tokens than `before` (both with usage): the two totals. */
+function usageDecreased(before: StreamChunk, now: StreamChunk): { before: number; now: number } | undefined {
+  const [a, b] = [totalTokens(before), totalTokens(now)]
+  return a !== undefined && b !== undefined && b < a ? { before: a, now: b } : undefined
+}
+
+/**
+ * Drain what the CLI still prints after the final event that ended the run
+ * (dropped, and counted in the log); stop it after `graceMs`. `pending` is a
+ * read already under way. Never rejects.
+ */
+async function settle(pending: Promise<IteratorResult<unknown>> | undefined, it: AsyncIterator<unknown>, stop: AbortController, graceMs: number, log: (message: string) => void): Promise<void> {
   const timer = setTimeout(() => {
-    log(`the CLI did not exit within ${graceMs} ms of its final event; stopping its process group`)
+    log(`the CLI did not exit within its grace period after its final event; stopping its process group`)
     stop.abort()
-  }, graceMs)
+  }, Math.max(0, graceMs))
+  let dropped = 0
   try {
     for (;;) {
-      const next = await it.next()
+      const next = await (pending ?? it.next())
+      pending = undefined
       if (next.done) break
+      if (!stop.signal.aborted) dropped++
     }
   } catch (error) {
     log(`reading the CLI after its final event failed: ${String(error)}`)
   } finally {
     clearTimeout(timer)
     stop.abort()
+    if (dropped > 0) log(`the CLI printed ${dropped} more event(s) after the final event that ended the run; they were dropped`)
   }
 }
 

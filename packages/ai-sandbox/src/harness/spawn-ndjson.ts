@@ -54,7 +54,12 @@ export interface SpawnNdjsonOptions {
    * of the run outlives it. Default `false`.
    */
   stopJobOnExit?: boolean
-  /** Refuse a stdout line longer than this many UTF-8 bytes (see `toLines`). Default: unlimited. */
+  /**
+   * Refuse a stdout line longer than this many UTF-8 bytes (see `toLines`): the
+   * iteration throws `LineTooLongError` (a `SandboxLimitError`) as soon as the
+   * line passes it, and the process is killed. Default: unlimited; `runHarness`
+   * passes `DEFAULT_MAX_LINE_BYTES` (32 MiB).
+   */
   maxLineBytes?: number
 }
 

@@ -1,19 +1,48 @@
 /**
- * Processes a harness run left behind outside its process tree. An agent's
- * tool shell may start `cmd &`, `nohup …` or a double fork; once that shell
+ * Processes found by an inherited environment entry. An agent's tool shell
+ * may start `cmd &`, `nohup …`, a double fork or `setsid`; once that shell
  * exits, such a process is re-parented to init and no longer descends from the
- * CLI, so killing the CLI's job misses it. Every CLI of a run is started with
- * {@link HARNESS_RUN_TAG_ENV} set to a tag unique to that run, processes
- * inherit their environment, and this module stops every process inside the
- * sandbox whose environment carries the tag. It never touches a process
- * without the exact tag. Reads `/proc/<pid>/environ` (Linux); elsewhere it
- * finds nothing.
+ * CLI, so killing the CLI's job misses it. Processes inherit their
+ * environment, so a `NAME=tag` entry set on the first process finds all of
+ * them. This module owns the names of those entries (the harness run tag
+ * {@link HARNESS_RUN_TAG_ENV}, and the per-job and per-sandbox markers the
+ * providers set, {@link SANDBOX_JOB_ENV} and {@link SANDBOX_ID_ENV}), the
+ * POSIX sh lister the providers and the harness share
+ * ({@link TAGGED_PIDS_SH}), and the sweep of a run's leftovers. It never
+ * touches a process without the exact entry. Reads `/proc/<pid>/environ`
+ * (Linux); elsewhere it finds nothing. Limit: a process that drops or rewrites
+ * its environment (`env -i`, `execve` with a fresh env) loses the entry and is
+ * found only by the providers' process-group and tree walks.
  */
 import type { SandboxHandle } from '../contracts/handle.js'
 import { shellQuote } from '../shell/quote.js'
 
 /** The environment variable that tags every process of one harness run: `<name>=<tag>`. */
 export const HARNESS_RUN_TAG_ENV = 'TANSTACK_HARNESS_RUN'
+
+/**
+ * The environment entry every process of one provider job (one `exec` or
+ * `spawn`) inherits: `TANSTACK_SANDBOX_JOB=<random id>`. Providers use it so
+ * `kill()`, `timeoutMs` and abort reach processes that left the job's process
+ * group and tree (`( setsid cmd & )`). Set last, over any caller env.
+ */
+export const SANDBOX_JOB_ENV = 'TANSTACK_SANDBOX_JOB'
+
+/**
+ * The environment entry every process a sandbox starts inherits, where the
+ * provider needs it to find them at `destroy()` (local-process:
+ * `TANSTACK_SANDBOX_ID=<sandbox id>`; Docker removes the container instead).
+ */
+export const SANDBOX_ID_ENV = 'TANSTACK_SANDBOX_ID'
+
+/**
+ * A POSIX sh function definition: `tagged_pids ENTRY` prints, one a line, the
+ * pid of every process whose environment holds exactly `ENTRY` (a whole
+ * `NAME=value` entry). Zombies have no environment and are never listed;
+ * neither is a process the caller may not read. Needs grep (with `-z`) and
+ * sed; GNU and BusyBox both work.
+ */
+export const TAGGED_PIDS_SH = 'tagged_pids() { grep -l -z -x -F -e "$1" /proc/[0-9]*/environ 2>/dev/null | sed -n "s#^/proc/\\([0-9][0-9]*\\)/environ\\$#\\1#p"; }'
 
 /**
  * Lists the pids whose environment holds `$1` (the whole `NAME=tag` entry) as
@@ -23,7 +52,8 @@ export const HARNESS_RUN_TAG_ENV = 'TANSTACK_HARNESS_RUN'
  */
 const STOP_TAGGED = [
   'entry=$1',
-  'list() { grep -l -z -x -F -e "$entry" /proc/[0-9]*/environ 2>/dev/null | sed -n "s#^/proc/\\([0-9][0-9]*\\)/environ\\$#\\1#p"; }',
+  TAGGED_PIDS_SH,
+  'list() { tagged_pids "$entry"; }',
   'pids=$(list)',
   '[ -z "$pids" ] && exit 0',
   'kill -TERM $pids 2>/dev/null',

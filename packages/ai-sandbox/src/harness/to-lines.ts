@@ -5,7 +5,7 @@
  * Invariant: each input character is scanned once and each line is joined once,
  * so a multi-megabyte line costs linear time, however many chunks carry it.
  */
-import { SandboxError } from '../contracts/errors.js'
+import { SandboxLimitError } from '../contracts/errors.js'
 
 /** Options of {@link toLines}. */
 export interface ToLinesOptions {
@@ -18,7 +18,9 @@ export interface ToLinesOptions {
 }
 
 /**
- * Thrown by {@link toLines} when a line grows past `maxLineBytes`.
+ * Thrown by {@link toLines} when a line grows past `maxLineBytes`: a
+ * {@link SandboxLimitError} with reason `line-too-long`, thrown as soon as the
+ * unfinished line passes the bound (it is never held whole first).
  *
  * @example
  * ```ts
@@ -26,17 +28,23 @@ export interface ToLinesOptions {
  * catch (error) { if (LineTooLongError.isInstance(error)) console.log(error.maxLineBytes) }
  * ```
  */
-export class LineTooLongError extends SandboxError<'line-too-long'> {
+export class LineTooLongError extends SandboxLimitError<'line-too-long'> {
   static override readonly brand: string = '@tanstack/ai-sandbox/error/LineTooLongError'
-  /** The limit that was exceeded, in UTF-8 bytes. */
+  /** The limit that was exceeded, in UTF-8 bytes (the same as `limitBytes`). */
   readonly maxLineBytes: number
 
-  constructor(maxLineBytes: number) {
-    super(
-      'line-too-long',
-      `A line of output exceeded maxLineBytes (${maxLineBytes} bytes) before its newline arrived. ` +
-        'Raise maxLineBytes, or make the command emit shorter lines.',
-    )
+  /**
+   * @param maxLineBytes - The bound, in UTF-8 bytes.
+   * @param option - The option that sets it, as a user writes it (default `maxLineBytes`).
+   */
+  constructor(maxLineBytes: number, option = 'maxLineBytes') {
+    super('line-too-long', {
+      limitBytes: maxLineBytes,
+      option,
+      message:
+        `A line of output exceeded ${maxLineBytes} bytes before its newline arrived, so reading stopped. ` +
+        `Raise ${option}, or make the command emit shorter lines.`,
+    })
     this.maxLineBytes = maxLineBytes
   }
 }
@@ -90,10 +98,11 @@ class LineSplitter {
     let newline = text.indexOf('\n')
     while (newline !== -1) {
       const piece = text.slice(start, newline)
-      const joined = this.pending.length === 0 ? piece : this.pending.join('') + piece
-      const crlf = joined.endsWith('\r')
-      const line = crlf ? joined.slice(0, -1) : joined
+      const crlf = piece.length > 0 ? piece.endsWith('\r') : this.pending.at(-1)?.endsWith('\r') === true
+      // Checked before joining, so an over-long line is never built whole.
       if (this.maxLineBytes !== undefined) this.enforce(this.pendingBytes + utf8Length(piece) - (crlf ? 1 : 0), 0)
+      const joined = this.pending.length === 0 ? piece : this.pending.join('') + piece
+      const line = crlf ? joined.slice(0, -1) : joined
       this.pending = []
       this.pendingBytes = 0
       lines.push(line)

@@ -1,57 +1,74 @@
 /**
- * A view of `chat()`'s internal logger that removes secret values from every
- * message and meta value before they are written. `withSandbox` hands this
- * view to everything it drives (ensure, setup, file events and hooks), so a
- * secret that shows up in a file name, a command or an error message is
- * printed as `[secret NAME]`, like it is in the stream.
- * Invariant: the wrapped logger never sees a secret value of the workspace.
+ * Secret-free logging for a sandboxed run. `chat()` logs through one
+ * `InternalLogger` per call, whose every category (`provider`, `output`,
+ * `middleware`, `tools`, `sandbox`, `errors`, …) ends in the same sink: the
+ * user's `Logger` (or the console with `debug: true`). `scrubLoggerSink`
+ * puts the run's secret scrubber in front of that sink, so what core logs
+ * itself (the `middleware` category prints a chunk before any `onChunk`
+ * runs, `tools` prints a host tool's arguments and result) is scrubbed too.
+ * `redactingLogger` is the view `withSandbox` hands to what it drives.
+ * Invariant: once `scrubLoggerSink` ran, the sink never receives a workspace
+ * secret value, raw or in a form the scrubber knows.
  */
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
+import { scrubDeep } from '../secrets/secret-scrubber.js'
 
 /** The logging methods of `InternalLogger` (each takes `(message, meta?)`). */
 const LOG_METHODS = ['provider', 'output', 'middleware', 'tools', 'sandbox', 'agentLoop', 'config', 'errors', 'request', 'warn'] as const
 
-/** How deep meta objects are walked; deeper values are replaced by a marker. */
-const MAX_DEPTH = 6
+/** The methods of the user-facing `Logger` that `InternalLogger` writes to. */
+const SINK_METHODS = ['debug', 'info', 'warn', 'error'] as const
+
+/** Marks a sink already wrapped, so two `withSandbox` of one run wrap it once per redactor. */
+const SCRUBBED = Symbol('@tanstack/ai-sandbox/scrubbed-logger-sink')
+
+/** Replaces secrets in one string (e.g. `createSecretScrubber(...).text`); applied deep inside meta. */
+export type RedactText = (text: string) => string
 
 /**
- * Wrap `logger` so that `redact` is applied to every message and to the
- * strings inside meta (plain objects, arrays, and errors, whose `message` and
- * `stack` are redacted into a plain `{ name, message, stack }` record).
+ * Wrap `logger` so that `redact` is applied to every message and meta value
+ * before they are written.
  *
  * @param logger - The run's logger, or `undefined` (then `undefined` is returned).
- * @param redact - Replaces secret values in a string.
+ * @param redact - Replaces secrets in a string; applied to the message and to every string deep inside meta (objects, arrays, errors).
  * @returns A logger with the same methods; `isEnabled` is passed through.
  */
-export function redactingLogger(logger: InternalLogger | undefined, redact: (text: string) => string): InternalLogger | undefined {
+export function redactingLogger(logger: InternalLogger | undefined, redact: RedactText): InternalLogger | undefined {
   if (!logger) return undefined
   const view = Object.create(logger) as InternalLogger
   for (const method of LOG_METHODS) {
     const original = logger[method]
     if (typeof original !== 'function') continue
     Object.defineProperty(view, method, {
-      value: (message: string, meta?: Record<string, unknown>) => original.call(logger, redact(message), meta === undefined ? undefined : (redactValue(meta, redact, 0) as Record<string, unknown>)),
+      value: (message: string, meta?: Record<string, unknown>) => original.call(logger, redact(message), meta === undefined ? undefined : scrubDeep(meta, redact)),
     })
   }
   return view
 }
 
-function redactValue(value: unknown, redact: (text: string) => string, depth: number): unknown {
-  if (typeof value === 'string') return redact(value)
-  if (value === null || typeof value !== 'object') return value
-  if (depth >= MAX_DEPTH) return '[nested too deep to log]'
-  if (value instanceof Error) {
-    const cause = (value as { cause?: unknown }).cause
-    return {
-      name: value.name,
-      message: redact(value.message),
-      ...(value.stack ? { stack: redact(value.stack) } : {}),
-      ...((value as { reason?: unknown }).reason !== undefined ? { reason: (value as { reason?: unknown }).reason } : {}),
-      ...(cause !== undefined ? { cause: redactValue(cause, redact, depth + 1) } : {}),
-    }
+/**
+ * Put `redact` in front of the sink of `chat()`'s per-call logger: its private
+ * `logger` field (the user's `Logger`, or the console logger) is replaced,
+ * for this call only, by a wrapper that scrubs every message and meta value.
+ * Nothing happens when the logger has no such field (another `@tanstack/ai`
+ * build); `redactingLogger` still covers what this package logs.
+ *
+ * @param logger - `getSandboxRuntime(ctx).logger`, or `undefined`.
+ * @param redact - Replaces secrets in a string; applied as in {@link redactingLogger}.
+ * @returns True when the sink is now scrubbed.
+ */
+export function scrubLoggerSink(logger: InternalLogger | undefined, redact: RedactText): boolean {
+  const holder = logger as unknown as { logger?: Record<string | symbol, unknown> } | undefined
+  const sink = holder?.logger
+  if (!sink || typeof sink !== 'object' || !SINK_METHODS.every((m) => typeof sink[m] === 'function')) return false
+  const redactors = (sink[SCRUBBED] as RedactText[] | undefined) ?? []
+  if (redactors.includes(redact)) return true
+  const wrapped: Record<string | symbol, unknown> = Object.create(sink)
+  for (const method of SINK_METHODS) {
+    const original = sink[method] as (message: string, meta?: unknown) => void
+    wrapped[method] = (message: string, meta?: unknown) => original.call(sink, redact(message), meta === undefined ? undefined : scrubDeep(meta, redact))
   }
-  if (Array.isArray(value)) return value.map((item) => redactValue(item, redact, depth + 1))
-  const proto = Object.getPrototypeOf(value) as unknown
-  if (proto !== Object.prototype && proto !== null) return redact(String(value))
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactValue(item, redact, depth + 1)]))
+  Object.defineProperty(wrapped, SCRUBBED, { value: [...redactors, redact] })
+  holder!.logger = wrapped
+  return true
 }

@@ -6,9 +6,13 @@
  * `HEAD` pointed at (a git repository with a commit); else nothing, and a
  * diff is a synthesized add-patch of the current content. Diffs of many files
  * take one `exec` per 100 files.
+ * Memory is bounded: a file (now or in the baseline) larger than
+ * `maxDiffFileBytes` is never read, its change is reported without content
+ * (`tooLarge`), and a FIFO, socket or device is never opened (`notRegular`).
  * Invariant: nothing here throws for a missing file; absence reads as `''`.
  */
 import { randomUUID } from 'node:crypto'
+import { SandboxLimitError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { toWorkspaceRelative } from '../paths/workspace-path.js'
 import { shellQuote } from '../shell/quote.js'
@@ -16,6 +20,26 @@ import { recordStartSnapshot, type StartSnapshot } from './start-snapshot.js'
 
 /** Files diffed per `exec`. */
 const DIFF_BATCH = 100
+
+/**
+ * The largest file, in bytes, whose content a run's diffs and file-hook
+ * accessors read (8 MiB): past it, `file.changed` reports the change with
+ * `tooLarge: true` and no content, so a huge file the agent wrote (a 2 GB
+ * sparse log) never reaches host memory.
+ */
+export const DEFAULT_MAX_DIFF_FILE_BYTES = 8 * 1024 * 1024
+
+/** One file's diff, with why its content was left out, if it was. */
+export interface FileDiff {
+  /** The unified diff, or for a file left out a header and a line saying why; `''` when there is none. */
+  readonly diff: string
+  /** Set when the file (now, or at the run's start) is larger than `maxDiffFileBytes`: its content was not read. */
+  readonly tooLarge?: true
+  /** The size in bytes of the file found too large. */
+  readonly size?: number
+  /** Set when the path is a FIFO, socket or device: it was not opened. */
+  readonly notRegular?: true
+}
 
 /** Entries left out of the snapshot when `ignore` is not given (those `watchWorkspace` ignores by default). */
 const DEFAULT_IGNORE: readonly string[] = ['.git', 'node_modules']
@@ -26,12 +50,20 @@ export interface FileBaseline {
   readonly commit: string | null
   /** The git tree of the workspace at the run's start, or `null` when none was recorded (no git in the sandbox). */
   readonly snapshot: string | null
-  /** Content at the run's start; `''` for a file the baseline lacks, and always `''` when nothing was recorded. */
+  /**
+   * Content at the run's start; `''` for a file the baseline lacks, and always `''` when nothing was recorded.
+   * @throws SandboxLimitError `file-too-large` when it was larger than `maxDiffFileBytes` (it is not read).
+   */
   before: (path: string) => Promise<string>
-  /** Current content; `''` when the file does not exist. */
+  /**
+   * Current content; `''` when the file does not exist or is not a regular file (a FIFO, socket or device is not opened).
+   * @throws SandboxLimitError `file-too-large` when it is larger than `maxDiffFileBytes` (it is not read).
+   */
   after: (path: string) => Promise<string>
   /** Unified diff of each path against the baseline (`''` when there is none), keyed by the path as given. */
   diff: (paths: readonly string[]) => Promise<Map<string, string>>
+  /** Like {@link FileBaseline.diff}, with the `tooLarge` / `notRegular` flags of each file. */
+  diffs: (paths: readonly string[]) => Promise<Map<string, FileDiff>>
   /** Remove what recording the start left in the sandbox's temp folder. Never throws; the accessors then fall back to the start commit, or to nothing. */
   dispose: () => Promise<void>
 }
@@ -43,6 +75,7 @@ type Base = { kind: 'snapshot'; snapshot: StartSnapshot } | { kind: 'commit'; sh
  * Record the baseline of `handle`'s workspace now (two `exec`s: `git rev-parse`, then the snapshot).
  *
  * @param options.ignore - Entries left out of the snapshot, as `watchWorkspace` takes them. Default `['.git', 'node_modules']`.
+ * @param options.maxDiffFileBytes - The largest file read for a diff or an accessor, in bytes. Default {@link DEFAULT_MAX_DIFF_FILE_BYTES} (8 MiB).
  * @returns A {@link FileBaseline}; without git in the sandbox it records nothing (add-patch diffs).
  * @example
  * ```ts
@@ -51,43 +84,73 @@ type Base = { kind: 'snapshot'; snapshot: StartSnapshot } | { kind: 'commit'; sh
  * await baseline.dispose()
  * ```
  */
-export async function captureFileBaseline(handle: SandboxHandle, options: { ignore?: readonly string[] } = {}): Promise<FileBaseline> {
+export async function captureFileBaseline(handle: SandboxHandle, options: { ignore?: readonly string[]; maxDiffFileBytes?: number } = {}): Promise<FileBaseline> {
   const cwd = handle.workspaceRoot
+  const max = options.maxDiffFileBytes ?? DEFAULT_MAX_DIFF_FILE_BYTES
+  const tooLarge = (path: string, size: number) =>
+    new SandboxLimitError('file-too-large', {
+      limitBytes: max,
+      option: 'maxDiffFileBytes',
+      path,
+      message: `${path} is ${size} bytes, more than maxDiffFileBytes (${max} bytes), so its content is not read. Read it in parts with process.exec (head, tail) or process.spawn.`,
+    })
   const head = await handle.process.exec(`git rev-parse --verify -q ${shellQuote('HEAD^{commit}')} 2>/dev/null`, { cwd }).catch(() => null)
   const sha = head?.exitCode === 0 && /^[0-9a-f]{40,64}$/.test(head.stdout.trim()) ? head.stdout.trim() : null
   const snapshot = await recordStartSnapshot(handle, options.ignore ?? DEFAULT_IGNORE)
   let base: Base = snapshot ? { kind: 'snapshot', snapshot } : sha ? { kind: 'commit', sha } : { kind: 'none' }
   const rel = (path: string) => toWorkspaceRelative(path, cwd)
 
-  return {
+  const self: FileBaseline = {
     commit: sha,
     snapshot: snapshot?.tree ?? null,
     async before(path) {
       const current = base
       if (current.kind === 'none') return ''
       const [prefix, rev] = current.kind === 'snapshot' ? [`${current.snapshot.env}\n`, current.snapshot.tree] : ['', current.sha]
-      const shown = await handle.process.exec(`${prefix}git show ${shellQuote(`${rev}:./${rel(path)}`)}`, { cwd }).catch(() => null)
+      const object = shellQuote(`${rev}:./${rel(path)}`)
+      // The blob's size first: one larger than the bound is never shown.
+      const shown = await handle.process.exec(`${prefix}s=$(git cat-file -s ${object} 2>/dev/null) || exit 1\nif [ "$s" -gt ${max} ]; then printf 'L%s' "$s"; exit 3; fi\ngit show ${object}`, { cwd }).catch(() => null)
+      if (shown?.exitCode === 3) throw tooLarge(path, Number(shown.stdout.slice(1)))
       return shown?.exitCode === 0 ? shown.stdout : ''
     },
     async after(path) {
+      let size: number | undefined
+      if (handle.fs.lstat) {
+        const stat = await handle.fs.lstat(path).catch(() => null)
+        if (!stat || stat.type === 'other' || stat.type === 'directory') return '' // missing, or a FIFO/socket/device that must not be opened
+        size = stat.type === 'file' ? stat.size : undefined
+      }
+      if (size !== undefined && size > max) throw tooLarge(path, size)
       try {
         return await handle.fs.read(path)
-      } catch {
+      } catch (error) {
+        if (SandboxLimitError.isInstance(error)) throw error // the provider's own read bound
         return '' // missing (deleted, or never there): absence reads as empty content
       }
     },
     async diff(paths) {
+      return new Map([...(await self.diffs(paths))].map(([path, entry]) => [path, entry.diff]))
+    },
+    async diffs(paths) {
       const current = base
-      const out = new Map<string, string>()
+      const out = new Map<string, FileDiff>()
       for (let start = 0; start < paths.length; start += DIFF_BATCH) {
         const batch = paths.slice(start, start + DIFF_BATCH)
         const relative = batch.map(rel)
         const boundary = `@@tanstack-diff-${randomUUID()}@@`
         const prefix = current.kind === 'snapshot' ? [current.snapshot.env] : []
-        const script = [...prefix, ...relative.map((path, i) => `printf '\\n%s %d\\n' '${boundary}' ${i}\n${diffScript(current, path)}`), `printf '\\n%s end\\n' '${boundary}'`].join('\n')
-        const result = await handle.process.exec(script, { cwd })
+        const script = [...prefix, ...relative.map((path, i) => `printf '\\n%s %d\\n' '${boundary}' ${i}\n${guardedDiffScript(current, path, max)}`), `printf '\\n%s end\\n' '${boundary}'`].join('\n')
+        let result
+        try {
+          result = await handle.process.exec(script, { cwd })
+        } catch (error) {
+          // A batch of files each under the bound can still pass the exec output limit together: one exec per file then.
+          if (!SandboxLimitError.isInstance(error) || batch.length === 1) throw error
+          for (const path of batch) for (const [key, value] of await self.diffs([path])) out.set(key, value)
+          continue
+        }
         const segments = splitSegments(result.stdout, boundary)
-        batch.forEach((path, i) => out.set(path, toPatch(current, relative[i]!, segments.get(i) ?? '')))
+        batch.forEach((path, i) => out.set(path, toFileDiff(current, relative[i]!, segments.get(i) ?? '', max)))
       }
       return out
     },
@@ -96,6 +159,37 @@ export async function captureFileBaseline(handle: SandboxHandle, options: { igno
       await snapshot?.dispose()
     },
   }
+  return self
+}
+
+/**
+ * {@link diffScript} behind two checks that keep memory bounded: a FIFO,
+ * socket or device prints `n` (never opened: reading a FIFO would block); a
+ * regular file now, or a blob in the baseline, larger than `max` bytes
+ * prints `L` and its size (never read).
+ */
+function guardedDiffScript(base: Base, path: string, max: number): string {
+  const p = shellQuote(path)
+  const local = shellQuote(`./${path}`)
+  const baseSize = base.kind === 'none' ? '' : ` || { s=$(git cat-file -s ${shellQuote(`${base.kind === 'snapshot' ? base.snapshot.tree : base.sha}:./${path}`)} 2>/dev/null) && [ "$s" -gt ${max} ]; }`
+  return [
+    `if [ -p ${p} ] || [ -S ${p} ] || [ -c ${p} ] || [ -b ${p} ]; then printf 'n'`,
+    `elif { [ -f ${p} ] && [ ! -L ${p} ] && s=$(stat -c %s ${local} 2>/dev/null) && [ "$s" -gt ${max} ]; }${baseSize}; then printf 'L%s' "$s"`,
+    'else',
+    diffScript(base, path),
+    'fi',
+  ].join('\n')
+}
+
+/** A segment of {@link guardedDiffScript} output as the file's diff and flags. */
+function toFileDiff(base: Base, path: string, segment: string, max: number): FileDiff {
+  const header = `diff --git a/${path} b/${path}\n`
+  if (segment.startsWith('n')) return { diff: `${header}b/${path} is not a regular file (a FIFO, socket or device), so it was not read\n`, notRegular: true }
+  if (segment.startsWith('L')) {
+    const size = Number(segment.slice(1).trim())
+    return { diff: `${header}File b/${path} is too large to diff (${size} bytes, over maxDiffFileBytes ${max})\n`, tooLarge: true, size }
+  }
+  return { diff: toPatch(base, path, segment) }
 }
 
 /**
@@ -109,7 +203,7 @@ function diffScript(base: Base, path: string): string {
   const flags = '--no-color --no-ext-diff --no-renames'
   const absent = `! git cat-file -e ${shellQuote(`${rev}:./${path}`)} 2>/dev/null`
   // A file the baseline lacks: outside a repository an add-patch (as without git), inside one what git prints for it.
-  const added = base.kind === 'snapshot' && base.snapshot.mode === 'shadow' ? `elif [ -f ${p} ] && ${absent}; then printf '+'; cat -- ${p}` : `elif { [ -e ${p} ] || [ -L ${p} ]; } && ${absent}; then printf 'g'; git diff ${flags} --no-index -- /dev/null ${p}`
+  const added = base.kind === 'snapshot' && base.snapshot.mode === 'shadow' ? `elif [ -f ${p} ] && [ ! -L ${p} ] && ${absent}; then printf '+'; cat -- ${p}` : `elif { [ -e ${p} ] || [ -L ${p} ]; } && ${absent}; then printf 'g'; git diff ${flags} --no-index -- /dev/null ${p}`
   return [`d=$(git diff ${flags} ${rev} -- ${p} 2>/dev/null)`, `if [ -n "$d" ]; then printf 'g%s\\n' "$d"`, added, 'fi'].join('\n')
 }
 
@@ -125,7 +219,7 @@ function toPatch(base: Base, path: string, segment: string): string {
 /** Without git: `+` and the content when the file exists, nothing when it does not. */
 function contentScript(path: string): string {
   const p = shellQuote(path)
-  return `if [ -f ${p} ]; then printf '+'; cat -- ${p}; fi`
+  return `if [ -f ${p} ] && [ ! -L ${p} ]; then printf '+'; cat -- ${p}; fi`
 }
 
 /** The output of one diff script, by file index. */

@@ -8,6 +8,10 @@
  * Also what verifies a settled event against the filesystem: a native
  * watcher may report paths nobody touched (Node's recursive `fs.watch` on
  * Linux does for siblings sharing a name prefix with a removed directory).
+ * A burst (more than {@link NATIVE_BURST_PATHS} paths pending at once: a
+ * checkout, an unpacked archive) is not checked path by path: once it is
+ * quiet, one `onBurst` call (a listing reconcile) reports every change, so
+ * nothing is lost however many events the native watcher dropped.
  * Invariant: after `close()` resolves, `onSettled` is never called again.
  */
 import type { SandboxFileStat, SandboxWatcher, SandboxWatchEvent } from '../contracts/fs.js'
@@ -19,6 +23,9 @@ export const NATIVE_COALESCE_MS = 50
 
 /** Longest delay, in ms, from a path's first native event to settling it (a file written continuously still reports). */
 export const NATIVE_MAX_DELAY_MS = 500
+
+/** Pending paths above which a burst is settled by one reconcile (`onBurst`) instead of a check per path. */
+export const NATIVE_BURST_PATHS = 256
 
 /** What a settled path is now. */
 export type PathKind = 'file' | 'directory' | 'none'
@@ -44,16 +51,36 @@ interface Pending {
  * Start the provider's watcher.
  *
  * @param input.onSettled - Called per settled workspace-relative path with when its burst began and its last native event type.
+ * @param input.onBurst - Called once a burst of more than {@link NATIVE_BURST_PATHS} pending paths is quiet, instead of `onSettled` for each: reconcile against a listing.
  * @returns The watch, or `null` when `fs.watch` is missing or fails to start (`onError` says why).
  */
 export async function startNativeWatch(
   handle: SandboxHandle,
-  input: { ignore: readonly string[]; onSettled: (path: string, timestamp: number, lastType: SandboxWatchEvent['type']) => Promise<void>; onError: (message: string, error: unknown) => void },
+  input: { ignore: readonly string[]; onSettled: (path: string, timestamp: number, lastType: SandboxWatchEvent['type']) => Promise<void>; onBurst: () => Promise<void>; onError: (message: string, error: unknown) => void },
 ): Promise<NativeWatch | null> {
   if (!handle.fs.watch) return null
   const pending = new Map<string, Pending>()
   let chain: Promise<void> = Promise.resolve()
   let closed = false
+  /** A burst waiting to be reconciled: when it began, and the quiet timer. */
+  let burst: { firstAt: number; timer: ReturnType<typeof setTimeout> } | undefined
+
+  const reconcileBurst = () => {
+    if (!burst || closed) return
+    clearTimeout(burst.timer)
+    burst = undefined
+    chain = chain.then(() => (closed ? undefined : input.onBurst())).catch((error: unknown) => input.onError('reconciling a burst of native events failed', error))
+  }
+  /** Drop the per-path timers and settle everything pending, and all that follows until quiet, with one reconcile. */
+  const armBurst = (now: number) => {
+    for (const entry of pending.values()) clearTimeout(entry.timer)
+    pending.clear()
+    const firstAt = burst?.firstAt ?? now
+    if (burst) clearTimeout(burst.timer)
+    const timer = setTimeout(reconcileBurst, Math.max(0, Math.min(NATIVE_COALESCE_MS, firstAt + NATIVE_MAX_DELAY_MS - now)))
+    timer.unref?.()
+    burst = { firstAt, timer }
+  }
 
   const settle = (path: string) => {
     const entry = pending.get(path)
@@ -69,6 +96,7 @@ export async function startNativeWatch(
       (event) => {
         if (closed) return
         const now = Date.now()
+        if (burst || pending.size >= NATIVE_BURST_PATHS) return armBurst(now)
         const previous = pending.get(event.path)
         if (previous) clearTimeout(previous.timer)
         const firstAt = previous?.firstAt ?? now
@@ -86,10 +114,12 @@ export async function startNativeWatch(
   return {
     async settleNow() {
       for (const path of [...pending.keys()]) settle(path)
+      reconcileBurst()
       await chain
     },
     async close() {
       closed = true
+      if (burst) clearTimeout(burst.timer)
       for (const entry of pending.values()) clearTimeout(entry.timer)
       pending.clear()
       await watcher.close()

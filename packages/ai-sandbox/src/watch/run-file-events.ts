@@ -10,7 +10,7 @@ import type { SandboxFileEvent, SandboxFileHookEvent } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { SandboxHooks } from '../definition/define-sandbox.js'
-import { captureFileBaseline, type FileBaseline } from './file-baseline.js'
+import { captureFileBaseline, type FileBaseline, type FileDiff } from './file-baseline.js'
 import { watchWorkspace, type WorkspaceWatcher } from './watch-workspace.js'
 
 /** The `CUSTOM` event with one file's working-tree diff after a run: `{ path, diff }`. */
@@ -19,8 +19,13 @@ export const FILE_CHANGED_EVENT = 'file.changed'
 /** The `CUSTOM` event core emits per file event: `{ type, path, timestamp }`. */
 export const SANDBOX_FILE_EVENT = 'sandbox.file'
 
-/** One file's change over a run. */
-export interface FileChange {
+/**
+ * One file's change over a run. A file larger than `maxDiffFileBytes` (default
+ * 8 MiB, `DEFAULT_MAX_DIFF_FILE_BYTES`) comes with `tooLarge: true` and its
+ * `size`, and a FIFO, socket or device with `notRegular: true`: their content
+ * is not read and `diff` only says why.
+ */
+export interface FileChange extends Omit<FileDiff, 'diff'> {
   /** Absolute path inside the sandbox. */
   readonly path: string
   /** Unified diff against the run's baseline: the workspace when this run started. */
@@ -71,10 +76,12 @@ export async function startRunFileEvents(input: {
   intervalMs?: number
   /** Applied to the path the runtime streams (a secret in a file name must not travel). Default: none. */
   redactPath?: (path: string) => string
+  /** The largest file read for a diff or a hook accessor, in bytes. Default `DEFAULT_MAX_DIFF_FILE_BYTES` (8 MiB). */
+  maxDiffFileBytes?: number
 }): Promise<RunFileEvents> {
   const { handle, hooks, runtime, logger } = input
   const redactPath = input.redactPath ?? ((path: string) => path)
-  const baseline = await captureFileBaseline(handle, input.ignore ? { ignore: input.ignore } : {})
+  const baseline = await captureFileBaseline(handle, { ...(input.ignore ? { ignore: input.ignore } : {}), ...(input.maxDiffFileBytes !== undefined ? { maxDiffFileBytes: input.maxDiffFileBytes } : {}) })
   const touched = new Set<string>()
   const reported = new Map<string, string>()
   const root = handle.workspaceRoot.replace(/\/+$/, '')
@@ -131,19 +138,19 @@ export async function startRunFileEvents(input: {
     async changes() {
       const paths = [...touched].filter((path) => !isExcluded(path)).sort()
       if (paths.length === 0) return []
-      let diffs: Map<string, string>
+      let diffs: Map<string, FileDiff>
       try {
-        diffs = await baseline.diff(paths)
+        diffs = await baseline.diffs(paths)
       } catch (error) {
         logger?.errors(`diffing the run's changed files in sandbox ${handle.id} failed`, { error })
         return []
       }
       const out: FileChange[] = []
       for (const path of paths) {
-        const diff = diffs.get(path) ?? ''
-        if (diff === (reported.get(path) ?? '')) continue
-        reported.set(path, diff)
-        if (diff !== '') out.push({ path, diff })
+        const entry = diffs.get(path) ?? { diff: '' }
+        if (entry.diff === (reported.get(path) ?? '')) continue
+        reported.set(path, entry.diff)
+        if (entry.diff !== '') out.push({ path, ...entry })
       }
       return out
     },

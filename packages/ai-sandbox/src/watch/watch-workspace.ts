@@ -5,7 +5,9 @@
  * listing poll through `exec` (`listing.ts`). Either way `flush()` reconciles
  * against a fresh listing, so nothing made before the call is missed even
  * when a native watcher drops an event; a native event is checked against
- * the file's `lstat` first, so one for a file nobody touched is dropped.
+ * the file's `lstat` first, so one for a file nobody touched is dropped; a
+ * burst of native events is settled by one listing reconcile, so every
+ * change in it is reported even when the native watcher dropped some.
  * Invariant: subscribers see a consistent story per path (no `change` before
  * `create`, no double `delete`), every event path is normalised and strictly
  * inside the workspace root, and no event comes after `stop()` resolves.
@@ -138,7 +140,7 @@ export async function watchWorkspace(handle: SandboxHandle, options: WatchWorksp
     return queue
   }
 
-  const native = await startNativeWatch(handle, { ignore, onSettled, onError: (message, error) => logger?.sandbox(`watchWorkspace: ${message}`, { error }) })
+  const native = await startNativeWatch(handle, { ignore, onSettled, onBurst: () => pass('native burst'), onError: (message, error) => logger?.sandbox(`watchWorkspace: ${message}`, { error }) })
   const mode = native ? 'native' : 'poll'
   let timer: ReturnType<typeof setTimeout> | undefined
   const schedule = () => {

@@ -43,7 +43,7 @@ describe('harnessRunIds', () => {
 })
 
 describe('guardHarnessRun', () => {
-  it('hands the run its ids and redactor and passes its chunks through', async () => {
+  it('hands the run its ids and redactor and passes its chunks through, scrubbed', async () => {
     const { options } = runOptions()
     let seen: HarnessRunContext | undefined
     const out = await collect(
@@ -56,8 +56,8 @@ describe('guardHarnessRun', () => {
     expect(seen?.runId).toBe('run-1')
     expect(seen?.threadId).toBe('thread-1')
     expect(seen?.redact(`a ${SECRET} b`)).toBe('a [secret API_KEY] b')
-    // Only RUN_ERROR chunks are redacted: the run redacts what else it logs itself.
-    expect(out).toEqual([{ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: `key ${SECRET}` }, { type: 'RUN_FINISHED', runId: 'run-1', threadId: 'thread-1' }])
+    // Every chunk leaves scrubbed (issue 16): the stream is logged by core and may be persisted.
+    expect(out).toEqual([{ type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: 'key [secret API_KEY]' }, { type: 'RUN_FINISHED', runId: 'run-1', threadId: 'thread-1' }])
   })
 
   it('redacts both messages of a RUN_ERROR the run yields, and adds nothing after it', async () => {

@@ -6,7 +6,7 @@ import { GROK_BUILD_SESSION_EVENT, type grokBuildText } from '@tanstack/ai-grok-
 import type { SandboxProvider } from '@tanstack/ai-sandbox'
 import { recording, runHarness, type HarnessRunInput, type Outcome } from '@testing/support/harness-run'
 
-export { custom, ofType, processesMatching, processesWithEnv, processesWithHome, recording, waitFor, type AnyChunk, type Outcome } from '@testing/support/harness-run'
+export { custom, ofType, processesMatching, processesWithEnv, recording, waitFor, type Outcome } from '@testing/support/harness-run'
 
 /** One chat() run with the Grok Build adapter; collects what a user would see. */
 export const runGrok = (input: HarnessRunInput<ReturnType<typeof grokBuildText>>): Promise<Outcome> => runHarness({ ...input, sessionEvent: GROK_BUILD_SESSION_EVENT })

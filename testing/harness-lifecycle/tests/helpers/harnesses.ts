@@ -15,7 +15,7 @@ import { GROK_BUILD_SESSION_EVENT, grokBuildText } from '@tanstack/ai-grok-build
 import { OPENCODE_SESSION_EVENT, opencodeText } from '@tanstack/ai-opencode'
 import { processesWithEnv, runHarness, type HarnessRunInput, type Outcome } from '@testing/support/harness-run'
 
-export { custom, ofType, processesWithEnv, waitFor, type AnyChunk, type Outcome } from '@testing/support/harness-run'
+export { custom, ofType, waitFor, type Outcome } from '@testing/support/harness-run'
 
 /** The folder of the fake NDJSON CLIs on the host. */
 export const FAKE_BIN = fileURLToPath(new URL('../fixtures/bin/', import.meta.url))

@@ -5,7 +5,7 @@
 import { OPENCODE_SESSION_EVENT, type opencodeText } from '@tanstack/ai-opencode'
 import { runHarness, type HarnessRunInput, type Outcome } from '@testing/support/harness-run'
 
-export { custom, ofType, processesMatching, processesWithEnv, processesWithHome, recording, waitFor, type AnyChunk, type Outcome } from '@testing/support/harness-run'
+export { ofType, processesMatching, processesWithHome, recording, waitFor, type Outcome } from '@testing/support/harness-run'
 
 /** One chat() run with the OpenCode adapter; collects what a user would see. */
 export const runOpencode = (input: HarnessRunInput<ReturnType<typeof opencodeText>>): Promise<Outcome> => runHarness({ ...input, sessionEvent: OPENCODE_SESSION_EVENT })

@@ -3,16 +3,18 @@
  * truncation), exit codes as results, the default and virtual `cwd`, per-call
  * and create-time environment, stdin, the timeout option, and the end of a
  * command whose background child still holds its output (the child is left
- * running; the check kills it). Checks compare physical directories (`pwd -P`)
+ * running; the check kills it), and (cases in `cancel.ts`) abort and timeout
+ * stopping a setsid child whose parent already exited. Checks compare physical directories (`pwd -P`)
  * so a symlinked workspace root still passes.
  */
-import { describe, expect } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { SandboxHandle } from '../../contracts/handle.js'
 import type { ExecResult } from '../../contracts/process.js'
 import { expectSandboxError, within } from './assert.js'
 import { conformanceCase, useSharedSandbox } from './context.js'
 import type { ProviderConformanceContext } from './context.js'
 import { aliveScript, q, scratch, sh } from './io.js'
+import { checkExecAbortStopsEscapedChild, checkExecTimeoutStopsEscapedChild, hasSetsid } from './cancel.js'
 
 /** stdout and stderr are captured separately and decoded as UTF-8. */
 export async function checkExecOutput(handle: SandboxHandle): Promise<void> {
@@ -123,6 +125,20 @@ export function registerExecConformance(getContext: () => ProviderConformanceCon
     run('5 MB of output is not truncated', checkExecLargeOutput)
     run('timeoutMs rejects with reason timeout', checkExecTimeout)
     run('resolves when the shell exits though a background child holds its output', checkExecEndsWhenShellExits)
+    for (const [title, check] of [
+      ['abort stops every process of ( setsid sleep & ) ; sleep, also after cd /', checkExecAbortStopsEscapedChild],
+      ['timeoutMs stops every process of ( setsid sleep & ) ; sleep, also after cd /', checkExecTimeoutStopsEscapedChild],
+    ] as const) {
+      it(
+        title,
+        async ({ skip }) => {
+          const handle = sandbox()
+          if (!(await hasSetsid(handle))) skip('setsid not found in the sandbox')
+          await check(handle)
+        },
+        ctx.timeoutMs,
+      )
+    }
     conformanceCase(ctx, 'create({ env }) reaches every process', () => checkCreateEnv(getContext()))
   })
 }

@@ -2,7 +2,8 @@
  * Filesystem conformance, part one: the `SandboxFs` operations on ordinary
  * files and folders (text and byte round trips, parents, list, mkdir, remove,
  * rename, exists, lstat). Path confinement and symlinks live in
- * `fs-paths.ts`. Every check works in its own scratch folder, so all of them
+ * `fs-paths.ts`; symlink-swap races, FIFOs, devices, hard links and the read
+ * size bound in `fs-races.ts`. Every check works in its own scratch folder, so all of them
  * can share one sandbox.
  */
 import { describe, expect, it } from 'vitest'
@@ -12,6 +13,7 @@ import { describeError, violation, within } from './assert.js'
 import { conformanceCase, skippedCase, useSharedSandbox } from './context.js'
 import type { ProviderConformanceContext } from './context.js'
 import { registerFsPathConformance } from './fs-paths.js'
+import { registerFsRaceConformance } from './fs-races.js'
 import { q, scratch, sh } from './io.js'
 
 const UNICODE_TEXT = 'héllo wörld — 日本語 👋\nsecond line\n'
@@ -93,6 +95,9 @@ export async function checkFsRemove(handle: SandboxHandle): Promise<void> {
   expect(await handle.fs.exists(`${root}/tree`), 'fs.remove deletes a non-empty directory tree').toBe(false)
   await handle.fs.remove(`${root}/never-existed`).catch((error: unknown) => {
     violation('fs.remove of a missing path resolves (no error)', `it threw ${describeError(error)}`)
+  })
+  await handle.fs.remove(`${root}/no-such-dir/deeper/file.txt`).catch((error: unknown) => {
+    violation('fs.remove of a path under a missing directory resolves (no error)', `it threw ${describeError(error)}`)
   })
 }
 
@@ -213,6 +218,7 @@ export function registerFsConformance(getContext: () => ProviderConformanceConte
     if (ctx.capabilities.exec) run('symlinks: list/lstat describe them, dangling links exist', checkFsSymlinkMetadata)
     else skippedCase('fs: symlink metadata', 'needs exec to create symlinks (capabilities().exec is false)')
     registerFsPathConformance(getContext, sandbox)
+    registerFsRaceConformance(getContext, sandbox)
   })
 }
 

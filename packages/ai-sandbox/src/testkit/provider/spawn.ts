@@ -3,9 +3,11 @@
  * before exit, the end of a job whose background child still holds its output,
  * stdin (capability `writableStdin`) and killing a whole job (capability
  * `killableProcesses`), including a child that left the job's process group
- * with `setsid`. The kill checks prove "nothing of the job is left" without
- * `ps`: the job writes its own pids to a file and `kill -0` probes each one (a
- * zombie counts as gone: it has exited).
+ * with `setsid` (and, in `cancel.ts`, one whose parent already exited). The
+ * kill checks prove "nothing of the job is left" without `ps`: the job writes
+ * its own pids to a file and `kill -0` probes each one (a zombie counts as
+ * gone: it has exited). When a kill check fails, the kit SIGKILLs the pids
+ * the job recorded before reporting it, so a failing case leaks nothing.
  */
 import { describe, expect, it } from 'vitest'
 import type { SandboxHandle } from '../../contracts/handle.js'
@@ -14,6 +16,17 @@ import { describeError, violation, within } from './assert.js'
 import { conformanceCase, skippedCase, useSharedSandbox } from './context.js'
 import type { ProviderConformanceContext } from './context.js'
 import { aliveScript, q, readStream, scratch, sh } from './io.js'
+import { checkSpawnKillStopsEscapedChild, hasSetsid } from './cancel.js'
+
+/** Run `check`; if it fails, SIGKILL every pid the job recorded in `<dir>/<file>` first (the kit's own cleanup), then rethrow. */
+async function killRecordedOnFailure(handle: SandboxHandle, dir: string, check: () => Promise<void>, file = 'pids'): Promise<void> {
+  try {
+    await check()
+  } catch (error) {
+    await handle.process.exec(`[ -s ${file} ] && kill -KILL $(cat ${file}) 2>/dev/null; true`, { cwd: dir }).catch(() => undefined)
+    throw error
+  }
+}
 
 /** Drain both streams of a spawned process and wait for it. */
 async function finish(child: SpawnedProcess): Promise<{ exitCode: number; signal?: string; stdout: string; stderr: string }> {
@@ -89,18 +102,20 @@ export async function checkSpawnKillJob(handle: SandboxHandle): Promise<void> {
   )
   const stdout = readStream(job.stdout, 'stdout')
   readStream(job.stderr, 'stderr')
-  await stdout.until('started', 'a spawned job prints "started" while it runs')
-  await within(
-    job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() resolves', `it threw ${describeError(error)}`)),
-    'SpawnedProcess.kill() resolves once the job is gone',
-  )
-  const pids = (await sh(handle, `cat pids`, { cwd: dir })).stdout.split('\n').filter(Boolean)
-  expect(pids.length, 'the job recorded its pids (outer shell, inner shell, two sleeps)').toBeGreaterThanOrEqual(4)
-  const alive = await sh(handle, aliveScript(pids))
-  expect(alive.stdout.trim(), 'after kill() resolves nothing of the job is left: these pids still run').toBe('')
-  const exit = await within(job.wait(), 'wait() resolves after kill() (the job and its output pipes are gone)')
-  expect(exit.exitCode, 'a killed process reports a non-zero exit (128+N for signal N)').not.toBe(0)
-  await job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() is safe to call more than once', `second kill threw ${describeError(error)}`))
+  await killRecordedOnFailure(handle, dir, async () => {
+    await stdout.until('started', 'a spawned job prints "started" while it runs')
+    await within(
+      job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() resolves', `it threw ${describeError(error)}`)),
+      'SpawnedProcess.kill() resolves once the job is gone',
+    )
+    const pids = (await sh(handle, `cat pids`, { cwd: dir })).stdout.split('\n').filter(Boolean)
+    expect(pids.length, 'the job recorded its pids (outer shell, inner shell, two sleeps)').toBeGreaterThanOrEqual(4)
+    const alive = await sh(handle, aliveScript(pids))
+    expect(alive.stdout.trim(), 'after kill() resolves nothing of the job is left: these pids still run').toBe('')
+    const exit = await within(job.wait(), 'wait() resolves after kill() (the job and its output pipes are gone)')
+    expect(exit.exitCode, 'a killed process reports a non-zero exit (128+N for signal N)').not.toBe(0)
+    await job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() is safe to call more than once', `second kill threw ${describeError(error)}`))
+  })
 }
 
 /**
@@ -115,17 +130,19 @@ export async function checkSpawnKillSetsidChild(handle: SandboxHandle): Promise<
   const job = await handle.process.spawn(`echo $$ >> pids; sleep 811 & echo $! >> pids; setsid sh -c ${q(inner)} & wait`, { cwd: dir })
   const stdout = readStream(job.stdout, 'stdout')
   readStream(job.stderr, 'stderr')
-  await stdout.until('started', 'a spawned job prints "started" once its setsid child runs')
-  await within(
-    job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() resolves', `it threw ${describeError(error)}`)),
-    'SpawnedProcess.kill() resolves once the job is gone',
-  )
-  const pids = (await sh(handle, `cat pids`, { cwd: dir })).stdout.split('\n').filter(Boolean)
-  expect(pids.length, 'the job recorded its pids (shell, sleep, setsid child)').toBe(3)
-  const alive = await sh(handle, aliveScript(pids))
-  expect(alive.stdout.trim(), 'after kill() resolves no process the job started is left, not even one that called setsid: these pids still run').toBe('')
-  await within(job.wait(), 'wait() resolves after kill()')
-  expect(await stdout.done, 'the setsid child really left the job\'s process group (else this case proves nothing)').toContain('left-group')
+  await killRecordedOnFailure(handle, dir, async () => {
+    await stdout.until('started', 'a spawned job prints "started" once its setsid child runs')
+    await within(
+      job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() resolves', `it threw ${describeError(error)}`)),
+      'SpawnedProcess.kill() resolves once the job is gone',
+    )
+    const pids = (await sh(handle, `cat pids`, { cwd: dir })).stdout.split('\n').filter(Boolean)
+    expect(pids.length, 'the job recorded its pids (shell, sleep, setsid child)').toBe(3)
+    const alive = await sh(handle, aliveScript(pids))
+    expect(alive.stdout.trim(), 'after kill() resolves no process the job started is left, not even one that called setsid: these pids still run').toBe('')
+    await within(job.wait(), 'wait() resolves after kill()')
+    expect(await stdout.done, 'the setsid child really left the job\'s process group (else this case proves nothing)').toContain('left-group')
+  })
 }
 
 /**
@@ -153,16 +170,23 @@ export async function checkSpawnEndsWhenShellExits(handle: SandboxHandle): Promi
     await job.kill().catch(() => undefined) // the check already failed; stop the job so it leaks nothing
     throw error
   }
-  const pid = (await sh(handle, 'cat pid', { cwd: dir })).stdout.trim()
-  const aliveBefore = (await sh(handle, aliveScript([pid]))).stdout.trim()
-  await within(
-    job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() resolves after the shell exited', `it threw ${describeError(error)}`)),
-    'SpawnedProcess.kill() resolves once the job (the background child) is gone',
+  await killRecordedOnFailure(
+    handle,
+    dir,
+    async () => {
+      const pid = (await sh(handle, 'cat pid', { cwd: dir })).stdout.trim()
+      const aliveBefore = (await sh(handle, aliveScript([pid]))).stdout.trim()
+      await within(
+        job.kill().catch((error: unknown) => violation('SpawnedProcess.kill() resolves after the shell exited', `it threw ${describeError(error)}`)),
+        'SpawnedProcess.kill() resolves once the job (the background child) is gone',
+      )
+      const aliveAfter = (await sh(handle, aliveScript([pid]))).stdout.trim()
+      expect(ended, 'a job whose background child holds its output ends with the shell: everything the shell wrote, and its exit code').toEqual({ exitCode: 3, stdout: 'before\nafter\n', stderr: 'err\n' })
+      expect(aliveBefore, 'the background child keeps running after the shell exited (until kill() or destroy())').toBe(pid)
+      expect(aliveAfter, 'kill() after the shell exited still stops the background child it left: this pid still runs').toBe('')
+    },
+    'pid',
   )
-  const aliveAfter = (await sh(handle, aliveScript([pid]))).stdout.trim()
-  expect(ended, 'a job whose background child holds its output ends with the shell: everything the shell wrote, and its exit code').toEqual({ exitCode: 3, stdout: 'before\nafter\n', stderr: 'err\n' })
-  expect(aliveBefore, 'the background child keeps running after the shell exited (until kill() or destroy())').toBe(pid)
-  expect(aliveAfter, 'kill() after the shell exited still stops the background child it left: this pid still runs').toBe('')
 }
 
 /** With killableProcesses: `kill()` after the process exited resolves. */
@@ -195,6 +219,15 @@ export function registerSpawnConformance(getContext: () => ProviderConformanceCo
             const handle = sandbox()
             if ((await handle.process.exec('command -v setsid')).exitCode !== 0) skip('setsid not found in the sandbox')
             await checkSpawnKillSetsidChild(handle)
+          },
+          ctx.timeoutMs,
+        )
+        it(
+          'kill() stops every process of ( setsid sleep & ) ; sleep, whose setsid child\'s parent already exited, also after cd /',
+          async ({ skip }) => {
+            const handle = sandbox()
+            if (!(await hasSetsid(handle))) skip('setsid not found in the sandbox')
+            await checkSpawnKillStopsEscapedChild(handle)
           },
           ctx.timeoutMs,
         )
