@@ -90,7 +90,7 @@ export function secretForms(value: string): string[] {
   // (JSON inside a JSON string, as tool results often carry).
   const json = JSON.stringify(value).slice(1, -1)
   const unicode = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`
-  for (const form of [json, json.replace(/\//g, '\\/'), json.replace(/[<>&]/g, unicode), json.replace(/[^\x00-\x7f]/g, unicode)]) {
+  for (const form of [json, json.replace(/\//g, '\\/'), json.replace(/[<>&]/g, unicode), json.replace(/[^ -~]/g, unicode)]) {
     add(form)
     add(JSON.stringify(form).slice(1, -1))
   }

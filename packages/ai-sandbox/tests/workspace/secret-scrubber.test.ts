@@ -57,7 +57,7 @@ describe('secret forms', () => {
     // Go's encoding/json escapes <>& by default; PHP escapes "/"; Python's json.dumps escapes every non-ASCII character.
     expect(own.text(JSON.stringify({ go: odd }).replace(/&/g, unicode))).toBe('{"go":"[secret ODD]"}')
     expect(own.text(JSON.stringify({ php: odd }).replace(/\//g, '\\/'))).toBe('{"php":"[secret ODD]"}')
-    expect(own.text(JSON.stringify({ py: accents }).replace(/[^\x00-\x7f]/g, unicode))).toBe('{"py":"[secret ACCENTS]"}')
+    expect(own.text(JSON.stringify({ py: accents }).replace(/[^ -~]/g, unicode))).toBe('{"py":"[secret ACCENTS]"}')
     expect(own.text(JSON.stringify(JSON.stringify({ inner: odd })))).toBe('"{\\"inner\\":\\"[secret ODD]\\"}"')
     expect(scrub.text(`https://example.test/${encodeURI(SECRET)}`)).toBe('https://example.test/[secret GH_TOKEN]')
   })
