@@ -42,6 +42,7 @@ export const FS_EXIT = {
 /** The operations the script knows. */
 export type FsOp = 'read' | 'write' | 'list' | 'mkdir' | 'remove' | 'rename' | 'exists' | 'lstat'
 
+/** The script text itself (see the module header for its arguments, exit codes and invariant). */
 export const FS_SCRIPT = `
 nl='
 '
