@@ -114,6 +114,8 @@ export function claudeCodeText(model: string, options: ClaudeCodeOptions = {}): 
       runHarness({
         harness: 'claude-code',
         runIdPrefix: 'claude',
+        // stream-json on stdout: on a durable run it goes to the run journal, and an attach replays it (docs/replay.md).
+        journal: true,
         model,
         options: textOptions,
         secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },

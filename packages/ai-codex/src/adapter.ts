@@ -109,6 +109,8 @@ export function codexText(model: string, options: CodexOptions = {}): CodexTextA
     chatStream: (textOptions) =>
       runHarness({
         harness: 'codex',
+        // --json on stdout: on a durable run it goes to the run journal, and an attach replays it (docs/replay.md).
+        journal: true,
         model,
         options: textOptions,
         secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },

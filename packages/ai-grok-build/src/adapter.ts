@@ -115,6 +115,7 @@ export function grokBuildText(model: string, options: GrokBuildOptions = {}): Gr
       return runHarness({
         harness: 'grok-build',
         runIdPrefix: 'grok',
+        // No `journal`: an ACP conversation over stdio is not a replayable stream, so runHarness refuses an attach (DurableAttachNotSupportedError).
         model,
         options: textOptions,
         secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },

@@ -121,6 +121,7 @@ export function opencodeText(model: string, options: OpencodeOptions = {}): Open
       if (textOptions.outputSchema !== undefined) throw new OpencodeUnsupportedError()
       return runHarness({
         harness: 'opencode',
+        // No `journal`: OpenCode runs are not journaled, so runHarness refuses an attach (DurableAttachNotSupportedError).
         model,
         options: textOptions,
         secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },

@@ -34,6 +34,14 @@ export * from './watch/index.js'
 // redactor, run files in the sandbox's /tmp)
 export * from './harness/index.js'
 
+// The run journal: an agent's output inside the sandbox, so it outlives the
+// host that started it (spec 000 "Durable runs (the run journal)")
+export * from './journal/index.js'
+
+// Durability: replay alignment against the stored event log, chunk identity,
+// and the capability harness adapters read a durable run from
+export * from './durability/index.js'
+
 // Provider building blocks: path confinement, shell quoting, git over exec
 export * from './paths/index.js'
 export * from './shell/index.js'

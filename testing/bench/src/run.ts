@@ -6,7 +6,7 @@
  * BENCH_TRANSLATOR_LINES (10000), BENCH_TRANSLATOR_RUNS (20), BENCH_DEMO_RUNS (3),
  * BENCH_BRIDGE_ITERATIONS (500), BENCH_FILE_EVENT_ITERATIONS (50), BENCH_FILE_EVENT_DOCKER_ITERATIONS (20),
  * BENCH_CONFINEMENT_RACES (300), BENCH_CANCEL_ITERATIONS (100), BENCH_WATCH_BURST_FILES (10000),
- * BENCH_DOCKER_CREATE_ITERATIONS (10).
+ * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (1024), BENCH_JOURNALED_RUNS (20).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, tmpdir } from 'node:os'
@@ -25,6 +25,10 @@ import { envInt, round } from './stats.js'
 import { benchToolBridgeRoundTrip } from './tool-bridge.js'
 import { benchSecretScrubbing } from './secret-scrubbing.js'
 import { benchMemoryBounds, benchWatcherBurst } from './memory-bounds.js'
+import { benchAlignment } from './alignment.js'
+import { benchJournalReplay } from './journal-replay.js'
+import { benchJournaledRun } from './journaled-run.js'
+import { dockerSandbox } from '@tanstack/ai-sandbox-docker'
 
 const resultsDir = fileURLToPath(new URL('../bench-results/', import.meta.url))
 
@@ -96,6 +100,23 @@ async function main(): Promise<void> {
     console.log('\n(k) Docker create() and destroy(): hardened defaults against the old behaviour')
     console.table(hardening.map((row) => ({ ...row, createMedianMs: round(row.createMedianMs, 0), createP95Ms: round(row.createP95Ms, 0), destroyMedianMs: round(row.destroyMedianMs, 0) })))
 
+    const journalMb = envInt('BENCH_JOURNAL_MB', 1024)
+    const journalReplay = [
+      ...(await benchJournalReplay('local-process', provider, ['local-process', root], journalMb)),
+      ...(await benchJournalReplay('docker (Debian)', dockerSandbox({ image: 'tanstack-sandbox-debian:bookworm' }), ['docker', ''], journalMb)),
+    ]
+    console.log(`\n(m) journal replay: a ${journalMb} MiB run journal read by cat, readJournal follow and readJournal poll over the same transport (goals: peak RSS <= 64 MB, >= 50% of cat)`)
+    console.table(journalReplay)
+
+    const journaledRun = await benchJournaledRun(provider, envInt('BENCH_JOURNALED_RUNS', 20))
+    console.log('\n(n) what journaling costs a run: Claude Code replaying a recorded session through chat() + withSandbox on local-process, stdout through a pipe or through the run journal')
+    console.table(journaledRun.map((row) => ({ ...row, firstTextMedianMs: round(row.firstTextMedianMs, 0), endMedianMs: round(row.endMedianMs, 0), endP95Ms: round(row.endP95Ms, 0) })))
+
+    // Last: the 1M-chunk log stays in memoryStream's process-wide map until the process exits.
+    const alignment = await benchAlignment(undefined, envInt('BENCH_ALIGNMENT_RUNS', 3))
+    console.log('\n(l) replay alignment: alignToStoredLog over a memoryStream log, 1,000 new chunks past it (goal: linear, 100k under 500 ms)')
+    console.table(alignment.map((row) => ({ ...row, medianMs: round(row.medianMs, 1), nsPerChunk: Math.round(row.nsPerChunk), perChunkVsSmallest: round(row.perChunkVsSmallest, 2), passthroughMs: round(row.passthroughMs, 1) })))
+
     const results = {
       date: new Date().toISOString(),
       node: process.version,
@@ -113,6 +134,9 @@ async function main(): Promise<void> {
       secretScrubbing: scrubbing,
       memoryBounds: memory,
       watcherBurst,
+      replayAlignment: alignment,
+      journalReplay,
+      journaledRun,
     }
     await mkdir(resultsDir, { recursive: true })
     await writeFile(join(resultsDir, 'results.json'), JSON.stringify(results, null, 2) + '\n')

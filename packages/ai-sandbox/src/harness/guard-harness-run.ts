@@ -12,6 +12,8 @@
 import { randomUUID } from 'node:crypto'
 import type { AdapterYieldChunk, TextOptions } from '@tanstack/ai'
 import { SandboxLimitError } from '../contracts/errors.js'
+import { JournalAttachUnavailableError } from '../journal/attach-preflight.js'
+import { JournalError } from '../journal/errors.js'
 import { harnessRunError } from './harness-run-error.js'
 import { createHarnessSecretScrubber, type HarnessSecretRedactorOptions } from './harness-secret-redactor.js'
 
@@ -108,8 +110,8 @@ export async function* guardHarnessRun(input: GuardHarnessRunOptions): AsyncGene
   } catch (error) {
     if (signal?.aborted || ended) return
     yield* chunks.end() as AdapterYieldChunk[]
-    // A memory bound (a CLI line past maxLineBytes) is named by its own code, e.g. `line_too_long`.
-    const limit = SandboxLimitError.isInstance(error) ? error : undefined
+    // A memory bound (a CLI line past maxLineBytes) or a journal that stopped (`journal_stalled`) is named by its own code.
+    const limit = SandboxLimitError.isInstance(error) || JournalError.isInstance(error) || JournalAttachUnavailableError.isInstance(error) ? error : undefined
     const message = redact(limit ? `${harness}: ${limit.message}` : `${harness}: the run failed inside the adapter: ${error instanceof Error ? error.message : String(error)}`)
     options.logger.errors(`${harness} adapter failed`, { error: redact(String(error)) })
     yield harnessRunError(runId, threadId, message, limit ? limit.reason.replaceAll('-', '_') : 'adapter_error')

@@ -7,17 +7,25 @@
  * line followed by the real run does not end it), then settle the CLI (a
  * grace period, then its process tree is stopped) and map how it ended. An adapter supplies only what is its own:
  * the translator, the session-id rule and `prepare`.
+ * On a durable run (`SandboxDurabilityCapability`), an adapter that opts in
+ * (`journal: true`) runs its CLI journaled, and an attaching run tails that
+ * journal from byte 0 instead of starting the CLI (see `durableHarnessRun`).
  * Invariant: the stream ends with exactly one `RUN_FINISHED` or `RUN_ERROR`
  * (none when the request was aborted), and no tool call is left open.
- * Source: docs/harnesses.md "Run lifecycle".
+ * Source: docs/harnesses.md "Run lifecycle", docs/journal.md.
  */
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import type { AdapterYieldChunk, ModelMessage, StreamChunk, TextOptions } from '@tanstack/ai'
 import { EventType } from '@tanstack/ai'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { isBridgeUnavailableChunk, mergeChunkStreams, TOOL_BRIDGE_UNAVAILABLE_EVENT } from '../bridge/bridge-events.js'
 import type { RunToolBridge } from '../bridge/open-run-tool-bridge.js'
 import { getSandbox, getSandboxRunChunks } from '../middleware/capabilities.js'
+import { alignedIfAttaching, getSandboxDurability, journalOptionsFor, type SandboxRunDurability } from '../durability/capability.js'
+import { awaitAttachableJournal } from '../journal/attach-preflight.js'
+import { journalCleanupCommand, journalExitProbeCommand, journalPaths, parseJournalExit } from '../journal/commands.js'
+import { DurableAttachNotSupportedError, resolveDurableRunId, resolveDurableThreadId } from './durable-ids.js'
+import { readJournalNdjson, type JournalOptions } from './journaled-spawn.js'
 import { buildHarnessPrompt } from './build-prompt.js'
 import { guardHarnessRun, type GuardHarnessRunOptions, type HarnessRunContext } from './guard-harness-run.js'
 import { harnessRunError } from './harness-run-error.js'
@@ -148,6 +156,15 @@ export interface RunHarnessOptions extends Omit<GuardHarnessRunOptions, 'run' | 
   exitGraceMs?: number
   /** See {@link DEFAULT_MAX_LINE_BYTES}. */
   maxLineBytes?: number
+  /**
+   * The adapter's CLI writes NDJSON to stdout and can run journaled: on a
+   * durable run (`getSandboxDurability` set by `withSandbox`) its stdout goes
+   * to the run journal, and an attaching run tails that journal instead of
+   * starting the CLI. Adapters that cannot (an ACP conversation) leave it
+   * unset: their durable runs work as before, and an attach throws
+   * `DurableAttachNotSupportedError`. Default `false`.
+   */
+  journal?: boolean
 }
 
 /**
@@ -178,12 +195,73 @@ export interface RunHarnessOptions extends Omit<GuardHarnessRunOptions, 'run' | 
  */
 export function runHarness(input: RunHarnessOptions): AsyncGenerator<AdapterYieldChunk, void, undefined> {
   const { options } = input
-  return guardHarnessRun({ ...input, options, run: (run) => harnessTurn(input, run) })
+  const durability = getSandboxDurability(options.capabilities!, { optional: true })
+  if (!durability) return guardHarnessRun({ ...input, options, run: (run) => harnessTurn(input, run, undefined) })
+  return durableHarnessRun(input, durability)
 }
 
-async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): AsyncGenerator<AdapterYieldChunk> {
+/**
+ * A durable run (spec 000 "Durable runs"): the ids are checked up front and
+ * thrown to the caller (a durable run never gets a generated `runId`; an
+ * attach never gets a generated `threadId`, chat()'s made-up one included),
+ * so is the attach preflight (`JournalAttachUnavailableError`), the CLI runs
+ * journaled, and an attaching run replays the journal from byte 0 through
+ * `alignToStoredLog`.
+ * The sandbox's live chunks join an attaching run only once the replay got
+ * past what the log holds, because they are this host's, not the journal's.
+ */
+async function* durableHarnessRun(input: RunHarnessOptions, durability: SandboxRunDurability): AsyncGenerator<AdapterYieldChunk, void, undefined> {
+  const { harness, options } = input
+  if (!input.journal) {
+    if (durability.attach) throw new DurableAttachNotSupportedError(harness)
+    return yield* guardHarnessRun({ ...input, options, run: (run) => harnessTurn(input, run, undefined) })
+  }
+  const runId = resolveDurableRunId(options.runId, { durable: true, adapter: harness, fallback: () => `${input.runIdPrefix ?? harness}-${randomUUID()}` })
+  // chat() makes up a threadId when the caller passed none: on an attach that one is as good as none.
+  const callerThreadId = durability.attach && typeof options.threadId === 'string' && CHAT_GENERATED_THREAD_ID.test(options.threadId) ? undefined : options.threadId
+  const threadId = resolveDurableThreadId(callerThreadId, { durable: true, attaching: durability.attach, adapter: harness, fallback: () => runId })
+  const journal = journalOptionsFor(durability, runId)!
+  const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
+  if (durability.attach) {
+    // Up front, so the caller gets the typed error to branch on (404 / 410 / 504), not a RUN_ERROR mid-stream.
+    await awaitAttachableJournal(getSandbox(options.capabilities!), {
+      paths: journalPaths(runId, journal.dir),
+      runId,
+      runs: durability.runs,
+      logger: options.logger,
+      ...(durability.attachWaitMs !== undefined ? { waitMs: durability.attachWaitMs } : {}),
+      ...(requestSignal ? { signal: requestSignal } : {}),
+    })
+  }
+  const ids = { ...options, runId, threadId } as TextOptions
+  const guarded = guardHarnessRun({ ...input, options: ids, run: (run) => harnessTurn({ ...input, options: ids }, run, { durability, journal }) })
+  if (!durability.attach) return yield* guarded
+  yield* withLiveAfterReplay(alignedIfAttaching(guarded, durability, options.logger), getSandboxRunChunks(options.capabilities!, { optional: true }))
+}
+
+/** What a journaled run needs to know. */
+interface JournaledTurn {
+  readonly durability: SandboxRunDurability
+  readonly journal: JournalOptions
+}
+
+/**
+ * `replayed`, with `live` merged in from the first chunk `replayed` forwards
+ * (the first one past the stored log) on; live chunks that come earlier wait.
+ */
+async function* withLiveAfterReplay(replayed: AsyncIterable<AdapterYieldChunk>, live: AsyncIterable<StreamChunk> | undefined): AsyncGenerator<AdapterYieldChunk> {
+  const it = replayed[Symbol.asyncIterator]()
+  const first = await it.next()
+  if (first.done) return
+  yield first.value
+  const rest: AsyncIterable<AdapterYieldChunk> = { [Symbol.asyncIterator]: () => it }
+  yield* live ? mergeChunkStreams(rest, live as AsyncIterable<AdapterYieldChunk>) : rest
+}
+
+async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext, journaled: JournaledTurn | undefined): AsyncGenerator<AdapterYieldChunk> {
   const { harness, options } = input
   const { runId, threadId } = run
+  const attaching = journaled?.durability.attach === true
   const handle = getSandbox(options.capabilities!)
   const genId = createRunScopedIdGen(runId)
   const rawSession = options.modelOptions?.sessionId
@@ -195,7 +273,8 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
   if (sessionId !== undefined && input.sessionId && !input.sessionId.pattern.test(sessionId)) {
     return yield harnessRunError(runId, threadId, input.sessionId.refused(sessionId), 'invalid_session_id')
   }
-  if (prompt.trim() === '') {
+  // An attach asks the CLI nothing: the prompt went to it when the run started.
+  if (!attaching && prompt.trim() === '') {
     return yield harnessRunError(runId, threadId, `${harness}: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().`, 'no_prompt')
   }
 
@@ -204,7 +283,7 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
   // Stops the CLI: when the run is over, when the consumer leaves, after the grace period.
   const stop = new AbortController()
   const signal = AbortSignal.any([stop.signal, ...(requestSignal ? [requestSignal] : []), ...(timeout ? [timeout] : [])])
-  const launch = await input.prepare({ ...run, handle, prompt, ...(sessionId ? { sessionId } : {}), signal })
+  const launch: HarnessLaunch = attaching ? { command: `(attach to the journal of run ${runId})`, cwd: handle.workspaceRoot, env: {} } : await input.prepare({ ...run, handle, prompt, ...(sessionId ? { sessionId } : {}), signal })
   if ('end' in launch) return yield launch.end as AdapterYieldChunk
 
   const { bridge } = launch
@@ -258,14 +337,19 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
   }
 
   // Every process of the run inherits the tag, so what escapes the CLI's process tree can still be stopped when the run ends.
-  const tag = randomUUID()
-  const env = { ...launch.env, [HARNESS_RUN_TAG_ENV]: tag }
+  // A journaled run's tag follows from its id, so a host that attaches later can stop what the first host started.
+  const tag = journaled ? `journal-${createHash('sha256').update(runId).digest('hex').slice(0, 32)}` : randomUUID()
+  const env = journaled ? launch.env : { ...launch.env, [HARNESS_RUN_TAG_ENV]: tag }
   const sweep = () =>
     stopTaggedProcesses(handle, tag).then(
       (report) => report && options.logger.provider(`${harness}: stopped processes the run left behind (${report})`),
       (error: unknown) => options.logger.provider(`${harness}: could not look for processes the run left behind: ${run.redact(String(error))}`),
     )
-  const source = launch.source?.(signal, env) ?? ndjsonSource(handle, { ...launch, env }, signal, (line) => options.logger.provider(`${harness}: non-JSON stdout text: ${run.redact(line.slice(0, 200))}`), input.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
+  const onNonJson = (line: string) => options.logger.provider(`${harness}: non-JSON stdout text: ${run.redact(line.slice(0, 200))}`)
+  const maxLineBytes = input.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
+  const source = attaching
+    ? attachSource(handle, journaled!, signal, onNonJson, maxLineBytes)
+    : (launch.source?.(signal, env) ?? ndjsonSource(handle, { ...launch, env }, signal, onNonJson, maxLineBytes, journaled ? { journal: journaled.journal, agentEnv: { [HARNESS_RUN_TAG_ENV]: tag } } : undefined))
   options.logger.request(`${harness}: ${run.redact(launch.command)}`, { provider: harness, model: input.model, cwd: launch.cwd })
   const it = source.events[Symbol.asyncIterator]()
   const graceMs = input.exitGraceMs ?? DEFAULT_EXIT_GRACE_MS
@@ -329,7 +413,8 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
   try {
     let merged: AsyncIterable<AdapterYieldChunk> = translated()
     if (bridge) merged = mergeChunkStreams(merged, bridge.chunks as AsyncIterable<AdapterYieldChunk>)
-    const live = getSandboxRunChunks(options.capabilities!, { optional: true })
+    // An attaching run merges the live chunks after its replay (see durableHarnessRun).
+    const live = attaching ? undefined : getSandboxRunChunks(options.capabilities!, { optional: true })
     if (live) merged = mergeChunkStreams(merged, live as AsyncIterable<AdapterYieldChunk>)
     yield* merged
     if (terminal) return
@@ -347,8 +432,10 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext): A
   } finally {
     if (!settling) stop.abort()
     await bridge?.close()
+    // A journaled run whose request went away before it ended is detached, not over: its agent runs on and its journal stays.
+    const detached = journaled !== undefined && !terminal && requestSignal?.aborted === true && !timeout?.aborted
     // In the background, once the CLI is gone: the stream (and the RUN_FINISHED core releases when it ends) never waits for the sweep.
-    void Promise.resolve(settling).then(sweep)
+    if (!detached) void Promise.resolve(settling).then(sweep).then(() => journaled && finishJournal(handle, journaled.journal, (message) => options.logger.provider(`${harness}: ${message}`)))
     // The run's files go before the stream ends (a CLI that lingers has read them long ago).
     await Promise.resolve(launch.cleanup?.()).catch((error: unknown) => options.logger.errors(`${harness}: cleaning up after run ${runId} failed`, { error: run.redact(String(error)) }))
   }
@@ -363,10 +450,15 @@ function harnessFinish(chunk: StreamChunk): StreamChunk {
   return chunk.type === EventType.RUN_FINISHED && chunk.finishReason === 'tool_calls' ? { ...chunk, finishReason: 'stop' } : chunk
 }
 
-/** Read NDJSON from the CLI's stdout; the job is stopped when the CLI exits, so nothing it left running survives the run. */
-function ndjsonSource(handle: SandboxHandle, launch: Extract<HarnessLaunch, { command: string }>, signal: AbortSignal, onNonJson: (line: string) => void, maxLineBytes: number): HarnessEventSource {
+/**
+ * Read NDJSON from the CLI's stdout; the job is stopped when the CLI exits, so
+ * nothing it left running survives the run. Journaled: the CLI's stdout goes
+ * to the run journal and is read back from there (`spawnNdjson`'s `journal`).
+ */
+function ndjsonSource(handle: SandboxHandle, launch: Extract<HarnessLaunch, { command: string }>, signal: AbortSignal, onNonJson: (line: string) => void, maxLineBytes: number, journaled?: { journal: JournalOptions; agentEnv: Record<string, string> }): HarnessEventSource {
   let exit: HarnessExit | undefined
   const events = spawnNdjson(handle, launch.command, {
+    ...(journaled ?? {}),
     cwd: launch.cwd,
     env: launch.env,
     ...(launch.stdin !== undefined ? { stdin: launch.stdin } : {}),
@@ -379,6 +471,52 @@ function ndjsonSource(handle: SandboxHandle, launch: Extract<HarnessLaunch, { co
     },
   })
   return { events, exit: () => exit }
+}
+
+/**
+ * An attaching run's events: the existing journal from byte 0 (the preflight
+ * in `durableHarnessRun` found it), never a second CLI.
+ */
+function attachSource(handle: SandboxHandle, journaled: JournaledTurn, signal: AbortSignal, onNonJson: (line: string) => void, maxLineBytes: number): HarnessEventSource {
+  let exit: HarnessExit | undefined
+  const { journal } = journaled
+  const events = (async function* () {
+    if (signal.aborted) return
+    yield* readJournalNdjson(handle, { journal, signal, maxLineBytes, onNonJsonLine: onNonJson, onExit: (result) => void (exit = result) })
+  })()
+  return { events, exit: () => exit }
+}
+
+/**
+ * The shape of the thread id `chat()` makes up when the caller passed none
+ * (`thread-<ms>-<random>`, @tanstack/ai 0.58.0), the same rule `withSandbox`
+ * uses to tell a conversation from a one-off run.
+ */
+const CHAT_GENERATED_THREAD_ID = /^thread-\d{13}-[a-z0-9]{1,12}$/
+
+/** How long the end of a journaled run waits for the agent's shell to write its sentinel before the journal is deleted anyway, in ms. */
+const JOURNAL_FINISH_WAIT_MS = 3000
+
+/**
+ * Delete the journal of a run that ended on this host without its reader
+ * seeing the sentinel (a timeout, a CLI stopped after its grace): wait for
+ * the sentinel first (the agent was just stopped; a late sentinel would
+ * otherwise recreate the file), then delete. Never rejects.
+ */
+async function finishJournal(handle: SandboxHandle, journal: JournalOptions, log: (message: string) => void): Promise<void> {
+  const paths = journalPaths(journal.runId, journal.dir)
+  const deadline = Date.now() + JOURNAL_FINISH_WAIT_MS
+  try {
+    for (;;) {
+      const probe = await handle.process.exec(journalExitProbeCommand(paths, 4096))
+      const state = parseJournalExit(probe.stdout).state
+      if (state !== 'running' || Date.now() > deadline) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    await handle.process.exec(journalCleanupCommand(paths))
+  } catch (error) {
+    log(`could not delete the journal of run ${journal.runId}: ${String(error)}`)
+  }
 }
 
 /** What {@link quietFor} resolves to when nothing came in time. */

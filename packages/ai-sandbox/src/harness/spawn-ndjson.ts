@@ -9,6 +9,8 @@
 import { SandboxError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { ProcessOptions, SpawnedProcess } from '../contracts/process.js'
+import { readJournalNdjson, startJournaledAgent, type JournalOptions } from './journaled-spawn.js'
+import { NOT_JSON, parseNdjsonLine } from './ndjson-line.js'
 import { toLines } from './to-lines.js'
 
 /** How the process of a {@link spawnNdjson} run ended. */
@@ -61,6 +63,19 @@ export interface SpawnNdjsonOptions {
    * passes `DEFAULT_MAX_LINE_BYTES` (32 MiB).
    */
   maxLineBytes?: number
+  /**
+   * Route the run through its journal (spec 000 "Durable runs"): the agent's
+   * stdout is appended to `<dir>/<encodeRunId(runId)>.ndjson` inside the
+   * sandbox and read back from there, so the agent survives this host and
+   * another host can read the same output from byte 0. On this path `signal`
+   * stops the reading only (the agent runs on; that is a detach),
+   * `stopJobOnExit` does not apply, `stdin` goes through a file, and the
+   * journal is deleted once its sentinel was read. Default: no journal, the
+   * agent's stdout is a pipe this host holds.
+   */
+  journal?: JournalOptions
+  /** Journaled path only: variables exported to the agent but not to the shell that writes its exit sentinel (see `startJournaledAgent`). */
+  agentEnv?: Record<string, string>
 }
 
 const DEFAULT_STDERR_TAIL = 64 * 1024
@@ -84,6 +99,8 @@ const DEFAULT_STDERR_TAIL = 64 * 1024
  *   `SandboxOperationError` reason `spawn-failed`); `LineTooLongError`
  *   `line-too-long` when `maxLineBytes` is passed; `UnsupportedCapabilityError`
  *   after the run when `stdin` was given but the provider cannot write stdin;
+ *   with `journal`: what `startJournaledAgent` and `readJournal` throw
+ *   (`JournalError`, `JournalAttachUnavailableError` `journal-stalled`);
  *   any error thrown by a callback. A process still running is killed before
  *   the error reaches the consumer.
  * @example
@@ -102,6 +119,18 @@ export async function* spawnNdjson(
   const { cwd, env, signal, stdin, onNonJsonLine, onStderr, onExit, maxLineBytes, stopJobOnExit } = options
   const stderrTailLength = Math.max(0, options.stderrTailLength ?? DEFAULT_STDERR_TAIL)
   if (signal?.aborted) return
+  if (options.journal) {
+    await startJournaledAgent(handle, command, { journal: options.journal, ...(cwd !== undefined ? { cwd } : {}), ...(env !== undefined ? { env } : {}), ...(options.agentEnv ? { agentEnv: options.agentEnv } : {}), ...(stdin !== undefined ? { stdin } : {}) })
+    yield* readJournalNdjson(handle, {
+      journal: options.journal,
+      ...(signal ? { signal } : {}),
+      ...(onNonJsonLine ? { onNonJsonLine } : {}),
+      ...(onExit ? { onExit } : {}),
+      ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
+      stderrTailLength,
+    })
+    return
+  }
 
   const child = await handle.process.spawn(command, processOptions({ cwd, env, signal }))
   const killOnAbort = () => void child.kill().catch(() => undefined) // the stop below reports kill errors
@@ -113,7 +142,7 @@ export async function* spawnNdjson(
     for await (const line of toLines(child.stdout, { maxLineBytes })) {
       if (signal?.aborted) break
       if (line.trim() === '') continue
-      const { value, noise } = parseLine(line)
+      const { value, noise } = parseNdjsonLine(line)
       if (noise !== undefined) onNonJsonLine?.(noise)
       if (value !== NOT_JSON) yield value
     }
@@ -131,35 +160,6 @@ export async function* spawnNdjson(
       await child.kill()
       await Promise.all([stderr.done, stdinDone])
     }
-  }
-}
-
-const NOT_JSON = Symbol('not-json')
-
-/** How many `{` positions a non-JSON line is tried from before it counts as text only. */
-const MAX_RECOVERY_TRIES = 8
-
-/**
- * Parse one line: the whole line as JSON, else a JSON object that starts
- * after some text on the same line (`noise` is that text), else only text.
- */
-function parseLine(line: string): { value: unknown; noise?: string } {
-  const whole = parseJson(line)
-  if (whole !== NOT_JSON) return { value: whole }
-  let from = line.indexOf('{', 1)
-  for (let tries = 0; from > 0 && tries < MAX_RECOVERY_TRIES; tries++) {
-    const value = parseJson(line.slice(from))
-    if (value !== NOT_JSON && typeof value === 'object' && value !== null) return { value, noise: line.slice(0, from) }
-    from = line.indexOf('{', from + 1)
-  }
-  return { value: NOT_JSON, noise: line }
-}
-
-function parseJson(line: string): unknown {
-  try {
-    return JSON.parse(line)
-  } catch {
-    return NOT_JSON
   }
 }
 

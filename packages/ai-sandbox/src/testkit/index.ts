@@ -83,3 +83,27 @@ export {
 export { checkPortsConnect, checkPortsRejectInvalid, checkPortsReachServer } from './provider/ports.js'
 export { checkGitLocalRepo, checkGitCloneRemote } from './provider/git.js'
 export { checkSnapshotRestore, checkForkIsIndependent } from './provider/snapshots.js'
+
+// Journal kit: the run journal's contract over a real provider
+export { runJournalConformance } from './journal-conformance.js'
+export type { JournalConformanceOptions } from './journal-conformance.js'
+export { createJournalConformanceContext } from './journal/context.js'
+export type { JournalConformanceContext, JournalRun } from './journal/context.js'
+export {
+  checkJournalStdoutWithSentinel,
+  checkJournalNonZeroExit,
+  checkJournalStderrSeparate,
+  checkJournalStdinFile,
+  checkJournalOffsets,
+  checkJournalLiveDelivery,
+  checkJournalLongReadNotStalled,
+  checkJournalFollowAbortLeavesNoTail,
+  checkJournalPollAbort,
+  checkJournalForgedSentinel,
+  checkJournalHostileRunId,
+  hostileRunId,
+  checkJournalDetachedRead,
+  checkJournalDeletedAfterSentinel,
+  checkJournalRefollow,
+  checkJournalPollMatchesFollow,
+} from './journal/cases.js'

@@ -91,6 +91,7 @@ function makeHandle(id: string, dir: string, tag: string, groups: Set<number>, d
     let stderr = ''
     job.child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
     job.child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    job.child.stdin.on('error', () => undefined) // EPIPE when the shell exits before reading stdin
     job.child.stdin.end(options.stdin ?? '')
     let stopped: 'timeout' | 'aborted' | undefined
     const stop = (reason: 'timeout' | 'aborted') => {

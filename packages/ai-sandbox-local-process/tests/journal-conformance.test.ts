@@ -1,0 +1,27 @@
+// The run journal's contract, run against localProcessSandbox. Its shell runs
+// on the host, so the journal folder is one of this suite's temp root, not the
+// host's /tmp/tanstack-runs; the root (sandboxes and journals) is checked
+// empty, then removed, after the suite.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, expect } from 'vitest'
+import { runJournalConformance } from '@tanstack/ai-sandbox/testkit'
+import { localProcessSandbox } from '../src/index.js'
+
+const root = mkdtempSync(join(tmpdir(), 'lp-journal-conformance-'))
+const sandboxes = join(root, 'sandboxes')
+const journals = join(root, 'journals')
+mkdirSync(sandboxes)
+
+runJournalConformance('local-process', {
+  makeProvider: () => localProcessSandbox({ root: sandboxes }),
+  journalDir: journals,
+})
+
+afterAll(() => {
+  expect(readdirSync(sandboxes), 'every sandbox folder was removed').toEqual([])
+  expect(existsSync(journals) ? readdirSync(journals) : [], 'no journal, sidecar or long-id folder is left').toEqual([])
+  rmSync(root, { recursive: true, force: true })
+  expect(existsSync(root)).toBe(false)
+})

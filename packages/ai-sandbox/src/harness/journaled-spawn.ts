@@ -1,0 +1,146 @@
+/**
+ * The journaled path of `spawnNdjson`: start an agent CLI so its stdout goes
+ * to the run's journal inside the sandbox (`startJournaledAgent`), and read
+ * the journal back as parsed NDJSON (`readJournalNdjson`). The host holds no
+ * process of the agent: it keeps running when the host dies, and any host can
+ * read its output again from byte 0. Owns starting, the exit report and the
+ * deletion of the journal once its own reader saw the sentinel; reading is
+ * `journal/reader.ts`. Source: spec 000 "Durable runs (the run journal)".
+ */
+import { SandboxOperationError } from '../contracts/errors.js'
+import type { SandboxHandle } from '../contracts/handle.js'
+import { journalCleanupCommand, journaledCommand, journalPaths, journalStderrTailCommand, type JournalPaths } from '../journal/commands.js'
+import { readJournal, type ReadJournalOptions } from '../journal/reader.js'
+import { shellQuote } from '../shell/quote.js'
+import { writeSandboxRunFile } from './sandbox-run-file.js'
+import { NOT_JSON, parseNdjsonLine } from './ndjson-line.js'
+import type { SpawnNdjsonExit } from './spawn-ndjson.js'
+
+/** `spawnNdjson`'s `journal` option: route the run through its journal. */
+export interface JournalOptions extends Pick<ReadJournalOptions, 'strategy' | 'pollMs' | 'emptyWaitMs' | 'stallMs'> {
+  /** The run's id; MUST be unique per run (a reused id appends to the earlier run's journal). */
+  runId: string
+  /** Absolute journal folder inside the sandbox. Default `DEFAULT_JOURNAL_DIR` (`/tmp/tanstack-runs`). */
+  dir?: string
+}
+
+/** Options of {@link startJournaledAgent}. */
+export interface StartJournaledAgentOptions {
+  journal: JournalOptions
+  /** Working directory inside the sandbox. */
+  cwd?: string
+  /** Environment of the agent and of the shell that waits for it. */
+  env?: Record<string, string>
+  /**
+   * Variables only the agent gets, not the shell that writes the sentinel:
+   * a tag that a process sweep kills by (the sentinel must survive it).
+   */
+  agentEnv?: Record<string, string>
+  /** Text the agent reads on stdin; written to a file beside the journal, deleted as the agent starts. */
+  stdin?: string
+}
+
+/**
+ * Start `command` journaled and return once it is launched (not when it
+ * exits). The start is an `exec`, not a `spawn`: the agent runs in the
+ * background with none of the caller's descriptors, so it needs no live
+ * process handle on the host and no killable processes on the provider.
+ * Deliberately takes no `AbortSignal`: aborting a reader must never stop the
+ * agent (that is what a detach is). Stop it by destroying the sandbox, or by
+ * a process sweep over `agentEnv`'s tag.
+ *
+ * @param handle - The sandbox (capability `exec`).
+ * @param command - The agent's POSIX shell command line.
+ * @param options - {@link StartJournaledAgentOptions}.
+ * @returns The journal's paths.
+ * @throws JournalError `invalid-run-id` for an unusable `journal.runId`;
+ *   SandboxOperationError `exec-failed` when the launch exits non-zero (the
+ *   journal folder cannot be created, or the nonce tools are missing).
+ * @example
+ * ```ts
+ * const paths = await startJournaledAgent(handle, 'claude -p --output-format stream-json "hi"', { journal: { runId }, cwd: '/workspace' })
+ * ```
+ */
+export async function startJournaledAgent(handle: SandboxHandle, command: string, options: StartJournaledAgentOptions): Promise<JournalPaths> {
+  const paths = journalPaths(options.journal.runId, options.journal.dir)
+  const stdinFile = options.stdin === undefined ? undefined : await writeSandboxRunFile(handle, { file: `${paths.journal}.stdin`, content: options.stdin, harness: 'journal', what: 'the agent stdin file' })
+  const exports = Object.entries(options.agentEnv ?? {})
+    .map(([name, value]) => `export ${checkedName(name)}=${shellQuote(value)}; `)
+    .join('')
+  const result = await handle.process.exec(journaledCommand(paths, `${exports}${command}`, stdinFile === undefined ? {} : { stdinFile }), {
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    ...(options.env !== undefined ? { env: options.env } : {}),
+  })
+  if (result.exitCode !== 0) {
+    throw new SandboxOperationError('exec-failed', handle.provider, `Could not start the journaled agent of run ${JSON.stringify(options.journal.runId)} (exit ${result.exitCode}): ${result.stderr.trim() || 'no stderr'}. The journal needs a writable ${paths.dir} and sh, od, tr, sha256sum in the sandbox.`)
+  }
+  return paths
+}
+
+/** Options of {@link readJournalNdjson}. */
+export interface ReadJournalNdjsonOptions extends Omit<ReadJournalOptions, 'runId' | 'dir' | 'paths' | 'onExit'> {
+  journal: JournalOptions
+  /** Called with each non-JSON text, as in `spawnNdjson`. */
+  onNonJsonLine?: (line: string) => void
+  /** Called once after the genuine sentinel, with the exit code and the end of the `.err` sidecar. */
+  onExit?: (exit: SpawnNdjsonExit) => void | Promise<void>
+  /** Characters of stderr kept for `stderrTail`. Default 65536. */
+  stderrTailLength?: number
+  /** Delete both journal files once the sentinel was read. Default `true` (the run's own reader); an observer passes `false`. */
+  deleteOnExit?: boolean
+}
+
+/**
+ * Read a run's journal as parsed NDJSON values until its genuine exit
+ * sentinel, following or polling per the sandbox's capabilities (see
+ * `readJournal`). After the sentinel: the `.err` tail is read, both files
+ * are deleted (unless `deleteOnExit: false`), then `onExit` runs. Aborting
+ * `signal` stops the reading only; the agent runs on.
+ *
+ * @param handle - The sandbox.
+ * @param options - {@link ReadJournalNdjsonOptions}.
+ * @returns Parsed JSON values, one per journal line, in order.
+ * @throws what `readJournal` throws; any error thrown by a callback.
+ */
+export async function* readJournalNdjson(handle: SandboxHandle, options: ReadJournalNdjsonOptions): AsyncIterable<unknown> {
+  const { journal, onNonJsonLine, onExit } = options
+  const paths = journalPaths(journal.runId, journal.dir)
+  let exitCode: number | undefined
+  const lines = readJournal(handle, {
+    ...options,
+    ...pickReaderTuning(journal),
+    runId: journal.runId,
+    paths,
+    onExit: (exit) => {
+      exitCode = exit.exitCode
+    },
+  })
+  for await (const line of lines) {
+    if (line.text.trim() === '') continue
+    const { value, noise } = parseNdjsonLine(line.text)
+    if (noise !== undefined) onNonJsonLine?.(noise)
+    if (value !== NOT_JSON) yield value
+  }
+  if (exitCode === undefined) return // aborted
+  const limit = Math.max(0, options.stderrTailLength ?? 64 * 1024)
+  const stderrTail = limit === 0 ? '' : await handle.process.exec(journalStderrTailCommand(paths, limit * 4)).then(
+    (result) => result.stdout.slice(-limit),
+    () => '',
+  )
+  if (options.deleteOnExit !== false) await handle.process.exec(journalCleanupCommand(paths)).catch(() => undefined)
+  await onExit?.({ exitCode, stderrTail })
+}
+
+function pickReaderTuning(journal: JournalOptions): Pick<ReadJournalOptions, 'strategy' | 'pollMs' | 'emptyWaitMs' | 'stallMs'> {
+  const out: Pick<ReadJournalOptions, 'strategy' | 'pollMs' | 'emptyWaitMs' | 'stallMs'> = {}
+  if (journal.strategy !== undefined) out.strategy = journal.strategy
+  if (journal.pollMs !== undefined) out.pollMs = journal.pollMs
+  if (journal.emptyWaitMs !== undefined) out.emptyWaitMs = journal.emptyWaitMs
+  if (journal.stallMs !== undefined) out.stallMs = journal.stallMs
+  return out
+}
+
+function checkedName(name: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new TypeError(`startJournaledAgent: ${JSON.stringify(name)} is not an environment variable name`)
+  return name
+}

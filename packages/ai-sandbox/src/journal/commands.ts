@@ -1,0 +1,341 @@
+/**
+ * Where a run's journal lives and the shell commands that write, read, follow,
+ * list, probe and delete it. Pure string builders and output parsers; running
+ * them is the reader's and the sweep's job.
+ *
+ * Rules every command here keeps (tested on GNU coreutils and BusyBox):
+ * 1. Only POSIX `sh`, `mkdir`, `test`, `tail -c`, `head -c`, `dd`, `wc -c`,
+ *    `base64` (decode side tolerates BusyBox's line wrapping, so no `--wrap`),
+ *    `find -type f -name`, `date -r`, `od`, `tr`, `sha256sum`. No `find
+ *    -printf`, no `stat -c`, no `base64 -w`.
+ * 2. Every value is quoted with `shellQuote`; run ids reach a command only
+ *    through `encodeRunId`, so a hostile id executes nothing.
+ * 3. Journals are probed with shell `test -f`, never `handle.fs`: on
+ *    local-process the shell's `/tmp` is the host's, while `handle.fs` paths
+ *    are confined to the sandbox folder.
+ */
+import { posix } from 'node:path'
+import { shellQuote } from '../shell/quote.js'
+import { JournalError } from './errors.js'
+import { decodeJournalRunId, encodeRunId } from './run-id.js'
+import { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY, JOURNAL_HEADER_ERROR_KEY, JOURNAL_HEADER_KEY, JOURNAL_NONCE_HASH_KEY, parseExitSentinel, parseJournalHeader } from './sentinel.js'
+
+/** Where journals go inside the sandbox unless `journal.dir` says otherwise. Source: spec 000 "Durable runs". */
+export const DEFAULT_JOURNAL_DIR = '/tmp/tanstack-runs'
+
+/** Bytes of a journal's end the exit probe reads by default (64 KiB): more than any sentinel and the blank line before it. */
+export const DEFAULT_EXIT_PROBE_BYTES = 64 * 1024
+
+/** The absolute in-sandbox paths of one run's journal. */
+export interface JournalPaths {
+  /** The journal folder, e.g. `/tmp/tanstack-runs`. */
+  readonly dir: string
+  /** The agent's stdout plus header and sentinel: `<dir>/<encodeRunId(runId)>.ndjson`. */
+  readonly journal: string
+  /** The agent's stderr, never mixed into the journal: `<dir>/<encodeRunId(runId)>.err`. */
+  readonly stderr: string
+}
+
+/** One journal a listing found. */
+export interface JournalDirEntry {
+  /** Absolute path of the `.ndjson` file. */
+  readonly path: string
+  /** Path relative to the journal folder, e.g. `run-7.ndjson`. */
+  readonly name: string
+  /** The run id the name decodes to, or `undefined` when it is not a name `encodeRunId` writes. */
+  readonly runId: string | undefined
+  /** Last modification, in ms since the epoch (whole seconds); only from {@link parseJournalMtimeListing}. */
+  readonly mtimeMs?: number
+}
+
+/** What {@link parseJournalMtimeListing} returns. */
+export interface JournalMtimeListing {
+  /** The sandbox clock when the listing ran, in ms since the epoch (compare `mtimeMs` with this, not with the host clock). */
+  readonly nowMs: number
+  readonly entries: readonly JournalDirEntry[]
+}
+
+/** What {@link parseJournalExit} makes of an exit probe. */
+export type JournalExitState =
+  | { readonly state: 'missing' }
+  | { readonly state: 'running' }
+  | { readonly state: 'exited'; readonly exitCode: number }
+
+/** An absolute folder without a trailing slash. */
+function normalizeJournalDir(dir: string): string {
+  if (typeof dir !== 'string' || !dir.startsWith('/')) {
+    throw new JournalError('read-failed', `journal.dir must be an absolute folder inside the sandbox, e.g. ${DEFAULT_JOURNAL_DIR}; got ${JSON.stringify(dir)}.`)
+  }
+  const normalized = posix.normalize(dir).replace(/\/+$/, '')
+  return normalized === '' ? '/' : normalized
+}
+
+/**
+ * The journal paths of a run. Pure. Source: spec 000 "Durable runs".
+ *
+ * @param runId - The run's id (any string of 1 to 512 characters; see `encodeRunId`).
+ * @param dir - Absolute journal folder. Default {@link DEFAULT_JOURNAL_DIR}.
+ * @throws JournalError `invalid-run-id` for an unusable id; `read-failed` for a relative `dir`.
+ * @example
+ * ```ts
+ * journalPaths('run-7') // { dir: '/tmp/tanstack-runs', journal: '/tmp/tanstack-runs/run-7.ndjson', stderr: '/tmp/tanstack-runs/run-7.err' }
+ * ```
+ */
+export function journalPaths(runId: string, dir: string = DEFAULT_JOURNAL_DIR): JournalPaths {
+  const root = normalizeJournalDir(dir)
+  const base = posix.join(root, encodeRunId(runId))
+  return { dir: root, journal: `${base}.ndjson`, stderr: `${base}.err` }
+}
+
+/** Options of {@link journaledCommand}. */
+export interface JournaledCommandOptions {
+  /** A file to feed the agent as stdin; it is opened, then deleted, before the agent starts. Default: `/dev/null`. */
+  readonly stdinFile?: string
+}
+
+/**
+ * The shell command that starts `command` journaled and returns at once. It
+ * creates the folder and both files (mode 0600), draws the nonce, appends the
+ * header, then runs `command` in the background with stdout appended to the
+ * journal and stderr to the `.err` sidecar, and once it exited appends the
+ * exit sentinel (after a newline, so it is a line of its own even when the
+ * agent's last line had none). The background shell holds no descriptor of
+ * the caller's, so the command survives the host that started it, and `exec`
+ * returns as soon as it is launched. Source: spec 000 "Durable runs".
+ *
+ * @param paths - From {@link journalPaths}.
+ * @param command - The agent's command line (run by `sh` in a subshell, stdin per `options`).
+ * @param options - {@link JournaledCommandOptions}.
+ * @returns One POSIX shell command. Exit status 0 once launched; 1 when the folder cannot be created; 127 when the nonce tools are missing (the header says so).
+ */
+export function journaledCommand(paths: JournalPaths, command: string, options: JournaledCommandOptions = {}): string {
+  const j = shellQuote(paths.journal)
+  const e = shellQuote(paths.stderr)
+  const parent = shellQuote(posix.dirname(paths.journal))
+  const stdin = options.stdinFile === undefined ? '</dev/null' : `<${shellQuote(options.stdinFile)}`
+  const removeStdin = options.stdinFile === undefined ? '' : `rm -f ${shellQuote(options.stdinFile)}; `
+  const missing = 'the sandbox needs od, tr, sha256sum and /dev/urandom to draw the journal nonce'
+  return [
+    `mkdir -p ${parent} || exit 1`,
+    `(umask 077; : >> ${j}; : >> ${e}) || exit 1`,
+    `n=$(od -An -N16 -tx1 /dev/urandom 2>/dev/null | tr -d ' \\n')`,
+    `h=$(printf %s "$n" | sha256sum 2>/dev/null); h=\${h%% *}`,
+    `if [ \${#n} -ne 32 ] || [ \${#h} -ne 64 ]; then printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_HEADER_ERROR_KEY}":"${missing}"}\\n' >> ${j}; echo ${shellQuote(missing)} >&2; exit 127; fi`,
+    `printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_NONCE_HASH_KEY}":"%s"}\\n' "$h" >> ${j}`,
+    // The agent's subshell forgets the nonce before it runs anything; only the waiting shell prints it.
+    `( (unset n h; ${removeStdin}${command}) ${stdin} >> ${j} 2>> ${e}; c=$?; printf '\\n{"${EXIT_SENTINEL_KEY}":%d,"${EXIT_SENTINEL_NONCE_KEY}":"%s"}\\n' "$c" "$n" >> ${j} ) </dev/null >/dev/null 2>&1 &`,
+  ].join('\n')
+}
+
+/**
+ * Follow a journal from byte `fromByte` (default 0) as it grows: create it if
+ * missing, then `tail -c +N -f`. Creating first matters: `tail -f` on a
+ * missing file exits at once, so a reader racing the agent's first write
+ * would read nothing; and `-c +N` rather than plain `-f` matters because plain
+ * `tail -f` starts at the last 10 lines. Output is the journal's raw bytes
+ * (not base64: `base64` buffers a pipe that never closes). Kill the process to stop it.
+ *
+ * A follow never outlives its journal: a watchdog beside the `tail` (a
+ * background `sh` loop, one `test -e` a second) stops it two seconds
+ * ({@link FOLLOW_GONE_GRACE_S}) after the file is gone (deleted by the
+ * run's own reader once it read the sentinel, or pruned), and exits by itself
+ * once the `tail` was killed. Without it a host that dies while following
+ * leaves its `tail -f` of a deleted file in the sandbox for the sandbox's
+ * whole life: nobody is left to kill it, and on Docker nothing makes it exit.
+ *
+ * @param paths - From {@link journalPaths}.
+ * @param fromByte - Absolute byte offset to start at. Default 0.
+ */
+export function journalFollowCommand(paths: JournalPaths, fromByte = 0): string {
+  const j = shellQuote(paths.journal)
+  // `$$` is the shell's pid, which `exec` hands to `tail`: the watchdog kills exactly the tail it guards.
+  const watchdog = `(while kill -0 $$ 2>/dev/null; do if [ ! -e ${j} ]; then sleep ${FOLLOW_GONE_GRACE_S}; kill $$ 2>/dev/null; exit 0; fi; sleep 1; done) </dev/null >/dev/null 2>&1 &`
+  return `mkdir -p ${shellQuote(posix.dirname(paths.journal))} && : >> ${j} && { ${watchdog} } && exec tail -c +${offset(fromByte) + 1} -f ${j}`
+}
+
+/**
+ * Seconds a follow's `tail` keeps running after its journal is gone, so a
+ * reader still behind (BusyBox's `tail -f` polls once a second) gets the last
+ * bytes, the sentinel included, before the watchdog stops it.
+ */
+const FOLLOW_GONE_GRACE_S = 2
+
+/** Block size of {@link journalReadCommand}'s `dd`, whose `skip` seeks (tail -c +N reads everything before N on BusyBox). */
+const READ_BLOCK = 65536
+
+/**
+ * Read at most `maxBytes` of a journal from byte `fromByte`, base64-framed.
+ * Prints the journal's size in bytes on the first line, then the base64 of
+ * the bytes read (possibly wrapped); prints `missing` when there is no journal.
+ * Decode with {@link parseJournalRead}.
+ *
+ * @param paths - From {@link journalPaths}.
+ * @param fromByte - Absolute byte offset. Default 0.
+ * @param maxBytes - Bound of one read, in bytes. Default 4 MiB.
+ */
+export function journalReadCommand(paths: JournalPaths, fromByte = 0, maxBytes = 4 * 1024 * 1024): string {
+  const j = shellQuote(paths.journal)
+  const from = offset(fromByte)
+  const max = Math.max(1, Math.trunc(maxBytes))
+  const skip = Math.floor(from / READ_BLOCK)
+  const within = from - skip * READ_BLOCK
+  const count = Math.ceil((within + max) / READ_BLOCK)
+  return `if [ -f ${j} ]; then wc -c < ${j}; dd if=${j} bs=${READ_BLOCK} skip=${skip} count=${count} 2>/dev/null | tail -c +${within + 1} | head -c ${max} | base64; else echo missing; fi`
+}
+
+/** What a bounded read returned: the bytes, and the journal's size when it ran (`undefined`: no journal). */
+export interface JournalRead {
+  readonly size: number | undefined
+  readonly bytes: Buffer
+}
+
+/**
+ * Parse the output of {@link journalReadCommand}.
+ *
+ * @throws JournalError `read-failed` when the output is not what the command prints.
+ */
+export function parseJournalRead(stdout: string): JournalRead {
+  const newline = stdout.indexOf('\n')
+  const first = (newline === -1 ? stdout : stdout.slice(0, newline)).trim()
+  if (first === 'missing') return { size: undefined, bytes: Buffer.alloc(0) }
+  const size = first === '' ? Number.NaN : Number(first)
+  if (!Number.isSafeInteger(size) || size < 0) {
+    throw new JournalError('read-failed', `A journal read printed something that is not a size and base64 (${JSON.stringify(stdout.slice(0, 120))}); check that the sandbox has wc, dd, tail, head and base64.`)
+  }
+  const body = newline === -1 ? '' : stdout.slice(newline + 1)
+  // One scan for a stray character; Node's decoder itself skips the line breaks BusyBox's base64 writes.
+  if (/[^A-Za-z0-9+/=\s]/.test(body)) {
+    throw new JournalError('read-failed', `A journal read printed something that is not base64 (${JSON.stringify(stdout.slice(0, 120))}); check that the sandbox has dd, tail, head and base64.`)
+  }
+  return { size, bytes: Buffer.from(body, 'base64') }
+}
+
+/** Exit status 0 when the journal exists (`test -f`). */
+export function journalExistsCommand(paths: JournalPaths): string {
+  return `test -f ${shellQuote(paths.journal)}`
+}
+
+/**
+ * List the `.ndjson` files under a journal folder, one absolute path per line
+ * (nothing when the folder does not exist). Parse with {@link parseJournalList}.
+ *
+ * @param dir - The journal folder. Default {@link DEFAULT_JOURNAL_DIR}.
+ */
+export function journalListCommand(dir: string = DEFAULT_JOURNAL_DIR): string {
+  const d = shellQuote(normalizeJournalDir(dir))
+  return `if [ -d ${d} ]; then find ${d} -type f -name '*.ndjson'; fi`
+}
+
+/** Parse {@link journalListCommand}'s output into entries (sorted by name). */
+export function parseJournalList(stdout: string, dir: string = DEFAULT_JOURNAL_DIR): JournalDirEntry[] {
+  const root = normalizeJournalDir(dir)
+  const entries: JournalDirEntry[] = []
+  for (const line of stdout.split('\n')) {
+    const entry = entryFor(line, root)
+    if (entry) entries.push(entry)
+  }
+  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+}
+
+/**
+ * List the journals under a folder with their modification times: the
+ * sandbox clock first (`date +%s`), then `<mtime seconds> <path>` per journal.
+ * Uses `date -r FILE`, which GNU and BusyBox both have. Parse with
+ * {@link parseJournalMtimeListing}.
+ *
+ * @param dir - The journal folder. Default {@link DEFAULT_JOURNAL_DIR}.
+ */
+export function journalMtimeListCommand(dir: string = DEFAULT_JOURNAL_DIR): string {
+  const d = shellQuote(normalizeJournalDir(dir))
+  return `date +%s; if [ -d ${d} ]; then find ${d} -type f -name '*.ndjson' | while IFS= read -r f; do m=$(date -r "$f" +%s 2>/dev/null) && printf '%s %s\\n' "$m" "$f"; done; fi`
+}
+
+/**
+ * Parse {@link journalMtimeListCommand}'s output.
+ *
+ * @throws JournalError `read-failed` when the first line is not the sandbox clock.
+ */
+export function parseJournalMtimeListing(stdout: string, dir: string = DEFAULT_JOURNAL_DIR): JournalMtimeListing {
+  const root = normalizeJournalDir(dir)
+  const lines = stdout.split('\n')
+  const now = Number((lines[0] ?? '').trim())
+  if (!Number.isSafeInteger(now) || now <= 0) {
+    throw new JournalError('read-failed', `A journal listing did not start with the sandbox clock (${JSON.stringify((lines[0] ?? '').slice(0, 80))}); check that the sandbox has date, find and sh.`)
+  }
+  const entries: JournalDirEntry[] = []
+  for (const line of lines.slice(1)) {
+    const match = /^(\d+) (\/.*)$/.exec(line)
+    if (!match) continue
+    const entry = entryFor(match[2]!, root)
+    if (entry) entries.push({ ...entry, mtimeMs: Number(match[1]) * 1000 })
+  }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  return { nowMs: now * 1000, entries }
+}
+
+/**
+ * Look at a journal without reading it whole: prints `missing`, or `present`,
+ * then the base64 of its first line (at most 4 KiB: the header) and, after a
+ * line `.`, the base64 of its last `bytes`. Parse with {@link parseJournalExit}.
+ *
+ * @param paths - From {@link journalPaths}.
+ * @param bytes - How much of the end to read. Default {@link DEFAULT_EXIT_PROBE_BYTES}.
+ */
+export function journalExitProbeCommand(paths: JournalPaths, bytes: number = DEFAULT_EXIT_PROBE_BYTES): string {
+  const j = shellQuote(paths.journal)
+  return `if [ -f ${j} ]; then echo present; head -c 4096 ${j} | head -n 1 | base64; echo .; tail -c ${Math.max(1, Math.trunc(bytes))} ${j} | base64; else echo missing; fi`
+}
+
+/**
+ * Whether a journal's agent exited, from {@link journalExitProbeCommand}'s
+ * output: `exited` only for a GENUINE sentinel (its nonce matches the
+ * header), `running` for a journal without one, `missing` for no journal.
+ *
+ * @throws JournalError `read-failed` when the output is not what the probe prints.
+ */
+export function parseJournalExit(stdout: string): JournalExitState {
+  const lines = stdout.split('\n')
+  const status = (lines[0] ?? '').trim()
+  if (status === 'missing') return { state: 'missing' }
+  const dot = lines.indexOf('.')
+  if (status !== 'present' || dot === -1) {
+    throw new JournalError('read-failed', `A journal exit probe printed something unexpected (${JSON.stringify(stdout.slice(0, 120))}); check that the sandbox has head, tail and base64.`)
+  }
+  const head = Buffer.from(lines.slice(1, dot).join(''), 'base64').toString('utf8')
+  const header = parseJournalHeader(head.split('\n')[0] ?? '')
+  const tail = Buffer.from(lines.slice(dot + 1).join(''), 'base64').toString('utf8')
+  // The tail's first line may be cut; a sentinel is short and always starts a line of its own.
+  for (const line of tail.split('\n')) {
+    const sentinel = parseExitSentinel(line, header)
+    if (sentinel && header?.error === undefined) return { state: 'exited', exitCode: sentinel.exitCode }
+  }
+  return { state: 'running' }
+}
+
+/** Delete a run's journal and sidecar, then the folders a long run id made (only when empty). */
+export function journalCleanupCommand(paths: JournalPaths): string {
+  const parts = [`rm -f ${shellQuote(paths.journal)} ${shellQuote(paths.stderr)}`]
+  for (let folder = posix.dirname(paths.journal); folder !== paths.dir && folder.startsWith(`${paths.dir}/`); folder = posix.dirname(folder)) {
+    parts.push(`rmdir ${shellQuote(folder)} 2>/dev/null`)
+  }
+  return `${parts.join('; ')}; true`
+}
+
+/** The last `bytes` of the run's stderr sidecar (nothing when it does not exist). */
+export function journalStderrTailCommand(paths: JournalPaths, bytes: number): string {
+  const e = shellQuote(paths.stderr)
+  return `if [ -f ${e} ]; then tail -c ${Math.max(1, Math.trunc(bytes))} ${e}; fi`
+}
+
+function entryFor(path: string, root: string): JournalDirEntry | undefined {
+  const prefix = root === '/' ? '/' : `${root}/`
+  if (!path.startsWith(prefix) || !path.endsWith('.ndjson')) return undefined
+  const name = path.slice(prefix.length)
+  const decoded = decodeJournalRunId(name)
+  return { path, name, runId: decoded.ok ? decoded.runId : undefined }
+}
+
+function offset(fromByte: number): number {
+  if (!Number.isSafeInteger(fromByte) || fromByte < 0) throw new JournalError('read-failed', `A journal offset must be a whole number of bytes >= 0; got ${String(fromByte)}.`)
+  return fromByte
+}

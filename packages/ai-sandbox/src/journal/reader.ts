@@ -1,0 +1,307 @@
+/**
+ * `readJournal`: stream a run's journal from a byte offset until its genuine
+ * exit sentinel, by following (`tail -f` through `process.spawn`) or by
+ * bounded polls (`exec`), chosen from the sandbox's capabilities, never from
+ * the provider's name. Owns the reader's whole life: the `tail` it starts is
+ * killed whenever the reader stops, and a stream that ends without a sentinel
+ * is followed again rather than taken for an exit. It never deletes a
+ * journal and never interprets an agent's lines. Source: spec 000 "Reading
+ * strategy".
+ */
+import type { SandboxCapabilities } from '../contracts/capabilities.js'
+import type { SandboxHandle } from '../contracts/handle.js'
+import type { SpawnedProcess } from '../contracts/process.js'
+import { DEFAULT_ATTACH_JOURNAL_WAIT_MS, JournalAttachUnavailableError } from './attach-preflight.js'
+import { JournalLineSplitter, type JournalLine } from './bytes.js'
+import { journalFollowCommand, journalPaths, journalReadCommand, parseJournalRead, type JournalPaths } from './commands.js'
+import { JournalError } from './errors.js'
+import { parseExitSentinel, parseJournalHeader, type JournalHeader } from './sentinel.js'
+
+/** Pause between two bounded reads of the poll strategy, in ms. Source: spec 000 "Reading strategy". */
+export const DEFAULT_JOURNAL_POLL_MS = 250
+
+/**
+ * How long a reader tolerates no new byte while its follow keeps ending
+ * early, or its reads keep failing, before it gives up, in ms (60 s). A
+ * follow that stays connected waits for the agent however long it is silent.
+ */
+export const DEFAULT_JOURNAL_STALL_MS = 60_000
+
+/** Bytes one bounded read asks for (2 MiB). */
+const DEFAULT_READ_BYTES = 2 * 1024 * 1024
+
+/** How a journal is read: streamed by a killable `tail -f`, or polled with bounded `exec` reads. */
+export type JournalReadStrategy = 'follow' | 'poll'
+
+/**
+ * The strategy for a sandbox: `follow` when it can run a background process
+ * AND kill it (`backgroundProcesses && killableProcesses`), otherwise `poll`,
+ * because a `tail -f` that cannot be killed would outlive its reader.
+ * Source: spec 000 "Reading strategy".
+ *
+ * @param capabilities - The handle's `capabilities`.
+ */
+export function journalReadStrategy(capabilities: Pick<SandboxCapabilities, 'backgroundProcesses' | 'killableProcesses'>): JournalReadStrategy {
+  return capabilities.backgroundProcesses && capabilities.killableProcesses ? 'follow' : 'poll'
+}
+
+/** Options of {@link readJournal}: `runId` (with `dir`) or `paths`. */
+export interface ReadJournalOptions {
+  /** The run whose journal to read; or pass `paths`. */
+  runId?: string
+  /** Journal folder for `runId`. Default `DEFAULT_JOURNAL_DIR`. */
+  dir?: string
+  /** The journal's paths, as `journalPaths` returns them (instead of `runId`). */
+  paths?: JournalPaths
+  /** Absolute byte offset to start at: a line's `end` from an earlier read. Default 0. */
+  fromByte?: number
+  /** Stops the read: the `tail` is killed and the iteration ends without an error. */
+  signal?: AbortSignal
+  /** Override the capability-based choice (tests, or a provider whose `kill` you distrust). */
+  strategy?: JournalReadStrategy
+  /** Pause between polls, in ms. Default {@link DEFAULT_JOURNAL_POLL_MS}. */
+  pollMs?: number
+  /**
+   * A journal that has no byte at all after this many ms (nobody writes it:
+   * an agent shell killed before its header, or a journal only a reader
+   * created) fails the read with `JournalAttachUnavailableError`
+   * `journal-stalled`. Default `DEFAULT_ATTACH_JOURNAL_WAIT_MS` (10 s).
+   */
+  emptyWaitMs?: number
+  /** See {@link DEFAULT_JOURNAL_STALL_MS}. */
+  stallMs?: number
+  /** Bytes one poll reads at most. Default 2 MiB. */
+  readBytes?: number
+  /** Refuse a longer line with `LineTooLongError` (bytes). Default unlimited. */
+  maxLineBytes?: number
+  /** Called once with the agent's exit code when the genuine sentinel is read, before the iteration ends. */
+  onExit?: (exit: { exitCode: number; end: number }) => void
+}
+
+/**
+ * Yield the agent's lines of a journal (the header, the sentinel and empty
+ * lines are not yielded) from `fromByte` until the genuine exit sentinel, then end. A line
+ * that merely looks like a sentinel (`{"__exit":0}` printed by the agent, a
+ * guessed nonce) is an ordinary line. Each yielded line carries absolute byte
+ * positions, so a later reader can resume at `line.end`.
+ *
+ * @param handle - The sandbox (capability `exec`; `backgroundProcesses` + `killableProcesses` to follow).
+ * @param options - {@link ReadJournalOptions}.
+ * @returns The journal's lines, in order.
+ * @throws JournalAttachUnavailableError `journal-stalled` when the journal
+ *   stays empty for `emptyWaitMs`, or gets no new byte for `stallMs` while
+ *   the follow keeps ending early; JournalError `journal-unsupported` when the
+ *   journal's shell could not draw its nonce, `read-failed` when reads fail
+ *   for `stallMs`; LineTooLongError past `maxLineBytes`.
+ * @example
+ * ```ts
+ * for await (const line of readJournal(handle, { runId, onExit: ({ exitCode }) => console.log('exit', exitCode) })) {
+ *   console.log(line.start, JSON.parse(line.text))
+ * }
+ * ```
+ */
+export async function* readJournal(handle: SandboxHandle, options: ReadJournalOptions): AsyncIterable<JournalLine> {
+  const paths = options.paths ?? journalPaths(requireRunId(options.runId), options.dir)
+  const runId = options.runId ?? paths.journal
+  const strategy = options.strategy ?? journalReadStrategy(handle.capabilities)
+  const from = options.fromByte ?? 0
+  const state: ReaderState = {
+    handle,
+    paths,
+    runId,
+    options,
+    splitter: new JournalLineSplitter(from, options.maxLineBytes),
+    header: from === 0 ? undefined : await readHeader(handle, paths, runId),
+    headerRead: from !== 0,
+    bytesSeen: 0,
+    startedAt: Date.now(),
+    lastProgressAt: Date.now(),
+    exited: false,
+  }
+  const lines = strategy === 'follow' ? follow(state) : poll(state)
+  for await (const batch of lines) {
+    for (const line of batch) {
+      const kind = classify(state, line)
+      // Empty lines carry nothing (the shell writes one before its sentinel, in case the agent's last line had no newline).
+      if (kind === 'line' && line.text !== '') yield line
+      else if (kind === 'exit') return
+    }
+  }
+}
+
+interface ReaderState {
+  readonly handle: SandboxHandle
+  readonly paths: JournalPaths
+  readonly runId: string
+  readonly options: ReadJournalOptions
+  readonly splitter: JournalLineSplitter
+  header: JournalHeader | undefined
+  headerRead: boolean
+  bytesSeen: number
+  readonly startedAt: number
+  lastProgressAt: number
+  exited: boolean
+}
+
+/** What a line is to the reader: the header (skipped), the genuine sentinel (the end), or the agent's. */
+function classify(state: ReaderState, line: JournalLine): 'header' | 'exit' | 'line' {
+  if (!state.headerRead) {
+    state.headerRead = true
+    const header = parseJournalHeader(line.text)
+    if (header?.error !== undefined) {
+      throw new JournalError('journal-unsupported', `The journal of run ${JSON.stringify(state.runId)} could not be started: ${header.error}.`, { runId: state.runId })
+    }
+    if (header) {
+      state.header = header
+      return 'header'
+    }
+  }
+  if (state.exited) return 'exit'
+  const sentinel = parseExitSentinel(line.text, state.header)
+  if (!sentinel) return 'line'
+  state.exited = true
+  state.options.onExit?.({ exitCode: sentinel.exitCode, end: line.end })
+  return 'exit'
+}
+
+/** Batches of lines from `tail -f`, re-followed from the last whole line whenever the stream ends before the sentinel. */
+async function* follow(state: ReaderState): AsyncIterable<JournalLine[]> {
+  const { handle, options, splitter } = state
+  const signal = options.signal
+  while (!signal?.aborted && !state.exited) {
+    let child: SpawnedProcess | undefined
+    let stalled = false
+    const stop = () => void child?.kill().catch(() => undefined)
+    signal?.addEventListener('abort', stop, { once: true })
+    const emptyTimer = state.bytesSeen === 0 ? setTimeout(() => ((stalled = true), stop()), remainingEmptyWait(state)) : undefined
+    try {
+      splitter.reset()
+      try {
+        child = await handle.process.spawn(journalFollowCommand(state.paths, splitter.position))
+      } catch (error) {
+        checkStall(state, error)
+        await sleep(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
+        continue
+      }
+      if (signal?.aborted) return
+      const stderr = drain(child.stderr)
+      for await (const chunk of child.stdout) {
+        const lines = splitter.push(chunk)
+        progress(state, chunk)
+        if (state.bytesSeen > 0) clearTimeout(emptyTimer)
+        if (lines.length > 0) yield lines
+        if (state.exited || signal?.aborted) return
+      }
+      await stderr
+      if (stalled && state.bytesSeen === 0) throw emptyStall(state)
+      if (signal?.aborted || state.exited) return
+      // Ended without the sentinel: not an exit. Follow again from the last whole line.
+      checkStall(state, undefined)
+      await sleep(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
+    } finally {
+      clearTimeout(emptyTimer)
+      signal?.removeEventListener('abort', stop)
+      if (child) await child.kill().catch(() => undefined)
+    }
+  }
+}
+
+/** Batches of lines from bounded base64 reads, resumed where the last read stopped. */
+async function* poll(state: ReaderState): AsyncIterable<JournalLine[]> {
+  const { handle, options, splitter } = state
+  const signal = options.signal
+  const readBytes = Math.max(1, options.readBytes ?? DEFAULT_READ_BYTES)
+  while (!signal?.aborted && !state.exited) {
+    let bytes: Buffer
+    try {
+      const result = await handle.process.exec(journalReadCommand(state.paths, splitter.position + splitter.held, readBytes))
+      if (result.exitCode !== 0) throw new JournalError('read-failed', `A journal read exited ${result.exitCode}: ${result.stderr.slice(0, 500)}`, { runId: state.runId })
+      bytes = parseJournalRead(result.stdout).bytes
+    } catch (error) {
+      if (signal?.aborted) return
+      checkStall(state, error)
+      await sleep(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
+      continue
+    }
+    if (bytes.length > 0) {
+      const lines = splitter.push(bytes)
+      progress(state, bytes)
+      if (lines.length > 0) yield lines
+      if (state.exited) return
+    } else if (state.bytesSeen === 0 && remainingEmptyWait(state) <= 0) {
+      throw emptyStall(state)
+    }
+    // A full read means more is waiting: read on at once.
+    if (bytes.length < readBytes) await sleep(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
+  }
+}
+
+function progress(state: ReaderState, chunk: string | Uint8Array): void {
+  const length = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength
+  if (length === 0) return
+  state.bytesSeen += length
+  state.lastProgressAt = Date.now()
+}
+
+/** Throw once nothing new arrived for `stallMs` (a journal nobody writes any more, or reads that keep failing). */
+function checkStall(state: ReaderState, error: unknown): void {
+  const stallMs = state.options.stallMs ?? DEFAULT_JOURNAL_STALL_MS
+  if (state.bytesSeen === 0 && error === undefined && remainingEmptyWait(state) <= 0) throw emptyStall(state)
+  if (Date.now() - state.lastProgressAt < stallMs) return
+  if (error !== undefined) {
+    throw new JournalError('read-failed', `Reading the journal of run ${JSON.stringify(state.runId)} failed for ${stallMs} ms: ${error instanceof Error ? error.message : String(error)}`, { runId: state.runId, cause: error })
+  }
+  throw new JournalAttachUnavailableError(
+    state.runId,
+    'journal-stalled',
+    `its journal (${state.paths.journal}) got no new byte for ${stallMs} ms and the follow kept ending without the exit sentinel; the agent's shell is gone or the sandbox no longer answers.`,
+  )
+}
+
+function remainingEmptyWait(state: ReaderState): number {
+  return state.startedAt + (state.options.emptyWaitMs ?? DEFAULT_ATTACH_JOURNAL_WAIT_MS) - Date.now()
+}
+
+function emptyStall(state: ReaderState): JournalAttachUnavailableError {
+  const waited = state.options.emptyWaitMs ?? DEFAULT_ATTACH_JOURNAL_WAIT_MS
+  return new JournalAttachUnavailableError(
+    state.runId,
+    'journal-stalled',
+    `its journal (${state.paths.journal}) exists but received no byte within ${waited} ms, so no exit sentinel can come: the agent's shell was killed before it started, or nobody started it.`,
+  )
+}
+
+/** The header of a journal read from the middle: its first line, read on its own. */
+async function readHeader(handle: SandboxHandle, paths: JournalPaths, runId: string): Promise<JournalHeader | undefined> {
+  const result = await handle.process.exec(journalReadCommand(paths, 0, 4096))
+  if (result.exitCode !== 0) throw new JournalError('read-failed', `Reading the header of the journal of run ${JSON.stringify(runId)} failed: ${result.stderr.slice(0, 500)}`, { runId })
+  const text = parseJournalRead(result.stdout).bytes.toString('utf8')
+  const newline = text.indexOf('\n')
+  return newline === -1 ? undefined : parseJournalHeader(text.slice(0, newline))
+}
+
+function requireRunId(runId: string | undefined): string {
+  if (runId === undefined) throw new JournalError('invalid-run-id', 'readJournal needs `runId` or `paths`.')
+  return runId
+}
+
+async function drain(stream: AsyncIterable<string>): Promise<void> {
+  try {
+    for await (const _ of stream) void _
+  } catch {
+    // The follow's stderr is diagnostics only.
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve()
+    const done = () => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, Math.max(0, ms))
+    signal?.addEventListener('abort', done, { once: true })
+  })
+}

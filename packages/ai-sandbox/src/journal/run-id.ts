@@ -1,0 +1,98 @@
+/**
+ * Run ids as journal file names: `encodeRunId` maps any run id to a path that
+ * is safe in a shell word and on every filesystem, and `decodeJournalRunId`
+ * maps a listed journal back to its run id, failing closed on anything
+ * `encodeRunId` could not have produced. Pure; no I/O.
+ *
+ * The encoding keeps `A-Z a-z 0-9 -` as they are (so a UUID names its own
+ * file) and writes every other UTF-16 code unit as `_` plus four lowercase
+ * hex digits. One escape form per code unit makes it injective for every
+ * JavaScript string, lone surrogates included. A result longer than
+ * {@link SEGMENT_CHARS} characters is split into folders of that length, so no
+ * path component passes the 255-byte `NAME_MAX` of Linux filesystems.
+ */
+import { JournalError, MAX_JOURNAL_RUN_ID_LENGTH } from './errors.js'
+
+/** Characters of one path component of an encoded run id (well under `NAME_MAX` with `.ndjson`). */
+const SEGMENT_CHARS = 200
+
+const LITERAL = /^[A-Za-z0-9-]$/
+const ENCODED = /^(?:[A-Za-z0-9-]|_[0-9a-f]{4})+$/
+
+/** What {@link decodeJournalRunId} returns: the run id, or why the name is not a journal of ours. */
+export type DecodedJournalRunId = { readonly ok: true; readonly runId: string } | { readonly ok: false; readonly reason: string }
+
+/**
+ * Encode a run id as the journal's path relative to the journal folder, without
+ * the `.ndjson` suffix. Injective (two ids never share a path), shell-safe
+ * (only `A-Z a-z 0-9 - _ /`) and filename-safe (no `.`, no empty or over-long
+ * component). Source: spec 003 (`encodeRunId`), 000 "Durable runs".
+ *
+ * @param runId - Any non-empty string of at most 512 UTF-16 code units.
+ * @returns For example `run-7` for `run-7`, `a_002fb` for `a/b`.
+ * @throws JournalError `invalid-run-id` for an empty, non-string or too long id.
+ * @example
+ * ```ts
+ * encodeRunId('3f2c-…') // '3f2c-…' (a UUID is its own name)
+ * encodeRunId('../x') // '_002e_002e_002fx'
+ * ```
+ */
+export function encodeRunId(runId: string): string {
+  if (typeof runId !== 'string' || runId === '') {
+    throw new JournalError('invalid-run-id', `A journal needs a non-empty runId; got ${JSON.stringify(runId)}. Pass chat({ runId }) with the id of the run.`)
+  }
+  if (runId.length > MAX_JOURNAL_RUN_ID_LENGTH) {
+    throw new JournalError('invalid-run-id', `A journal's runId may be at most ${MAX_JOURNAL_RUN_ID_LENGTH} characters; got ${runId.length}. Use a shorter id (a UUID is 36).`, { runId })
+  }
+  let out = ''
+  for (let i = 0; i < runId.length; i++) {
+    const char = runId[i]!
+    out += LITERAL.test(char) ? char : `_${runId.charCodeAt(i).toString(16).padStart(4, '0')}`
+  }
+  const segments: string[] = []
+  for (let at = 0; at < out.length; at += SEGMENT_CHARS) segments.push(out.slice(at, at + SEGMENT_CHARS))
+  return segments.join('/')
+}
+
+/**
+ * Recover the run id from a journal's path relative to the journal folder, as
+ * `journalListCommand` lists it (with or without the `.ndjson` suffix). Fails
+ * closed: any name {@link encodeRunId} would not produce (a foreign file, an
+ * upper-case escape, an escaped literal character, a folder split at the wrong
+ * place) is `{ ok: false }`, never a guessed id. Source: spec 003.
+ *
+ * @param name - E.g. `run-7.ndjson` or `<200 characters>/<rest>.ndjson`.
+ * @returns `{ ok: true, runId }` or `{ ok: false, reason }`.
+ * @example
+ * ```ts
+ * decodeJournalRunId('a_002fb.ndjson') // { ok: true, runId: 'a/b' }
+ * decodeJournalRunId('notes.txt') // { ok: false, reason: '…' }
+ * ```
+ */
+export function decodeJournalRunId(name: string): DecodedJournalRunId {
+  const stem = name.endsWith('.ndjson') ? name.slice(0, -'.ndjson'.length) : name
+  const segments = stem.split('/')
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!
+    const last = i === segments.length - 1
+    if (segment === '' || (!last && segment.length !== SEGMENT_CHARS) || segment.length > SEGMENT_CHARS) {
+      return { ok: false, reason: `${JSON.stringify(name)} is not split the way encodeRunId splits a long id` }
+    }
+  }
+  const encoded = segments.join('')
+  if (!ENCODED.test(encoded)) return { ok: false, reason: `${JSON.stringify(name)} holds characters encodeRunId never writes` }
+  let runId = ''
+  for (let i = 0; i < encoded.length; ) {
+    if (encoded[i] !== '_') {
+      runId += encoded[i]
+      i += 1
+      continue
+    }
+    const char = String.fromCharCode(Number.parseInt(encoded.slice(i + 1, i + 5), 16))
+    if (LITERAL.test(char)) return { ok: false, reason: `${JSON.stringify(name)} escapes a character encodeRunId keeps as it is` }
+    runId += char
+    i += 5
+  }
+  if (runId.length > MAX_JOURNAL_RUN_ID_LENGTH) return { ok: false, reason: `${JSON.stringify(name)} decodes to a run id longer than ${MAX_JOURNAL_RUN_ID_LENGTH}` }
+  return { ok: true, runId }
+}

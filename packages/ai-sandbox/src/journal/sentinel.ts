@@ -1,0 +1,123 @@
+/**
+ * The two lines a journal's shell writes around the agent's output: the
+ * header `{"__journal":1,"__nonceHash":H}` before the agent starts, and the exit
+ * sentinel `{"__exit":N,"__nonce":X}` after it exited. Owns their format and
+ * the rule that makes the sentinel unforgeable; it never reads a journal.
+ *
+ * Why a nonce, and why only its hash up front: the agent's stdout lands in
+ * the same file, so a line `{"__exit":0}` printed by the agent (or a journal
+ * of another run it `cat`s) would otherwise end the run. The shell draws the
+ * nonce X from `/dev/urandom` itself, keeps it in a shell variable the agent
+ * never inherits, and writes only sha256(X) in the header. A sentinel is
+ * genuine when sha256 of its nonce is the header's hash, so nothing the agent
+ * can read from the journal, its argv or its environment lets it write one.
+ */
+import { createHash } from 'node:crypto'
+
+/** The key of the exit sentinel that carries the agent's exit code. Source: spec 000 "Durable runs". */
+export const EXIT_SENTINEL_KEY = '__exit'
+
+/** The key of the exit sentinel that carries the run's nonce (see the module doc). Source: spec 003. */
+export const EXIT_SENTINEL_NONCE_KEY = '__nonce'
+
+/** The key of the journal header; its value is the header format version, `1`. */
+export const JOURNAL_HEADER_KEY = '__journal'
+
+/** The key of the journal header that carries sha256 (hex) of the nonce. */
+export const JOURNAL_NONCE_HASH_KEY = '__nonceHash'
+
+/** The key of a header the shell writes instead when it cannot draw a nonce; its value says why. */
+export const JOURNAL_HEADER_ERROR_KEY = '__error'
+
+/** A parsed journal header. */
+export interface JournalHeader {
+  /** sha256 of the run's nonce, 64 lowercase hex digits; absent on a header that reports an error. */
+  readonly nonceHash?: string
+  /** Set when the shell could not draw a nonce (a sandbox without `od` or `sha256sum`). */
+  readonly error?: string
+}
+
+/** sha256 of a nonce as the journal header carries it (64 lowercase hex digits). */
+export function nonceHash(nonce: string): string {
+  return createHash('sha256').update(nonce, 'utf8').digest('hex')
+}
+
+/**
+ * The header line of a journal whose sentinel will carry `nonce`, for code
+ * that writes a journal by hand (a fake provider, a test). No newline.
+ *
+ * @param nonce - The nonce the sentinel will carry.
+ * @example
+ * ```ts
+ * await append(path, `${journalHeaderLine(nonce)}\n{"type":"x"}\n${exitSentinelLine(0, nonce)}\n`)
+ * ```
+ */
+export function journalHeaderLine(nonce: string): string {
+  return JSON.stringify({ [JOURNAL_HEADER_KEY]: 1, [JOURNAL_NONCE_HASH_KEY]: nonceHash(nonce) })
+}
+
+/**
+ * The exit sentinel line, exactly as the journal shell prints it (no
+ * newline): `{"__exit":N,"__nonce":"X"}`. For code that writes a journal by
+ * hand; with {@link journalHeaderLine} of the same nonce it is genuine.
+ *
+ * @param exitCode - The agent's exit status (128+N for signal N).
+ * @param nonce - The run's nonce.
+ */
+export function exitSentinelLine(exitCode: number, nonce: string): string {
+  return `{"${EXIT_SENTINEL_KEY}":${Math.trunc(exitCode)},"${EXIT_SENTINEL_NONCE_KEY}":${JSON.stringify(nonce)}}`
+}
+
+/**
+ * Parse a journal line as the journal header, or `undefined` when it is not one.
+ *
+ * @param line - One journal line, without its newline.
+ */
+export function parseJournalHeader(line: string): JournalHeader | undefined {
+  if (!line.startsWith(`{"${JOURNAL_HEADER_KEY}"`)) return undefined
+  const value = parseObject(line)
+  if (!value || value[JOURNAL_HEADER_KEY] !== 1) return undefined
+  const hash = value[JOURNAL_NONCE_HASH_KEY]
+  const error = value[JOURNAL_HEADER_ERROR_KEY]
+  if (typeof error === 'string') return { error }
+  if (typeof hash === 'string' && /^[0-9a-f]{64}$/.test(hash)) return { nonceHash: hash }
+  return undefined
+}
+
+/**
+ * Parse a journal line as an exit sentinel. With `header` (the journal's first
+ * line, parsed), only a GENUINE sentinel counts: one whose nonce hashes to the
+ * header's `nonceHash`; a forged or guessed one is `undefined`. Without a
+ * header (a journal written by hand without one) any line of the sentinel's
+ * exact shape counts, which is why every journal the shell writes has one.
+ * Source: spec 003 (`parseExitSentinel`).
+ *
+ * @param line - One journal line, without its newline.
+ * @param header - The journal's header, when it has one.
+ * @returns `{ exitCode }`, or `undefined` when the line is not a (genuine) sentinel.
+ * @example
+ * ```ts
+ * parseExitSentinel(exitSentinelLine(3, nonce), { nonceHash: nonceHash(nonce) }) // { exitCode: 3 }
+ * parseExitSentinel('{"__exit":0}', header) // undefined
+ * ```
+ */
+export function parseExitSentinel(line: string, header?: JournalHeader): { readonly exitCode: number } | undefined {
+  if (!line.startsWith(`{"${EXIT_SENTINEL_KEY}"`)) return undefined
+  const value = parseObject(line)
+  if (!value) return undefined
+  const keys = Object.keys(value)
+  const code = value[EXIT_SENTINEL_KEY]
+  const nonce = value[EXIT_SENTINEL_NONCE_KEY]
+  if (keys.length !== 2 || typeof code !== 'number' || !Number.isInteger(code) || typeof nonce !== 'string') return undefined
+  if (header?.nonceHash !== undefined && nonceHash(nonce) !== header.nonceHash) return undefined
+  return { exitCode: code }
+}
+
+function parseObject(line: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(line)
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+  } catch {
+    return undefined
+  }
+}
