@@ -6,7 +6,7 @@
  * BENCH_TRANSLATOR_LINES (10000), BENCH_TRANSLATOR_RUNS (20), BENCH_DEMO_RUNS (3),
  * BENCH_BRIDGE_ITERATIONS (500), BENCH_FILE_EVENT_ITERATIONS (50), BENCH_FILE_EVENT_DOCKER_ITERATIONS (20),
  * BENCH_CONFINEMENT_RACES (300), BENCH_CANCEL_ITERATIONS (100), BENCH_WATCH_BURST_FILES (10000),
- * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (1024), BENCH_JOURNALED_RUNS (20).
+ * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (1024), BENCH_JOURNALED_RUNS (20), BENCH_RUN_DRIVER_RUNS (5), BENCH_TAKEOVER_RUNS (3).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, tmpdir } from 'node:os'
@@ -28,6 +28,8 @@ import { benchMemoryBounds, benchWatcherBurst } from './memory-bounds.js'
 import { benchAlignment } from './alignment.js'
 import { benchJournalReplay } from './journal-replay.js'
 import { benchJournaledRun } from './journaled-run.js'
+import { benchRunDriver } from './run-driver.js'
+import { benchTakeoverLatency } from './takeover-latency.js'
 import { dockerSandbox } from '@tanstack/ai-sandbox-docker'
 
 const resultsDir = fileURLToPath(new URL('../bench-results/', import.meta.url))
@@ -112,6 +114,14 @@ async function main(): Promise<void> {
     console.log('\n(n) what journaling costs a run: Claude Code replaying a recorded session through chat() + withSandbox on local-process, stdout through a pipe or through the run journal')
     console.table(journaledRun.map((row) => ({ ...row, firstTextMedianMs: round(row.firstTextMedianMs, 0), endMedianMs: round(row.endMedianMs, 0), endP95Ms: round(row.endP95Ms, 0) })))
 
+    const runDriver = await benchRunDriver({ runs: envInt('BENCH_RUN_DRIVER_RUNS', 5) })
+    console.log('\n(o) the run driver: pipeToRunLog into memoryStream + InMemoryRunStore, beside a plain pass over the stream and a pump that awaits one append per chunk')
+    console.table(runDriver.map((row) => ({ ...row, medianMs: round(row.medianMs, 1) })))
+
+    const takeover = await benchTakeoverLatency({ runs: envInt('BENCH_TAKEOVER_RUNS', 3), windows: [250, 5000], attaches: [1, 4] })
+    console.log('\n(p) takeover latency: attach to the first new chunk through resumeServerSentEventsResponse + sandboxRunDriver, 1,000 of 2,000 chunks stored (goal: <= fenceQuietMs + 300 ms; exactly one drive per run)')
+    console.table(takeover.map((row) => ({ ...row, medianMs: round(row.medianMs, 1), p95Ms: round(row.p95Ms, 1), overQuietMs: round(row.overQuietMs, 1) })))
+
     // Last: the 1M-chunk log stays in memoryStream's process-wide map until the process exits.
     const alignment = await benchAlignment(undefined, envInt('BENCH_ALIGNMENT_RUNS', 3))
     console.log('\n(l) replay alignment: alignToStoredLog over a memoryStream log, 1,000 new chunks past it (goal: linear, 100k under 500 ms)')
@@ -137,6 +147,8 @@ async function main(): Promise<void> {
       replayAlignment: alignment,
       journalReplay,
       journaledRun,
+      runDriver,
+      takeoverLatency: takeover,
     }
     await mkdir(resultsDir, { recursive: true })
     await writeFile(join(resultsDir, 'results.json'), JSON.stringify(results, null, 2) + '\n')

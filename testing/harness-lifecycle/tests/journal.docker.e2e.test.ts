@@ -10,12 +10,12 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, expect, it } from 'vitest'
-import { defineSandbox, withSandbox, type SandboxDefinition } from '@tanstack/ai-sandbox'
+import { defineSandbox, type SandboxDefinition } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { processesMatching } from '@testing/support/harness-run'
 import { CLAUDE, CODEX, FAKE_BIN, killLeftovers, newTag, processesOf, waitFor, type Harness } from './helpers/harnesses.js'
-import { detachAndAttach, drive, durabilityFor, fingerprints, journalGone, lastChunk, withDurability } from './helpers/journal-runs.js'
+import { detachAndAttach, drive, durabilityFor, fingerprints, journalGone, lastChunk, durableSandbox } from './helpers/journal-runs.js'
 
 const DEBIAN = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'
 const BUSYBOX = process.env.TANSTACK_SANDBOX_BUSYBOX_IMAGE ?? 'tanstack-sandbox-busybox:latest'
@@ -71,6 +71,9 @@ describeWithDocker('journaled runs in Docker sandboxes', reason, () => {
     expect(fingerprints(first.chunks)).toEqual(fingerprints(reference.chunks.slice(0, k)))
     expect(seen.aliveAfterAbort, 'the fake CLI survived the aborted request').toBeGreaterThan(0)
     expect(seen.journalGrew, 'its output went on landing in the journal').toBe(true)
+    expect(seen.detachedRecord?.detachedSince, 'the detach is on the record').toBeTypeOf('number')
+    expect(seen.detachedRecord?.sandboxKey).toBe(seen.sandboxKey)
+    expect(seen.finalRecord?.detachedSince, 'the attach that finished the run cleared it').toBeUndefined()
     expect(fingerprints(second.chunks), 'the attach yields exactly the chunks past the K the log held').toEqual(fingerprints(reference.chunks.slice(k)))
     expect(fingerprints(seen.stored), 'log = prefix + remainder: no duplicate, no gap').toEqual(fingerprints(reference.chunks))
     expect(seen.journalGoneAfter).toBe(true)
@@ -81,7 +84,7 @@ describeWithDocker('journaled runs in Docker sandboxes', reason, () => {
     const { sandbox, threadId } = sandboxFor(image, `jrd-timeout-${name}-${image.toLowerCase()}`)
     const { tag, adapter } = fake(harness, 'hang', { timeoutMs: 1500 })
     const runId = `timeout-${name}-${randomUUID()}`
-    const out = await drive({ adapter, middleware: [withSandbox(sandbox), withDurability(durabilityFor(runId, JOURNAL_DIR))], runId, threadId })
+    const out = await drive({ adapter, middleware: [durableSandbox(sandbox, durabilityFor(runId, JOURNAL_DIR))], runId, threadId })
     expect(out.thrown).toBeUndefined()
     expect(lastChunk(out.chunks)?.code).toBe('timeout')
     expect(await waitFor(() => processesOf(tag).length === 0), `the hanging CLI is stopped: ${processesOf(tag)}`).toBe(true)

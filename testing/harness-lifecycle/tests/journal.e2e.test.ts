@@ -9,11 +9,10 @@
  * does not end the run; a timeout stops the CLI and deletes the journal.
  * OpenCode and Grok Build do not journal and refuse an attach.
  *
- * `withSandbox` does not provide durability yet, so a small middleware here
- * provides it (`provideSandboxDurability`) beside `withSandbox`. The first
- * host of the detach case provides the sandbox itself, because `withSandbox`
- * destroys the sandbox (and so the agent) on an abort until it gets a detach
- * path of its own; the attaching host goes through `withSandbox`.
+ * Every durable run goes through `withSandbox(sandbox, { runs, durability })`:
+ * the aborted host of the detach case detaches (the sandbox and the CLI stay,
+ * the record gets `detachedSince` + `sandboxKey`) and the attaching host
+ * finishes the run and clears `detachedSince`.
  */
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
@@ -24,7 +23,7 @@ import { defineSandbox, DurableAttachNotSupportedError, DurableRunIdRequiredErro
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { processesMatching, recording } from '@testing/support/harness-run'
 import { CLAUDE, CODEX, FAKE_BIN, GROK, newTag, OPENCODE, processesOf, waitFor, type Harness, type Scenario } from './helpers/harnesses.js'
-import { detachAndAttach, drive, durabilityFor as durability, fingerprints, lastChunk as last, textOf, withDurability } from './helpers/journal-runs.js'
+import { detachAndAttach, drive, durabilityFor as durability, fingerprints, lastChunk as last, textOf, durableSandbox } from './helpers/journal-runs.js'
 import { localSuite } from './helpers/local-sandboxes.js'
 
 const suite = localSuite('lifecycle-journal')
@@ -48,7 +47,7 @@ describe.each(JOURNALING.map((h) => [h.name, h] as const))('%s: a journaled run 
   it('a durable run without a runId is refused up front: the stream rejects, no CLI starts, no journal is written', async () => {
     const { sandbox, threadId } = suite.sandbox(`jr-noid-${name}`)
     const { tag, adapter } = suite.fake(harness, 'plain')
-    const out = await drive({ adapter, middleware: [withSandbox(sandbox), withDurability(durabilityFor(`unused-${randomUUID()}`))], threadId })
+    const out = await drive({ adapter, middleware: [durableSandbox(sandbox, durabilityFor(`unused-${randomUUID()}`))], threadId })
     expect(DurableRunIdRequiredError.isInstance(out.thrown), `thrown: ${String(out.thrown)}; chunks: ${out.chunks.map((c) => c.type).join(', ')}`).toBe(true)
     expect((out.thrown as DurableRunIdRequiredError).reason).toBe('run-id-required')
     expect(out.chunks).toEqual([])
@@ -61,7 +60,7 @@ describe.each(JOURNALING.map((h) => [h.name, h] as const))('%s: a journaled run 
     const runId = `same-${name}-${randomUUID()}`
     const plain = await drive({ adapter: suite.fake(harness, 'plain').adapter, middleware: [withSandbox(sandbox)], runId, threadId })
     const { tag, adapter } = suite.fake(harness, 'plain')
-    const journaled = await drive({ adapter, middleware: [withSandbox(sandbox), withDurability(durabilityFor(runId))], runId, threadId })
+    const journaled = await drive({ adapter, middleware: [durableSandbox(sandbox, durabilityFor(runId))], runId, threadId })
 
     expect(plain.thrown ?? journaled.thrown).toBeUndefined()
     expect(last(journaled.chunks)?.type).toBe('RUN_FINISHED')
@@ -83,7 +82,7 @@ describe.each(JOURNALING.map((h) => [h.name, h] as const))('%s: a journaled run 
     const adapter = harness.adapter({ executable: join(FAKE_BIN, harness.fake!), env: { ...env, FAKE_SCENARIO: 'echo-prompt' } })
     const runId = `stdin-${name}-${randomUUID()}`
     try {
-      const out = await drive({ adapter, middleware: [withSandbox(sandbox), withDurability(durabilityFor(runId))], runId, threadId })
+      const out = await drive({ adapter, middleware: [durableSandbox(sandbox, durabilityFor(runId))], runId, threadId })
       expect(out.thrown).toBeUndefined()
       expect(last(out.chunks)?.type).toBe('RUN_FINISHED')
       expect(textOf(out.chunks)).toBe('You said: Work slowly and tell me each step')
@@ -110,6 +109,10 @@ describe.each(JOURNALING.map((h) => [h.name, h] as const))('%s: a journaled run 
     expect(fingerprints(first.chunks), 'host 1 saw a prefix of the reference run').toEqual(fingerprints(reference.chunks.slice(0, k)))
     expect(seen.aliveAfterAbort, 'the fake CLI survived the aborted request').toBeGreaterThan(0)
     expect(seen.journalGrew, 'its output went on landing in the journal').toBe(true)
+    expect(seen.detachedRecord?.detachedSince, 'the detach is on the record').toBeTypeOf('number')
+    expect(seen.detachedRecord?.sandboxKey).toBe(seen.sandboxKey)
+    expect(seen.detachedRecord?.status).toBe('running')
+    expect(seen.finalRecord?.detachedSince, 'the attach that finished the run cleared it').toBeUndefined()
     expect(fingerprints(second.chunks), 'the attach yields exactly the chunks past the K the log held').toEqual(fingerprints(reference.chunks.slice(k)))
     expect(fingerprints(seen.stored), 'log = prefix + remainder: no duplicate, no gap').toEqual(fingerprints(reference.chunks))
     expect(textOf(seen.stored)).toBe(textOf(reference.chunks))
@@ -122,7 +125,7 @@ describe.each(JOURNALING.map((h) => [h.name, h] as const))('%s: a journaled run 
     const { sandbox } = suite.sandbox(`jr-nothread-${name}`)
     const { tag, adapter } = suite.fake(harness, 'plain')
     const runId = `nothread-${name}-${randomUUID()}`
-    const out = await drive({ adapter, middleware: [withSandbox(sandbox), withDurability(durabilityFor(runId, { attach: true }))], runId })
+    const out = await drive({ adapter, middleware: [durableSandbox(sandbox, durabilityFor(runId, { attach: true }))], runId })
     expect(DurableThreadIdRequiredError.isInstance(out.thrown), `thrown: ${String(out.thrown)}; chunks: ${out.chunks.map((c) => c.type).join(', ')}`).toBe(true)
     expect(out.chunks).toEqual([])
     expect(processesOf(tag)).toEqual([])
@@ -132,7 +135,7 @@ describe.each(JOURNALING.map((h) => [h.name, h] as const))('%s: a journaled run 
     const { sandbox, threadId } = suite.sandbox(`jr-unknown-${name}`)
     const { tag, adapter } = suite.fake(harness, 'plain')
     const runId = `unknown-${name}-${randomUUID()}`
-    const out = await drive({ adapter, middleware: [withSandbox(sandbox), withDurability(durabilityFor(runId, { attach: true }))], runId, threadId })
+    const out = await drive({ adapter, middleware: [durableSandbox(sandbox, durabilityFor(runId, { attach: true }))], runId, threadId })
     expect(JournalAttachUnavailableError.isInstance(out.thrown), `thrown: ${String(out.thrown)}; chunks: ${JSON.stringify(out.chunks.map((c) => [c.type, (c as { message?: string }).message]))}`).toBe(true)
     expect((out.thrown as JournalAttachUnavailableError).reason).toBe('unknown-run')
     expect(out.chunks).toEqual([])
@@ -144,7 +147,7 @@ describe.each(JOURNALING.map((h) => [h.name, h] as const))('%s: a journaled run 
     const { sandbox, threadId } = suite.sandbox(`jr-forged-${name}`)
     const { tag, adapter } = suite.fake(harness, 'forged-sentinel' as Scenario)
     const runId = `forged-${name}-${randomUUID()}`
-    const out = await drive({ adapter, middleware: [withSandbox(sandbox), withDurability(durabilityFor(runId))], runId, threadId })
+    const out = await drive({ adapter, middleware: [durableSandbox(sandbox, durabilityFor(runId))], runId, threadId })
     expect(out.thrown).toBeUndefined()
     expect(last(out.chunks)?.type).toBe('RUN_FINISHED')
     expect(textOf(out.chunks)).toContain('Before the forged sentinels.')
@@ -157,7 +160,7 @@ describe.each(JOURNALING.map((h) => [h.name, h] as const))('%s: a journaled run 
     const { sandbox, threadId } = suite.sandbox(`jr-timeout-${name}`)
     const { tag, adapter } = suite.fake(harness, 'hang', { timeoutMs: 1500 })
     const runId = `timeout-${name}-${randomUUID()}`
-    const out = await drive({ adapter, middleware: [withSandbox(sandbox), withDurability(durabilityFor(runId))], runId, threadId })
+    const out = await drive({ adapter, middleware: [durableSandbox(sandbox, durabilityFor(runId))], runId, threadId })
     expect(out.thrown).toBeUndefined()
     expect(last(out.chunks)?.type).toBe('RUN_ERROR')
     expect(last(out.chunks)?.code).toBe('timeout')
@@ -171,7 +174,7 @@ describe.each([OPENCODE, GROK].map((h) => [h.name, h] as const))('%s: does not j
     const { sandbox, threadId } = suite.sandbox(`jr-noattach-${name}`)
     const { tag, adapter } = suite.fake(harness, 'plain')
     const runId = `noattach-${name}-${randomUUID()}`
-    const out = await drive({ adapter, middleware: [withSandbox(sandbox), withDurability(durabilityFor(runId, { attach: true }))], runId, threadId })
+    const out = await drive({ adapter, middleware: [durableSandbox(sandbox, durabilityFor(runId, { attach: true }))], runId, threadId })
     expect(DurableAttachNotSupportedError.isInstance(out.thrown), `thrown: ${String(out.thrown)}`).toBe(true)
     expect((out.thrown as DurableAttachNotSupportedError).adapter).toBe(name)
     expect(processesOf(tag)).toEqual([])
@@ -181,7 +184,7 @@ describe.each([OPENCODE, GROK].map((h) => [h.name, h] as const))('%s: does not j
     const { sandbox, threadId } = suite.sandbox(`jr-plain-${name}`)
     const { tag, adapter } = suite.fake(harness, 'plain')
     const runId = `plain-${name}-${randomUUID()}`
-    const out = await drive({ adapter, middleware: [withSandbox(sandbox), withDurability(durabilityFor(runId))], runId, threadId })
+    const out = await drive({ adapter, middleware: [durableSandbox(sandbox, durabilityFor(runId))], runId, threadId })
     expect(out.thrown).toBeUndefined()
     expect(last(out.chunks)?.type).toBe('RUN_FINISHED')
     expect(journalGone(runId), 'no journal was written').toBe(true)

@@ -1,6 +1,14 @@
-// Durability: replay alignment against a run's stored event log, and the chunk identity it compares by.
+// Durability: replay alignment against a run's stored event log, the chunk identity it compares by, and the run driver (pipeToRunLog, RunController).
 export { chunkFingerprint, chunkFingerprintIgnoringThreadId, chunkThreadId } from './chunk-identity.js'
 export { alignToStoredLog, JournalReplayDivergedError, JournalReplayThreadIdMismatchError, DEFAULT_MAX_OUT_OF_BAND_SKIP } from './align.js'
 export type { AlignToStoredLogOptions, JournalReplayDivergedReason } from './align.js'
 export { SandboxDurabilityCapability, getSandboxDurability, provideSandboxDurability, journalOptionsFor, alignedIfAttaching } from './capability.js'
 export type { SandboxDurabilityOptions, SandboxDurabilityLog, SandboxRunDurability } from './capability.js'
+export { pipeToRunLog } from './run-log.js'
+export type { PipeToRunLogOptions } from './run-log.js'
+export { RunController } from './run-controller.js'
+export type { RunDeps, RunControllerStartInput, RunHandle } from './run-controller.js'
+// Takeover (spec 003): the driver and its errors. The claim primitives (withRunClaim, fenceDurability, awaitLogQuiescence, runDriverLockKey) stay internal.
+export { sandboxRunDriver, RunDriverPipeOutsideClaimError } from './driver.js'
+export type { SandboxRunDriverOptions } from './driver.js'
+export { RunClaimNotAcquiredError, RunClaimLostError, DEFAULT_FENCE_QUIET_MS } from './claim.js'

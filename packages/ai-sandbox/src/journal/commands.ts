@@ -16,6 +16,7 @@
  */
 import { posix } from 'node:path'
 import { shellQuote } from '../shell/quote.js'
+import { SandboxConfigError } from '../contracts/errors.js'
 import { JournalError } from './errors.js'
 import { decodeJournalRunId, encodeRunId } from './run-id.js'
 import { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY, JOURNAL_HEADER_ERROR_KEY, JOURNAL_HEADER_KEY, JOURNAL_NONCE_HASH_KEY, parseExitSentinel, parseJournalHeader } from './sentinel.js'
@@ -64,7 +65,7 @@ export type JournalExitState =
 /** An absolute folder without a trailing slash. */
 function normalizeJournalDir(dir: string): string {
   if (typeof dir !== 'string' || !dir.startsWith('/')) {
-    throw new JournalError('read-failed', `journal.dir must be an absolute folder inside the sandbox, e.g. ${DEFAULT_JOURNAL_DIR}; got ${JSON.stringify(dir)}.`)
+    throw new SandboxConfigError('journal.dir', `Invalid option journal.dir: it must be an absolute folder inside the sandbox, e.g. ${DEFAULT_JOURNAL_DIR}; got ${JSON.stringify(dir)}.`)
   }
   const normalized = posix.normalize(dir).replace(/\/+$/, '')
   return normalized === '' ? '/' : normalized
@@ -75,7 +76,7 @@ function normalizeJournalDir(dir: string): string {
  *
  * @param runId - The run's id (any string of 1 to 512 characters; see `encodeRunId`).
  * @param dir - Absolute journal folder. Default {@link DEFAULT_JOURNAL_DIR}.
- * @throws JournalError `invalid-run-id` for an unusable id; `read-failed` for a relative `dir`.
+ * @throws JournalError `invalid-run-id` for an unusable id; SandboxConfigError `journal.dir` for a relative `dir`.
  * @example
  * ```ts
  * journalPaths('run-7') // { dir: '/tmp/tanstack-runs', journal: '/tmp/tanstack-runs/run-7.ndjson', stderr: '/tmp/tanstack-runs/run-7.err' }

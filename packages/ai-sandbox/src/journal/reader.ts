@@ -13,7 +13,9 @@ import type { SandboxHandle } from '../contracts/handle.js'
 import type { SpawnedProcess } from '../contracts/process.js'
 import { DEFAULT_ATTACH_JOURNAL_WAIT_MS, JournalAttachUnavailableError } from './attach-preflight.js'
 import { JournalLineSplitter, type JournalLine } from './bytes.js'
-import { journalFollowCommand, journalPaths, journalReadCommand, parseJournalRead, type JournalPaths } from './commands.js'
+import { SandboxConfigError } from '../contracts/errors.js'
+import { shellQuote } from '../shell/quote.js'
+import { journalExistsCommand, journalFollowCommand, journalPaths, journalReadCommand, parseJournalRead, type JournalPaths } from './commands.js'
 import { JournalError } from './errors.js'
 import { parseExitSentinel, parseJournalHeader, type JournalHeader } from './sentinel.js'
 
@@ -105,13 +107,16 @@ export async function* readJournal(handle: SandboxHandle, options: ReadJournalOp
   const runId = options.runId ?? paths.journal
   const strategy = options.strategy ?? journalReadStrategy(handle.capabilities)
   const from = options.fromByte ?? 0
+  if (!Number.isSafeInteger(from) || from < 0) {
+    throw new SandboxConfigError('readJournal.fromByte', `Invalid option readJournal.fromByte: expected a whole number of bytes >= 0 (a line's \`end\` from an earlier read), got ${String(from)}.`)
+  }
   const state: ReaderState = {
     handle,
     paths,
     runId,
     options,
     splitter: new JournalLineSplitter(from, options.maxLineBytes),
-    header: from === 0 ? undefined : await readHeader(handle, paths, runId),
+    header: from === 0 ? undefined : await readHeader(handle, paths, runId, from),
     headerRead: from !== 0,
     bytesSeen: 0,
     startedAt: Date.now(),
@@ -141,6 +146,8 @@ interface ReaderState {
   readonly startedAt: number
   lastProgressAt: number
   exited: boolean
+  /** The last follow's stderr (a failed `mkdir`, a `tail` that could not open the file). */
+  lastStderr?: string
 }
 
 /** What a line is to the reader: the header (skipped), the genuine sentinel (the end), or the agent's. */
@@ -186,16 +193,18 @@ async function* follow(state: ReaderState): AsyncIterable<JournalLine[]> {
       if (signal?.aborted) return
       const stderr = drain(child.stderr)
       for await (const chunk of child.stdout) {
-        const lines = splitter.push(chunk)
+        const lines = await resync(state, splitter.push(chunk))
         progress(state, chunk)
         if (state.bytesSeen > 0) clearTimeout(emptyTimer)
         if (lines.length > 0) yield lines
         if (state.exited || signal?.aborted) return
       }
-      await stderr
+      state.lastStderr = (await stderr).trim()
       if (stalled && state.bytesSeen === 0) throw emptyStall(state)
       if (signal?.aborted || state.exited) return
-      // Ended without the sentinel: not an exit. Follow again from the last whole line.
+      // Ended without the sentinel: not an exit. Follow again from the last whole line,
+      // unless the journal is gone (a follow would create it again, empty, and wait for nothing).
+      if (state.bytesSeen > 0 && !(await journalExists(state))) throw deletedJournal(state)
       checkStall(state, undefined)
       await sleep(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
     } finally {
@@ -216,8 +225,11 @@ async function* poll(state: ReaderState): AsyncIterable<JournalLine[]> {
     try {
       const result = await handle.process.exec(journalReadCommand(state.paths, splitter.position + splitter.held, readBytes))
       if (result.exitCode !== 0) throw new JournalError('read-failed', `A journal read exited ${result.exitCode}: ${result.stderr.slice(0, 500)}`, { runId: state.runId })
-      bytes = parseJournalRead(result.stdout).bytes
+      const read = parseJournalRead(result.stdout)
+      if (read.size === undefined && state.bytesSeen > 0) throw deletedJournal(state)
+      bytes = read.bytes
     } catch (error) {
+      if (JournalAttachUnavailableError.isInstance(error)) throw error
       if (signal?.aborted) return
       checkStall(state, error)
       await sleep(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
@@ -264,18 +276,74 @@ function remainingEmptyWait(state: ReaderState): number {
 
 function emptyStall(state: ReaderState): JournalAttachUnavailableError {
   const waited = state.options.emptyWaitMs ?? DEFAULT_ATTACH_JOURNAL_WAIT_MS
+  // A follow creates the journal before tailing it: an empty one left behind would make every later attach think it exists.
+  void state.handle.process.exec(`[ -s ${shellQuote(state.paths.journal)} ] || rm -f ${shellQuote(state.paths.journal)}`).catch(() => undefined)
+  const why = state.lastStderr ? ` The follow printed: ${state.lastStderr.slice(0, 300)}` : ''
   return new JournalAttachUnavailableError(
     state.runId,
     'journal-stalled',
-    `its journal (${state.paths.journal}) exists but received no byte within ${waited} ms, so no exit sentinel can come: the agent's shell was killed before it started, or nobody started it.`,
+    `its journal (${state.paths.journal}) received no byte within ${waited} ms, so no exit sentinel can come: the agent's shell was killed before it started, nobody started it, or the journal folder is not writable.${why}`,
   )
 }
 
+function deletedJournal(state: ReaderState): JournalAttachUnavailableError {
+  return new JournalAttachUnavailableError(
+    state.runId,
+    'journal-stalled',
+    `its journal (${state.paths.journal}) was deleted before this reader saw the exit sentinel: another reader of the run read the sentinel first (the run's own reader deletes the journal), or a sweep removed it. The run's transcript is in its event log.`,
+  )
+}
+
+async function journalExists(state: ReaderState): Promise<boolean> {
+  try {
+    return (await state.handle.process.exec(journalExistsCommand(state.paths))).exitCode === 0
+  } catch {
+    return true // unknown: follow again, bounded by stallMs
+  }
+}
+
+/**
+ * Correct the byte positions of lines a follow delivered as text. A provider
+ * decodes stdout as UTF-8, so invalid bytes arrive as U+FFFD, which counts 3
+ * bytes when the text is measured again. A line holding U+FFFD is therefore
+ * measured in the journal itself (one bounded read from its start), and
+ * every later position shifts by the difference.
+ */
+async function resync(state: ReaderState, lines: JournalLine[]): Promise<JournalLine[]> {
+  if (!lines.some((line) => line.text.includes('\uFFFD'))) return lines
+  let delta = 0
+  const out: JournalLine[] = []
+  for (const line of lines) {
+    const start = line.start + delta
+    let end = line.end + delta
+    if (line.text.includes('\uFFFD')) {
+      const result = await state.handle.process.exec(journalReadCommand(state.paths, start, end - start))
+      const newline = result.exitCode === 0 ? parseJournalRead(result.stdout).bytes.indexOf(0x0a) : -1
+      if (newline !== -1) {
+        delta += start + newline + 1 - end
+        end = start + newline + 1
+      }
+    }
+    out.push({ text: line.text, start, end })
+  }
+  state.splitter.position += delta
+  return out
+}
+
 /** The header of a journal read from the middle: its first line, read on its own. */
-async function readHeader(handle: SandboxHandle, paths: JournalPaths, runId: string): Promise<JournalHeader | undefined> {
+async function readHeader(handle: SandboxHandle, paths: JournalPaths, runId: string, fromByte: number): Promise<JournalHeader | undefined> {
   const result = await handle.process.exec(journalReadCommand(paths, 0, 4096))
   if (result.exitCode !== 0) throw new JournalError('read-failed', `Reading the header of the journal of run ${JSON.stringify(runId)} failed: ${result.stderr.slice(0, 500)}`, { runId })
-  const text = parseJournalRead(result.stdout).bytes.toString('utf8')
+  const read = parseJournalRead(result.stdout)
+  // A resume point is a line's end: inside the journal, right after a newline.
+  const before = read.size !== undefined && fromByte <= read.size ? (fromByte <= read.bytes.length ? read.bytes.subarray(fromByte - 1, fromByte) : parseJournalRead((await handle.process.exec(journalReadCommand(paths, fromByte - 1, 1))).stdout).bytes) : undefined
+  if (before?.[0] !== 0x0a) {
+    throw new SandboxConfigError(
+      'readJournal.fromByte',
+      `Invalid option readJournal.fromByte: ${fromByte} is not where a line of the journal of run ${JSON.stringify(runId)} starts (${read.size === undefined ? 'the journal does not exist' : `the journal has ${read.size} bytes`}); pass a line's \`end\` from an earlier read, or 0.`,
+    )
+  }
+  const text = read.bytes.toString('utf8')
   const newline = text.indexOf('\n')
   return newline === -1 ? undefined : parseJournalHeader(text.slice(0, newline))
 }
@@ -285,12 +353,15 @@ function requireRunId(runId: string | undefined): string {
   return runId
 }
 
-async function drain(stream: AsyncIterable<string>): Promise<void> {
+/** Read a stream to its end; returns its last 1000 characters (the follow's stderr is diagnostics only). */
+async function drain(stream: AsyncIterable<string>): Promise<string> {
+  let tail = ''
   try {
-    for await (const _ of stream) void _
+    for await (const chunk of stream) tail = (tail + chunk).slice(-1000)
   } catch {
-    // The follow's stderr is diagnostics only.
+    // Diagnostics only.
   }
+  return tail
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

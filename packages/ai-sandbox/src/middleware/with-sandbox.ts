@@ -13,11 +13,19 @@
  * then apply the lifecycle: keep the sandbox for the thread, destroy it after
  * the run, or destroy it on an abort while the run is live (closing an
  * agent's pipe does not stop the agent; destroying its sandbox does). An abort
- * after a terminal hook destroys nothing.
- * Source: spec 000, "Lifecycle & resume", "Instance durability", "File-event hooks".
+ * after a terminal hook destroys nothing. A durable run (`runs` AND
+ * `durability` given, see `./durability.ts`) gets `SandboxDurabilityCapability`
+ * for the harness and core's `DetachableRunCapability`; an abort of it with no
+ * cancel recorded in either band detaches (the sandbox stays, the record gets
+ * `detachedSince` + `sandboxKey`, `RunDetachedCapability` keeps the log open),
+ * and a cancel destroys the sandbox whatever the lifecycle says. The state a
+ * detach needs is registered right after `ensure()`, so an abort during the rest
+ * of setup detaches too.
+ * Source: spec 000, "Lifecycle & resume", "Instance durability", "File-event hooks",
+ * "Takeover: detached runs and single-writer safety".
  */
-import { defineChatMiddleware, type ChatMiddlewareContext, type StreamChunk } from '@tanstack/ai'
-import { getSandboxRuntime, SandboxRuntimeCapability, type InternalLogger } from '@tanstack/ai/adapter-internals'
+import { defineChatMiddleware, DetachableRunCapability, provideDetachableRun, provideRunDetached, type AbortInfo, type ChatMiddlewareContext, type RunStore, type StreamChunk } from '@tanstack/ai'
+import { getRunDisconnect, getSandboxRuntime, RunDisconnectCapability, SandboxRuntimeCapability, type InternalLogger } from '@tanstack/ai/adapter-internals'
 import { getLocks, LocksCapability, type LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
 import { SandboxConfigError } from '../contracts/errors.js'
@@ -37,13 +45,43 @@ import { FILE_CHANGED_EVENT, startRunFileEvents, type FileEventSink, type RunFil
 import { provideSandbox, provideSandboxRunChunks, SandboxCapability, SandboxRunChunksCapability } from './capabilities.js'
 import { createRunChunks, SANDBOX_FLUSH_EVENT, type RunChunks } from './run-chunks.js'
 import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
+import { provideSandboxDurability, SandboxDurabilityCapability, type SandboxDurabilityOptions } from '../durability/capability.js'
+import { clearDetach, durabilityOptionShapes, inMemoryLockWarning, isCancel, isInMemoryLock, recordDetach, resolveSandboxDurability, type ResolvedDurability } from './durability.js'
 
 /** Options of {@link withSandbox}. */
 export interface SandboxMiddlewareOptions {
   /** Instance store. Wins over `SandboxInstanceStoreCapability`, which wins over the definition's in-memory store. */
   instances?: SandboxInstanceStore
-  /** Lock store for `ensure`. Wins over `LocksCapability` (`withLocks`), which wins over a process-wide in-memory lock. */
+  /**
+   * Lock store for `ensure`. Wins over `LocksCapability` (`withLocks`), which
+   * wins over a process-wide in-memory lock. A durable run warns (once per
+   * `withSandbox`) when the lock in effect is in-memory or absent: it cannot
+   * coordinate hosts.
+   */
   locks?: LockStore
+  /**
+   * The run record store, the SAME one chat persistence uses
+   * (`persistence.stores.runs`). A run is durable only when `runs` AND
+   * `durability` are given; one alone is today's behaviour, with no warning.
+   * `withSandbox` patches the record (`detachedSince`, `sandboxKey`) and never
+   * creates it: chat persistence or the route that accepts the run does.
+   */
+  runs?: RunStore
+  /**
+   * The run's event log (`adapter`, the SAME instance the transport gets) and
+   * the journal options: `attach` (an attach route only; default `false`),
+   * `attachWaitMs` (ms, default 10 000), `journalDir` (absolute, default
+   * `/tmp/tanstack-runs`). Durable only together with `runs`.
+   */
+  durability?: SandboxDurabilityOptions
+  /**
+   * On a durable run, an abort with no cancel recorded (neither
+   * `requestRunCancel` on the record nor `RUN_CANCEL_REASON` as the abort
+   * reason) detaches: the sandbox and its agent stay, the record gets
+   * `detachedSince` (epoch ms) + `sandboxKey`. `false`: every abort destroys the
+   * sandbox, as without durability. Default `true`. Ignored unless durable.
+   */
+  detachOnDisconnect?: boolean
 }
 
 /** What one run holds between setup and its terminal hook. */
@@ -62,6 +100,12 @@ interface RunState {
   readonly chunkScrub: ChunkStreamScrubber
   /** Lets the next run of this sandbox key start (runs of one thread are serialized). Idempotent. */
   readonly releaseTurn: () => void
+  /** The run's id (`ctx.runId`), the key of its record. */
+  readonly runId: string
+  /** Set on a durable run. */
+  readonly durable: ResolvedDurability | undefined
+  /** A durable run's abort verdict, decided once (the signal listener and `onAbort` share it): true for a cancel. */
+  verdict?: Promise<boolean>
   /** The run's file events (absent with `fileEvents: false` or when they failed to start). */
   files?: RunFileEvents
   /** `file.changed` values queued as `sandbox.file.diff` chunks, renamed as they pass. */
@@ -70,7 +114,7 @@ interface RunState {
   readonly chunks: RunChunks
   /** Set by the first terminal hook: from then on an abort destroys nothing. */
   ended?: boolean
-  /** The adapter's RUN_FINISHED passed: the agent is done, so an abort from now on (the client may abort the moment it sees the end) is a late one. */
+  /** The adapter's final RUN_FINISHED passed (not a tool-calling turn's): the agent is done, so an abort from now on (the client may abort the moment it sees the end) is a late one. */
   agentFinished?: boolean
   /** Removes the setup's abort listener. */
   forgetAbort?: () => void
@@ -86,6 +130,7 @@ interface RunSetup {
   readonly ensureCtx: { threadId: string; runId: string; tenant?: string }
   readonly scrubber: SecretScrubber
   readonly releaseTurn: () => void
+  readonly durable: ResolvedDurability | undefined
 }
 
 const storeSchema = z.custom<SandboxInstanceStore>(
@@ -96,6 +141,7 @@ const optionsSchema = z
   .object({
     instances: storeSchema.optional(),
     locks: z.custom<LockStore>((v) => typeof v === 'object' && v !== null && typeof (v as LockStore).withLock === 'function', { message: 'expected a LockStore (withLock)' }).optional(),
+    ...durabilityOptionShapes,
   })
   .strict()
 
@@ -117,12 +163,23 @@ const optionsSchema = z
  * The tenant comes from `chat({ context: { tenantId } })` when present.
  * Transitions log under the `sandbox` debug category (`chat({ debug: { sandbox: true } })`).
  *
+ * Durable runs (spec 000 "Takeover"): with BOTH `runs` and `durability`, the
+ * harness journals its agent (and tails the journal with `attach: true`), and an
+ * abort with no cancel recorded detaches instead of destroying: the sandbox
+ * stays whatever `destroyOnComplete` says, the record gets `detachedSince` +
+ * `sandboxKey`, and the delivery log stays open for a takeover. A cancel in
+ * either band (`requestRunCancel(runs, runId)`, or aborting with
+ * `RUN_CANCEL_REASON`) destroys the sandbox whatever `destroyOnComplete` or
+ * `keepAlive` say. A durable run that completes clears `detachedSince`.
+ *
  * @param sandbox - A definition from `defineSandbox`.
- * @param options - Optional `instances` and `locks` stores.
- * @throws SandboxConfigError for invalid options (at call time).
+ * @param options - Optional `instances` and `locks` stores; `runs` + `durability` (+ `detachOnDisconnect`, default `true`) for durable runs.
+ * @throws SandboxConfigError for invalid options (at call time), naming the field.
  * @example
  * ```ts
  * chat({ adapter, messages, threadId, middleware: [withSandbox(sandbox)] })
+ * // durable: the same runs store as persistence, the same log as the transport
+ * chat({ adapter, messages, threadId, runId, middleware: [withSandbox(sandbox, { runs, durability: { adapter: log } })] })
  * ```
  */
 export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewareOptions = {}) {
@@ -130,12 +187,18 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     parseOptions(z.custom(() => false, { message: 'expected the result of defineSandbox({ ... })' }), sandbox, 'withSandbox.sandbox')
   }
   const parsed = parseOptions(optionsSchema, options, 'withSandbox.options')
+  const durable = resolveSandboxDurability(parsed)
   const runs = new WeakMap<object, RunState>()
+  /** The in-memory-lock warning went out (once per middleware instance). */
+  let warnedLocks = false
+  /** A run's detach write from the disconnect notification, which a terminal hook awaits before clearing it. */
+  const noticed = new WeakMap<object, Promise<void>>()
 
   function destroyRun(state: RunState, why: string): Promise<void> {
     state.destroying ??= (async () => {
       await state.files?.stop({ flush: false })
       state.logger?.sandbox(`destroying sandbox ${state.handle.id} (${why})`)
+      takeDetachedUses(sandbox, state.key) // destroy forgets every use of the key
       try {
         await sandbox.destroy({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
       } finally {
@@ -216,6 +279,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     endRun(state)
     await state.files?.stop({ flush: true })
     if (sandbox.lifecycle.reuse === 'none' || state.destroyAfterRun) return destroyRun(state, `run finished, ${state.destroyAfterRun ? 'no threadId' : "reuse 'none'"}`)
+    releaseTakenOver(state)
     const stillUsed = sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
     if (!sandbox.lifecycle.destroyOnComplete) return void state.logger?.sandbox(`keeping sandbox ${state.handle.id} for thread ${ctx.threadId}`)
     // A shared thread sandbox goes when the LAST run on it finishes, never under another run's feet.
@@ -223,22 +287,64 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     state.logger?.sandbox(`keeping sandbox ${state.handle.id}: ${stillUsed} other run(s) of thread ${ctx.threadId} still use it; the last one destroys it (destroyOnComplete)`)
   }
 
+  /**
+   * An attaching run took over a run detached in this process: the detached
+   * run's use of the sandbox ends with it, before the attach's own release
+   * (so `destroyOnComplete` sees the true count).
+   */
+  function releaseTakenOver(state: RunState): void {
+    if (!state.durable?.run.attach) return
+    for (let n = takeDetachedUses(sandbox, state.key); n > 0; n--) sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
+  }
+
+  /**
+   * The abort of a durable run with no cancel in either band: stop watching,
+   * keep the sandbox (its agent runs on), write `detachedSince` + `sandboxKey`,
+   * and tell core's delivery sink to leave the log open. The sandbox stays in
+   * use (no release), so no `keepAlive` timer runs under the detached agent.
+   */
+  async function detachRun(ctx: ChatMiddlewareContext, state: RunState, runStore: RunStore): Promise<void> {
+    await state.files?.stop({ flush: false })
+    await recordDetach(runStore, state.runId, state.key, state.logger)
+    provideRunDetached(ctx, true)
+    holdDetachedUse(sandbox, state.key)
+    state.logger?.sandbox(`run ${state.runId} detached: keeping sandbox ${state.handle.id} (${state.key}) for a takeover`)
+  }
+
+  /** A durable run ended here (finished, failed or cancelled): it is no longer reclaimable. */
+  async function settleDurable(ctx: ChatMiddlewareContext, state: RunState): Promise<void> {
+    if (!state.durable) return
+    await noticed.get(ctx) // a notification's write still in flight would land after the clear
+    await clearDetach(state.durable.run.runs, state.runId, state.logger)
+  }
+
+  /** A durable, detachable run's abort: a cancel in either band (decided once), or a detach. */
+  function cancelVerdict(state: RunState, runStore: RunStore, inProcess: { cancelRequested?: boolean | undefined; reason?: unknown }): Promise<boolean> {
+    state.verdict ??= isCancel(runStore, state.runId, inProcess)
+    return state.verdict
+  }
+
   /** Setup once the run has its turn: ensure the sandbox, register the run, provide the capabilities, start the file events. */
-  async function setupRun(ctx: ChatMiddlewareContext, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn }: RunSetup): Promise<void> {
+  async function setupRun(ctx: ChatMiddlewareContext, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable }: RunSetup): Promise<void> {
     const generatedThread = sandbox.lifecycle.reuse === 'thread' && GENERATED_THREAD_ID.test(ctx.threadId)
     if (generatedThread) {
       logger?.warn(`withSandbox: chat() was called without a threadId, so this run's sandbox can never be reused; it is destroyed after the run. Pass chat({ threadId }) to keep one sandbox per conversation.`)
     }
     const handle = await sandbox.ensure({ ...ensureCtx, instances, ...(locks ? { locks } : {}), ...(logger ? { logger } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) })
 
-    const state: RunState = { key, handle, instances, logger, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, fileDiffs: new Set(), chunks: createRunChunks() }
+    // Registered before anything else of setup: an abort during the rest of it (baseline capture, projection,
+    // watcher start) finds what a detach or a destroy needs.
+    const state: RunState = { key, handle, instances, logger, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, fileDiffs: new Set(), chunks: createRunChunks() }
     runs.set(ctx, state)
     // An abort must stop the agent even while the adapter is blocked inside a
     // command, and an abort that landed while ensure() ran must not leak the
     // sandbox. Only while the run is live: the terminal hooks remove the listener.
+    // A detachable run's abort destroys only for a cancel; a detach is onAbort's to record.
     const onAbort = () => {
       if (state.ended) return
-      void destroyRun(state, 'run aborted').catch((error: unknown) => logger?.errors('sandbox destroy on abort failed', { error }))
+      const destroy = (why: string) => void destroyRun(state, why).catch((error: unknown) => logger?.errors('sandbox destroy on abort failed', { error }))
+      if (!durable?.detachable) return destroy('run aborted')
+      void cancelVerdict(state, durable.run.runs, { reason: ctx.signal?.reason }).then((cancel) => cancel && destroy('run cancelled'))
     }
     if (ctx.signal?.aborted) onAbort()
     else if (ctx.signal) {
@@ -269,8 +375,15 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
 
   return defineChatMiddleware({
     name: 'sandbox',
-    provides: [SandboxCapability, SandboxPolicyCapability, ProjectionCapability, SandboxRunChunksCapability],
-    optionalRequires: [LocksCapability, SandboxInstanceStoreCapability, SandboxRuntimeCapability],
+    provides: [
+      SandboxCapability,
+      SandboxPolicyCapability,
+      ProjectionCapability,
+      SandboxRunChunksCapability,
+      ...(durable ? [SandboxDurabilityCapability] : []),
+      ...(durable?.detachable ? [DetachableRunCapability] : []),
+    ],
+    optionalRequires: [LocksCapability, SandboxInstanceStoreCapability, SandboxRuntimeCapability, RunDisconnectCapability],
     async setup(ctx) {
       // Everything this run logs has the workspace's secrets removed, raw and encoded (a secret can sit in a file
       // name, an error, a tool result): what this package logs, and what core logs itself (its sink is wrapped).
@@ -283,13 +396,30 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       const tenant = tenantOf(ctx)
       const ensureCtx = { threadId: ctx.threadId, runId: ctx.runId, ...(tenant ? { tenant } : {}) }
       const key = sandbox.key(ensureCtx)
+      if (durable) {
+        provideSandboxDurability(ctx, durable.run)
+        if (durable.detachable) {
+          provideDetachableRun(ctx, true)
+          // The transport's disconnect notification (the run goes on): bookkeeping only, and prompt even mid-ensure.
+          getRunDisconnect(ctx, { optional: true })?.subscribe(() => {
+            if (runs.get(ctx)?.ended) return
+            const write = recordDetach(durable.run.runs, ctx.runId, key, logger)
+            noticed.set(ctx, write)
+            return write
+          })
+        }
+        if (!warnedLocks && logger && isInMemoryLock(locks)) {
+          warnedLocks = true
+          logger.warn(inMemoryLockWarning(locks))
+        }
+      }
       logger?.sandbox(`ensure ${key} for thread ${ctx.threadId} run ${ctx.runId}`)
       // One run of a sandbox at a time: a second run of the thread waits here, so its file events are its own work.
       const releaseTurn = await queueThreadRun(sandbox, key, ctx.signal, () => logger?.sandbox(`run ${ctx.runId} waits for the run of thread ${ctx.threadId} in progress on ${key}`))
       try {
         // Aborted while it waited: it never started, so it must not touch (or destroy) the sandbox the other run uses.
         if (ctx.signal?.aborted) throw new WorkspaceBootstrapError('aborted', `withSandbox: run ${ctx.runId} was aborted while it waited for the run of thread ${ctx.threadId} in progress; it started nothing.`, { cause: ctx.signal.reason })
-        await setupRun(ctx, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn })
+        await setupRun(ctx, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable })
       } catch (error) {
         releaseTurn()
         throw error
@@ -315,30 +445,70 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
         if (recorded.length > 0) ctx.messages = [...ctx.messages, ...recorded]
       }
       if (chunk.type === 'RUN_FINISHED') {
-        state.agentFinished = true
-        state.forgetAbort?.()
+        // A tool-calling turn's RUN_FINISHED is not the end: the agent loop runs another turn, and an abort then is live.
+        if (chunk.finishReason !== 'tool_calls') {
+          state.agentFinished = true
+          state.forgetAbort?.()
+        }
         await reportFileChanges(ctx, state)
       }
       return passOn(chunk, out)
     },
-    onFinish: (ctx) => thenRelease(ctx, () => finishRun(ctx)),
-    onAbort: (ctx) =>
+    onFinish: (ctx) =>
+      thenRelease(ctx, async (state) => {
+        await finishRun(ctx)
+        await settleDurable(ctx, state)
+      }),
+    onAbort: (ctx, info: AbortInfo) =>
       thenRelease(ctx, async (state) => {
         // The agent had already finished when the abort came: keep the lifecycle of a finished run.
-        if (state.agentFinished) return finishRun(ctx)
+        if (state.agentFinished) {
+          await finishRun(ctx)
+          return settleDurable(ctx, state)
+        }
         endRun(state)
-        await destroyRun(state, 'run aborted')
+        const detachable = state.durable?.detachable ? state.durable.run.runs : undefined
+        // Intent never comes from the abort itself: only a cancel in either band stops a durable run.
+        if (detachable && !(info.cancelRequested === true || (await cancelVerdict(state, detachable, { reason: info.reason })))) return detachRun(ctx, state, detachable)
+        await destroyRun(state, detachable ? 'run cancelled' : 'run aborted')
+        await settleDurable(ctx, state)
       }),
     onError: (ctx) =>
       thenRelease(ctx, async (state) => {
         endRun(state)
         await state.files?.stop({ flush: true })
-        if (sandbox.lifecycle.reuse === 'none' || state.destroyAfterRun) return destroyRun(state, "run failed, reuse 'none'")
-        sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
+        if (sandbox.lifecycle.reuse === 'none' || state.destroyAfterRun) await destroyRun(state, "run failed, reuse 'none'")
+        else {
+          releaseTakenOver(state)
+          sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
+        }
+        await settleDurable(ctx, state)
       }),
   })
 
 
+}
+
+/**
+ * Uses of a sandbox key held by runs that detached in this process, per
+ * definition: a detached agent still uses its sandbox, so its use is not
+ * released (no `keepAlive` timer runs under it) until an attaching run of the
+ * key ends here, or the sandbox is destroyed.
+ */
+const detachedUses = new WeakMap<SandboxDefinition, Map<string, number>>()
+
+function holdDetachedUse(sandbox: SandboxDefinition, key: string): void {
+  let uses = detachedUses.get(sandbox)
+  if (!uses) detachedUses.set(sandbox, (uses = new Map()))
+  uses.set(key, (uses.get(key) ?? 0) + 1)
+}
+
+/** The detached uses of `key`, forgotten. */
+function takeDetachedUses(sandbox: SandboxDefinition, key: string): number {
+  const uses = detachedUses.get(sandbox)
+  const n = uses?.get(key) ?? 0
+  uses?.delete(key)
+  return n
 }
 
 /** What `onChunk` returns for `chunk` when `out` is what should pass: nothing (unchanged), `null` (held back), one chunk or several. */

@@ -1,26 +1,14 @@
 /**
  * The journaled-run side of the lifecycle suites: durable chat() runs of a
- * harness adapter (durability provided by a small middleware beside
- * `withSandbox`, which does not provide it yet), a host that hands the adapter
- * a sandbox it does not own (so an aborted request leaves the agent running,
- * as a detach will), a look at a run's journal from inside the sandbox, and
- * the detach-then-attach sequence both the local-process and the Docker
- * suites check. It asserts nothing itself.
+ * harness adapter through `withSandbox(sandbox, { runs, durability })`, a
+ * look at a run's journal from inside the sandbox, and the
+ * detach-then-attach sequence both the local-process and the Docker suites
+ * check (an aborted request detaches: the sandbox and its agent stay, the
+ * record gets `detachedSince` + `sandboxKey`; a second chat() with
+ * `attach: true` finishes the run). It asserts nothing itself.
  */
-import { chat, defineChatMiddleware, InMemoryRunStore, memoryStream, type ModelMessage, type StreamChunk } from '@tanstack/ai'
-import {
-  chunkFingerprint,
-  journalPaths,
-  provideSandbox,
-  provideSandboxDurability,
-  SandboxCapability,
-  SandboxDurabilityCapability,
-  shellQuote,
-  withSandbox,
-  type SandboxDefinition,
-  type SandboxHandle,
-  type SandboxRunDurability,
-} from '@tanstack/ai-sandbox'
+import { chat, InMemoryRunStore, memoryStream, type ModelMessage, type RunRecord, type StreamChunk } from '@tanstack/ai'
+import { chunkFingerprint, journalPaths, shellQuote, withSandbox, type SandboxDefinition, type SandboxHandle, type SandboxRunDurability } from '@tanstack/ai-sandbox'
 
 /** The prompt of every journaled run. */
 export const JOURNAL_MESSAGES: ModelMessage[] = [{ role: 'user', content: 'Work slowly and tell me each step' }]
@@ -30,18 +18,15 @@ export function durabilityFor(runId: string, journalDir: string | undefined, ext
   return { runs: new InMemoryRunStore(), log: memoryStream({ runId }), attach: false, ...(journalDir !== undefined ? { journalDir } : {}), ...extra }
 }
 
-/** Provides the run's durability, as `withSandbox` will once it detaches runs. */
-export const withDurability = (durability: SandboxRunDurability) =>
-  defineChatMiddleware({ name: 'test-durability', provides: [SandboxDurabilityCapability], setup: (ctx) => void provideSandboxDurability(ctx, durability) })
-
-/** A host that hands the adapter a sandbox it does not own: an abort leaves the sandbox and the agent alone. */
-export const withHostSandbox = (handle: SandboxHandle, durability: SandboxRunDurability) =>
-  defineChatMiddleware({
-    name: 'test-host-sandbox',
-    provides: [SandboxCapability, SandboxDurabilityCapability],
-    setup: (ctx) => {
-      provideSandbox(ctx, handle)
-      provideSandboxDurability(ctx, durability)
+/** `withSandbox` for a durable run of these parts: `runs` + `durability` (the one opt-in). */
+export const durableSandbox = (sandbox: SandboxDefinition, durability: SandboxRunDurability) =>
+  withSandbox(sandbox, {
+    runs: durability.runs,
+    durability: {
+      adapter: durability.log,
+      attach: durability.attach,
+      ...(durability.attachWaitMs !== undefined ? { attachWaitMs: durability.attachWaitMs } : {}),
+      ...(durability.journalDir !== undefined ? { journalDir: durability.journalDir } : {}),
     },
   })
 
@@ -130,6 +115,10 @@ export interface DetachAttachResult {
   first: Driven
   /** The CLI's live processes right after host 1 left. */
   aliveAfterAbort: number
+  /** The run record right after host 1 left (the detach wrote `detachedSince` + `sandboxKey`). */
+  detachedRecord: RunRecord | null
+  /** The key of the run's sandbox, as the detach should have recorded it. */
+  sandboxKey: string
   /** The journal grew after host 1 left (the CLI kept writing). */
   journalGrew: boolean
   /** Host 2 (attach through withSandbox, same runId, the record's threadId, same log). */
@@ -140,18 +129,20 @@ export interface DetachAttachResult {
   journalGoneAfter: boolean
   /** No process of the run is left after the attach. */
   processesGoneAfter: boolean
+  /** The run record after the attach finished the run. */
+  finalRecord: RunRecord | null
 }
 
 /**
  * Run a slow turn three times with one runId: once uninterrupted (the
- * reference), once by a host whose request is aborted mid-run after K chunks
- * went to the run's `memoryStream` log, and once by a host that attaches
- * (`attach: true`) and appends what it yields to the same log, as the
- * transport would.
+ * reference), once by a durable host whose request is aborted mid-run after K
+ * chunks went to the run's `memoryStream` log (it detaches), and once by a
+ * host that attaches (`attach: true`, the record's threadId) and appends what
+ * it yields to the same log, as the transport would.
  */
 export async function detachAndAttach(input: DetachAttachInput): Promise<DetachAttachResult> {
   const { sandbox, threadId, runId, journalDir, processesOf, waitFor } = input
-  const reference = await drive({ adapter: input.fake().adapter, middleware: [withSandbox(sandbox), withDurability(durabilityFor(runId, journalDir))], runId, threadId })
+  const reference = await drive({ adapter: input.fake().adapter, middleware: [durableSandbox(sandbox, durabilityFor(runId, journalDir))], runId, threadId })
   const handle = await sandbox.ensure({ threadId, runId })
   const referenceJournalGone = await waitFor(() => journalGone(handle, runId, journalDir))
 
@@ -164,7 +155,7 @@ export async function detachAndAttach(input: DetachAttachInput): Promise<DetachA
   let ends = 0
   const first = await drive({
     adapter,
-    middleware: [withHostSandbox(handle, { runs, log, attach: false, ...(journalDir !== undefined ? { journalDir } : {}) })],
+    middleware: [durableSandbox(sandbox, { runs, log, attach: false, ...(journalDir !== undefined ? { journalDir } : {}) })],
     runId,
     threadId,
     abortController: controller,
@@ -177,13 +168,14 @@ export async function detachAndAttach(input: DetachAttachInput): Promise<DetachA
     },
   })
   const aliveAfterAbort = processesOf(tag).length
+  const detachedRecord = await runs.get(runId)
   const sizeAtAbort = (await journalState(handle, runId, journalDir)).bytes ?? 0
   const journalGrew = await waitFor(async () => ((await journalState(handle, runId, journalDir)).bytes ?? 0) > sizeAtAbort)
 
   const record = await runs.get(runId)
   const second = await drive({
     adapter,
-    middleware: [withSandbox(sandbox), withDurability({ runs, log, attach: true, ...(journalDir !== undefined ? { journalDir } : {}) })],
+    middleware: [durableSandbox(sandbox, { runs, log, attach: true, ...(journalDir !== undefined ? { journalDir } : {}) })],
     runId,
     threadId: record!.threadId,
     onChunk: async (chunk) => void (await log.append([chunk])),
@@ -191,5 +183,6 @@ export async function detachAndAttach(input: DetachAttachInput): Promise<DetachA
   const stored = (await log.snapshot()).map((entry) => entry.chunk)
   const journalGoneAfter = await waitFor(() => journalGone(handle, runId, journalDir))
   const processesGoneAfter = await waitFor(() => processesOf(tag).length === 0)
-  return { reference, referenceJournalGone, first, aliveAfterAbort, journalGrew, second, stored, journalGoneAfter, processesGoneAfter }
+  const finalRecord = await runs.get(runId)
+  return { reference, referenceJournalGone, first, aliveAfterAbort, detachedRecord, sandboxKey: sandbox.key({ threadId, runId }), journalGrew, second, stored, journalGoneAfter, processesGoneAfter, finalRecord }
 }

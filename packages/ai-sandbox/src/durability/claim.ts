@@ -1,0 +1,284 @@
+/**
+ * The single-writer claim behind `sandboxRunDriver`: a per-run lease
+ * (`LockStore.withLock`), an epoch (`RunRecord.driverEpoch`, bumped by each
+ * successful claim) and the quiescence gate. It fences BOTH seams a driver
+ * writes through: the event log (`append`) and the run record (a terminal
+ * `update`); `close()` stays outside both. Internal: the barrel exports only
+ * the error classes and `DEFAULT_FENCE_QUIET_MS`. Invariant: once a fence
+ * refuses, it stays shut. Source: spec 000 "Single-writer safety".
+ */
+import { isTerminalRunStatus, type RunRecord, type RunStore, type StreamDurability } from '@tanstack/ai'
+import type { LockStore } from '@tanstack/ai/locks'
+import { SandboxError } from '../contracts/errors.js'
+import type { Reporter } from './run-report.js'
+
+/**
+ * How long, in ms, the stored log must stop growing before a successor's
+ * first append (the quiescence window). Default of `sandboxRunDriver`'s
+ * `fenceQuietMs`. Keep it above your lock's lease renewal interval.
+ */
+export const DEFAULT_FENCE_QUIET_MS = 5000
+
+/** Why a claim was refused: the run is finished, has no record, or another driver claimed it first. */
+export type RunClaimNotAcquiredReason = 'terminal' | 'unknown' | 'superseded'
+
+/**
+ * A run could not be claimed, so this host drives nothing and serves the log.
+ * An ordinary outcome of a contended takeover; `resumeServerSentEventsResponse`
+ * logs and swallows it.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof RunClaimNotAcquiredError) console.log(error.runId, error.reason) // 'superseded'
+ * ```
+ */
+export class RunClaimNotAcquiredError extends SandboxError<RunClaimNotAcquiredReason> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/RunClaimNotAcquiredError'
+  /** The run that was not claimed. */
+  readonly runId: string
+
+  /**
+   * @param runId - The run.
+   * @param reason - `'terminal'` (already finished), `'unknown'` (no record), `'superseded'` (another driver claimed it, or the lease was gone before the claim landed).
+   */
+  constructor(runId: string, reason: RunClaimNotAcquiredReason, options: { detail?: string; cause?: unknown } = {}) {
+    super(reason, `Run ${JSON.stringify(runId)} was not claimed: ${NOT_ACQUIRED[reason]}${options.detail ? ` (${options.detail})` : ''}. This host serves the log and drives nothing.`, options)
+    this.runId = runId
+  }
+}
+
+const NOT_ACQUIRED: Record<RunClaimNotAcquiredReason, string> = {
+  terminal: 'its record is already terminal',
+  unknown: 'the run store has no record of it',
+  superseded: 'another driver claimed it first',
+}
+
+/**
+ * This host held the claim and lost it mid-drive: the lease was revoked, or a
+ * successor bumped `driverEpoch`. Its appends were refused and its terminal
+ * record write suppressed. An ordinary outcome of a takeover.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof RunClaimLostError) console.log(`superseded at epoch ${error.heldEpoch}`)
+ * ```
+ */
+export class RunClaimLostError extends SandboxError<'claim-lost'> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/RunClaimLostError'
+  /** The run. */
+  readonly runId: string
+  /** The epoch this host held when it lost the claim. */
+  readonly heldEpoch: number
+
+  /**
+   * @param runId - The run.
+   * @param heldEpoch - The epoch this host's claim bumped `driverEpoch` to.
+   * @param detail - What showed the loss (the lease signal, or the stored epoch).
+   */
+  constructor(runId: string, heldEpoch: number, detail: string, options: { cause?: unknown } = {}) {
+    super('claim-lost', `Run ${JSON.stringify(runId)}: this host lost its claim (epoch ${heldEpoch}): ${detail}. Its writes are refused; the run's current driver continues it.`, options)
+    this.runId = runId
+    this.heldEpoch = heldEpoch
+  }
+}
+
+/** The lock key of a run's driver lease. Internal. */
+export function runDriverLockKey(runId: string): string {
+  return `tanstack-ai-sandbox:run-driver:${runId}`
+}
+
+/**
+ * A held claim. `signal` aborts (reason: a {@link RunClaimLostError}) when the
+ * lease is lost or a fence refused a write. Internal.
+ */
+export interface RunClaim {
+  readonly runId: string
+  readonly epoch: number
+  readonly signal: AbortSignal
+  /** True while this host still owns the run: not latched, lease held, stored `driverEpoch` equal to `epoch`. Re-reads the record; latches on the first `false`. */
+  stillOwned: () => Promise<boolean>
+  /** True once a check failed (the latch). */
+  readonly lost: boolean
+}
+
+/** Options of {@link withRunClaim}. Internal. */
+export interface WithRunClaimOptions {
+  runs: RunStore
+  locks: LockStore
+  runId: string
+  report: Reporter
+}
+
+/**
+ * Run `fn` while holding the run: under `locks.withLock(runDriverLockKey(runId))`,
+ * after bumping `driverEpoch` (read-modify-write under the lock, confirmed by
+ * a re-read). The epoch is read once BEFORE waiting for the lock: a driver
+ * that finds it changed once the lock is its own lost the race to a driver
+ * that claimed meanwhile (`'superseded'`), so of several concurrent attaches
+ * exactly one drives.
+ *
+ * @throws RunClaimNotAcquiredError `'unknown'` / `'terminal'` / `'superseded'`, without calling `fn`.
+ * @throws RunClaimLostError after `fn` settled, when the claim was lost while it ran (its own rejection becomes the `cause`).
+ */
+export async function withRunClaim<T>(options: WithRunClaimOptions, fn: (claim: RunClaim) => Promise<T>): Promise<T> {
+  const { runs, locks, runId, report } = options
+  const seen = refuseUnclaimable(runId, await runs.get(runId))
+  return locks.withLock(runDriverLockKey(runId), async (leaseSignal) => {
+    const latest = await runs.get(runId)
+    // A driver that claimed while this one waited for the lease won the race, even if it has finished the run since.
+    if (latest !== null && latest.driverEpoch !== seen.driverEpoch) throw new RunClaimNotAcquiredError(runId, 'superseded', { detail: `driverEpoch moved from ${seen.driverEpoch ?? 'unset'} to ${latest.driverEpoch ?? 'unset'} while waiting for the lease` })
+    const current = refuseUnclaimable(runId, latest)
+    if (leaseSignal.aborted) throw new RunClaimNotAcquiredError(runId, 'superseded', { detail: 'the lease was lost before the claim was written' })
+    const epoch = (current.driverEpoch ?? 0) + 1
+    await runs.update(runId, { driverEpoch: epoch })
+    const confirmed = (await runs.get(runId))?.driverEpoch
+    if (confirmed !== epoch) {
+      if (confirmed === undefined) report.error(`the RunStore did not round-trip driverEpoch for run ${runId}; without it no driver can be fenced, so none drives. Store driverEpoch in your RunStore.update.`)
+      throw new RunClaimNotAcquiredError(runId, 'superseded', { detail: `wrote driverEpoch ${epoch}, read back ${confirmed ?? 'unset'}` })
+    }
+    const claim = new HeldClaim(runs, runId, epoch, leaseSignal)
+    try {
+      const result = await fn(claim)
+      if (claim.lost) throw claim.lossError()
+      return result
+    } catch (error) {
+      if (claim.lost && !(error instanceof RunClaimLostError)) throw claim.lossError(error)
+      throw error
+    } finally {
+      claim.dispose()
+    }
+  })
+}
+
+function refuseUnclaimable(runId: string, record: RunRecord | null): RunRecord {
+  if (record === null) throw new RunClaimNotAcquiredError(runId, 'unknown')
+  if (isTerminalRunStatus(record.status)) throw new RunClaimNotAcquiredError(runId, 'terminal', { detail: `status ${record.status}` })
+  return record
+}
+
+class HeldClaim implements RunClaim {
+  private readonly controller = new AbortController()
+  private readonly onLeaseLost = (): void => {
+    this.latch('the lease was lost (the LockStore aborted its signal)')
+  }
+  private lossDetail: string | undefined
+  readonly signal = this.controller.signal
+
+  constructor(
+    private readonly runs: RunStore,
+    readonly runId: string,
+    readonly epoch: number,
+    private readonly leaseSignal: AbortSignal,
+  ) {
+    leaseSignal.addEventListener('abort', this.onLeaseLost, { once: true })
+  }
+
+  get lost(): boolean {
+    return this.lossDetail !== undefined
+  }
+
+  async stillOwned(): Promise<boolean> {
+    if (this.lost) return false
+    if (this.leaseSignal.aborted) return this.latch('the lease was lost (the LockStore aborted its signal)')
+    let stored: number | undefined
+    try {
+      stored = (await this.runs.get(this.runId))?.driverEpoch
+    } catch (error) {
+      // Fail closed: a driver that cannot prove it still owns the run must not write it.
+      return this.latch(`reading driverEpoch failed (${error instanceof Error ? error.message : String(error)})`)
+    }
+    if (this.lost) return false
+    if (stored !== this.epoch) return this.latch(`the stored driverEpoch is ${stored ?? 'unset'}, not ${this.epoch}`)
+    return true
+  }
+
+  lossError(cause?: unknown): RunClaimLostError {
+    return new RunClaimLostError(this.runId, this.epoch, this.lossDetail ?? 'unknown', cause === undefined ? {} : { cause })
+  }
+
+  dispose(): void {
+    this.leaseSignal.removeEventListener('abort', this.onLeaseLost)
+  }
+
+  private latch(detail: string): false {
+    if (!this.lost) {
+      this.lossDetail = detail
+      this.controller.abort(this.lossError())
+    }
+    return false
+  }
+}
+
+/**
+ * The run's log with its `append` fenced: each append first checks
+ * `claim.stillOwned()` and, when it is not, is refused with
+ * {@link RunClaimLostError} (the claim latches, so every later append is
+ * refused too). `close`, `read`, `snapshot`, `resumeFrom` pass through. Internal.
+ */
+export function fenceDurability<TOffset extends string>(log: StreamDurability<TOffset>, claim: RunClaim): StreamDurability<TOffset> {
+  return {
+    resumeFrom: () => log.resumeFrom(),
+    append: async (chunks) => {
+      if (!(await claim.stillOwned())) throw new RunClaimLostError(claim.runId, claim.epoch, 'the append was refused by the epoch fence')
+      return log.append(chunks)
+    },
+    read: (offset, signal) => log.read(offset, signal),
+    snapshot: () => log.snapshot(),
+    close: () => log.close(),
+  }
+}
+
+/**
+ * The run store with a lost claim's terminal-status `update` suppressed (it
+ * resolves without writing, and is reported). Every other call, and every
+ * non-terminal patch, passes through. Internal.
+ */
+export function fenceRunStore(runs: RunStore, claim: RunClaim, report: Reporter): RunStore {
+  const fenced: RunStore = {
+    createOrResume: (input) => runs.createOrResume(input),
+    get: (runId) => runs.get(runId),
+    findActiveRun: (threadId) => runs.findActiveRun(threadId),
+    update: async (runId, patch) => {
+      if (patch.status !== undefined && isTerminalRunStatus(patch.status) && !(await claim.stillOwned())) {
+        report.error(`suppressed the terminal status ${patch.status} of run ${runId}: this host lost its claim (epoch ${claim.epoch}), so it may not finish the run`)
+        return
+      }
+      return runs.update(runId, patch)
+    },
+  }
+  if (runs.listByThread) fenced.listByThread = (threadId) => runs.listByThread!(threadId)
+  if (runs.listReclaimable) fenced.listReclaimable = (opts) => runs.listReclaimable!(opts)
+  return fenced
+}
+
+/**
+ * Wait until the stored log stops growing: `snapshot()` lengths taken
+ * `quietMs` apart are equal. Resolves `true` when quiet, `false` when `signal`
+ * aborted first. A failing `snapshot()` rejects. Internal.
+ *
+ * @param quietMs - The window, in ms.
+ */
+export async function awaitLogQuiescence(log: Pick<StreamDurability, 'snapshot'>, quietMs: number, signal: AbortSignal): Promise<boolean> {
+  let length = (await log.snapshot()).length
+  for (;;) {
+    if (!(await sleep(quietMs, signal))) return false
+    const next = (await log.snapshot()).length
+    if (next === length) return true
+    length = next
+  }
+}
+
+/** Resolves `true` after `ms`, or `false` as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false)
+  return new Promise((resolve) => {
+    const done = (value: boolean): void => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', onAbort)
+      resolve(value)
+    }
+    const onAbort = (): void => done(false)
+    const timer = setTimeout(() => done(true), ms)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+}

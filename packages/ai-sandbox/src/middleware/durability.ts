@@ -1,0 +1,123 @@
+/**
+ * `withSandbox`'s durability: the one opt-in (`runs` + `durability`, both or
+ * nothing), the per-run `SandboxRunDurability` the harness reads, the warning
+ * for an in-memory lock, and the detach-versus-cancel verdict of an abort with
+ * the run-record writes it implies. Intent never comes from the disconnect: a
+ * cancel arrives out of band, on the record (`requestRunCancel`) or as the
+ * abort reason (`RUN_CANCEL_REASON`). Everything here that touches the record
+ * is total: a store failure goes to the logger, never to the run.
+ * Source: spec 000 "Takeover: detached runs and single-writer safety".
+ */
+import { isCancelRequestedReason, wasCancelRequested, type RunStore } from '@tanstack/ai'
+import type { InternalLogger } from '@tanstack/ai/adapter-internals'
+import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
+import { z } from 'zod'
+import type { SandboxDurabilityOptions, SandboxRunDurability } from '../durability/capability.js'
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null
+const hasMethods = (v: unknown, methods: readonly string[]) => isObject(v) && methods.every((m) => typeof v[m] === 'function')
+
+const RUN_STORE_METHODS = ['createOrResume', 'update', 'get', 'findActiveRun'] as const
+const LOG_METHODS = ['append', 'snapshot', 'close'] as const
+
+/** The zod shapes of `runs`, `durability` and `detachOnDisconnect` in `withSandbox`'s options. */
+export const durabilityOptionShapes = {
+  runs: z
+    .custom<RunStore>((v) => hasMethods(v, RUN_STORE_METHODS), {
+      message: `expected a RunStore (${RUN_STORE_METHODS.join(', ')}), e.g. new InMemoryRunStore() or the runs store chat persistence uses`,
+    })
+    .optional(),
+  durability: z
+    .object({
+      adapter: z.custom<SandboxDurabilityOptions['adapter']>((v) => hasMethods(v, LOG_METHODS), {
+        message: `expected the run's event log (${LOG_METHODS.join(', ')}), e.g. memoryStream(request): the same instance the transport is given`,
+      }),
+      attach: z.boolean({ error: 'expected true (an attach route) or false' }).optional(),
+      attachWaitMs: z.number({ error: 'expected a number of ms' }).int('expected whole ms').positive('expected more than 0 ms').optional(),
+      journalDir: z.string({ error: 'expected an absolute folder inside the sandbox' }).startsWith('/', 'expected an absolute folder inside the sandbox, e.g. "/tmp/tanstack-runs"').optional(),
+    })
+    .strict()
+    .optional(),
+  detachOnDisconnect: z.boolean({ error: 'expected true (default: a disconnect detaches) or false (a disconnect destroys the sandbox)' }).optional(),
+}
+
+/** What `withSandbox` resolved from `runs` + `durability`, shared by every run of the middleware. */
+export interface ResolvedDurability {
+  /** The capability payload the harness reads (`SandboxDurabilityCapability`). */
+  readonly run: SandboxRunDurability
+  /** A disconnect with no cancel keeps the sandbox (`detachOnDisconnect`, default `true`). */
+  readonly detachable: boolean
+}
+
+/**
+ * The durability of `withSandbox`'s runs, or `undefined` when the run is not
+ * durable. Durable ONLY when both `runs` and `durability` are given: a record
+ * with no log cannot be replayed, a log with no record cannot be found,
+ * claimed or reaped, so one alone is today's behaviour, silently.
+ */
+export function resolveSandboxDurability(options: { runs?: RunStore | undefined; durability?: SandboxDurabilityOptions | undefined; detachOnDisconnect?: boolean | undefined }): ResolvedDurability | undefined {
+  const { runs, durability } = options
+  if (!runs || !durability) return undefined
+  return {
+    run: {
+      runs,
+      log: durability.adapter,
+      attach: durability.attach ?? false,
+      ...(durability.attachWaitMs !== undefined ? { attachWaitMs: durability.attachWaitMs } : {}),
+      ...(durability.journalDir !== undefined ? { journalDir: durability.journalDir } : {}),
+    },
+    detachable: options.detachOnDisconnect !== false,
+  }
+}
+
+/**
+ * Whether `locks` cannot coordinate hosts: none at all (`ensure` then falls back
+ * to a process-lifetime `InMemoryLockStore`, the most in-memory case there is)
+ * or an `InMemoryLockStore`.
+ */
+export function isInMemoryLock(locks: LockStore | undefined): boolean {
+  return locks === undefined || locks instanceof InMemoryLockStore
+}
+
+/** The warning for durability over an in-memory lock (spec 000 "A real `LockStore` is required"). */
+export function inMemoryLockWarning(locks: LockStore | undefined): string {
+  const what = locks === undefined ? 'no lock store at all (ensure falls back to a process-lifetime InMemoryLockStore)' : 'an InMemoryLockStore'
+  return `withSandbox: durability is wired over ${what}, which cannot coordinate hosts: two replicas can drive one run and duplicate its log. Wire a distributed LockStore with withLocks(...) before withSandbox, or withSandbox(sandbox, { locks }).`
+}
+
+/**
+ * Whether an abort is a cancel, in either band: the in-process reason
+ * (`AbortInfo.cancelRequested`, or the signal's reason is `RUN_CANCEL_REASON`)
+ * or the durable record (`wasCancelRequested`, which answers `false` when the
+ * store cannot be read, so a cancel degrades into a detach, never a throw).
+ */
+export async function isCancel(runs: RunStore, runId: string, inProcess: { cancelRequested?: boolean | undefined; reason?: unknown }): Promise<boolean> {
+  if (inProcess.cancelRequested === true) return true
+  if (typeof inProcess.reason === 'string' && isCancelRequestedReason(inProcess.reason)) return true
+  return wasCancelRequested(runs, runId)
+}
+
+/**
+ * Write `detachedSince` (epoch ms, now) and `sandboxKey` on the run's record.
+ * A store failure is logged: the run's teardown has no one to report it to.
+ */
+export async function recordDetach(runs: RunStore, runId: string, sandboxKey: string, logger: InternalLogger | undefined): Promise<void> {
+  try {
+    await runs.update(runId, { detachedSince: Date.now(), sandboxKey })
+  } catch (error) {
+    logger?.errors(`withSandbox: recording the detach of run ${runId} failed; the reaper cannot find its sandbox`, { error })
+  }
+}
+
+/**
+ * Clear `detachedSince` when the record has it: the run ended here (finished,
+ * failed or cancelled), so it is no longer reclaimable work. Logged on failure.
+ */
+export async function clearDetach(runs: RunStore, runId: string, logger: InternalLogger | undefined): Promise<void> {
+  try {
+    const record = await runs.get(runId)
+    if (record?.detachedSince !== undefined) await runs.update(runId, { detachedSince: undefined })
+  } catch (error) {
+    logger?.errors(`withSandbox: clearing detachedSince of run ${runId} failed`, { error })
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Takeover latency (issue 12): from the attach request to the first NEW chunk
+ * its client receives, through core's `resumeServerSentEventsResponse` with a
+ * `sandboxRunDriver` over `memoryStream` + `InMemoryRunStore` +
+ * `InMemoryLockStore`. The drive is an in-memory replay of the whole run,
+ * aligned against the stored log (what `attach: true` does), so the figure is
+ * the driver's own cost: the claim, the quiescence window and the alignment,
+ * not a harness's journal preflight. Goal: <= fenceQuietMs + 300 ms. With
+ * several attaches at once, exactly one may drive; the bench checks it.
+ */
+import { randomUUID } from 'node:crypto'
+import { EventType, InMemoryRunStore, memoryStream, resumeServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
+import { InMemoryLockStore } from '@tanstack/ai/locks'
+import { alignToStoredLog, sandboxRunDriver } from '@tanstack/ai-sandbox'
+import { BenchError, median, percentile } from './stats.js'
+
+/** One row of the table. */
+export interface TakeoverLatencyRow {
+  readonly fenceQuietMs: number
+  /** Clients attaching to the run at once. */
+  readonly attaches: number
+  readonly runs: number
+  /** Median ms from the attach to the first chunk past the stored prefix, over every attach of every run. */
+  readonly medianMs: number
+  readonly p95Ms: number
+  /** `medianMs - fenceQuietMs`: what the takeover costs beyond the quiescence window. */
+  readonly overQuietMs: number
+  /** Drives started per run (must be 1). */
+  readonly drivesPerRun: number
+}
+
+const threadId = 'bench-thread'
+
+function runChunks(runId: string, count: number): StreamChunk[] {
+  return [
+    { type: EventType.RUN_STARTED, runId, threadId, timestamp: 1 },
+    ...Array.from({ length: count - 2 }, (_, i) => ({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: 'm1', delta: `token ${i} `, timestamp: 2 + i }) as StreamChunk),
+    { type: EventType.RUN_FINISHED, runId, threadId, finishReason: 'stop', timestamp: count + 1 },
+  ] as StreamChunk[]
+}
+
+async function* replay(chunks: readonly StreamChunk[]): AsyncGenerator<StreamChunk> {
+  for (const chunk of chunks) yield chunk
+}
+
+/** ms from each attach to its first new chunk, for one detached run of `total` chunks with `prefix` stored. */
+async function timeOne(fenceQuietMs: number, attaches: number, total: number, prefix: number): Promise<{ latencies: number[]; drives: number }> {
+  const runId = `bench-takeover-${randomUUID()}`
+  const chunks = runChunks(runId, total)
+  const runs = new InMemoryRunStore()
+  await runs.createOrResume({ runId, threadId, startedAt: Date.now(), status: 'running' })
+  await memoryStream({ runId }).append(chunks.slice(0, prefix))
+  const locks = new InMemoryLockStore()
+  const background: Promise<unknown>[] = []
+  let drives = 0
+  const attach = async (): Promise<number> => {
+    const start = performance.now()
+    const request = new Request(`http://bench.test/api/run?runId=${encodeURIComponent(runId)}&offset=-1`)
+    const response = resumeServerSentEventsResponse({
+      adapter: memoryStream(request),
+      driver: sandboxRunDriver({
+        request,
+        runs,
+        locks,
+        durability: () => memoryStream(request),
+        drive: () => (drives++, alignToStoredLog(replay(chunks), { durability: memoryStream({ runId }) })),
+        fenceQuietMs,
+        waitUntil: (p) => void background.push(p),
+      }),
+    })
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    let events = 0
+    let text = ''
+    let firstNewAt: number | undefined
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      text += decoder.decode(value, { stream: true })
+      const complete = text.split('\n\n')
+      text = complete.pop()!
+      for (const event of complete) {
+        if (!event.includes('data: ')) continue
+        events += 1
+        if (events === prefix + 1 && firstNewAt === undefined) firstNewAt = performance.now()
+      }
+    }
+    if (events !== total) throw new BenchError(`takeover bench: an attach received ${events} of ${total} chunks`)
+    return firstNewAt! - start
+  }
+  const latencies = await Promise.all(Array.from({ length: attaches }, attach))
+  await Promise.all(background)
+  if (drives !== 1) throw new BenchError(`takeover bench: ${drives} drives for one run (exactly one may drive)`)
+  return { latencies, drives }
+}
+
+/**
+ * Time takeovers for each quiescence window and attach count.
+ *
+ * @param options.runs - Runs per row.
+ * @param options.windows - `fenceQuietMs` values, in ms.
+ * @param options.attaches - Concurrent attach counts.
+ */
+export async function benchTakeoverLatency(options: { runs: number; windows: readonly number[]; attaches: readonly number[] }): Promise<TakeoverLatencyRow[]> {
+  const rows: TakeoverLatencyRow[] = []
+  for (const fenceQuietMs of options.windows) {
+    for (const attaches of options.attaches) {
+      const samples: number[] = []
+      let drives = 0
+      for (let i = 0; i < options.runs; i++) {
+        const one = await timeOne(fenceQuietMs, attaches, 2000, 1000)
+        samples.push(...one.latencies)
+        drives += one.drives
+      }
+      const medianMs = median(samples)
+      rows.push({ fenceQuietMs, attaches, runs: options.runs, medianMs, p95Ms: percentile(samples, 95), overQuietMs: medianMs - fenceQuietMs, drivesPerRun: drives / options.runs })
+    }
+  }
+  return rows
+}

@@ -1,0 +1,169 @@
+/**
+ * Takeover end to end on local-process with the fake Claude Code CLI: host 1
+ * runs a durable run through `toServerSentEventsResponse`, its client
+ * disconnects and the host goes away mid-run (a detach: the sandbox and the
+ * CLI stay); a GET through `resumeServerSentEventsResponse({ adapter,
+ * driver: sandboxRunDriver(...) })` claims the run and drives it with
+ * `withSandbox(..., { durability: { attach: true } })`. The transcript the
+ * client assembles (before the disconnect + after the reconnect) equals an
+ * uninterrupted run of the same turn: no duplicate, no gap.
+ */
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chat, InMemoryRunStore, memoryStream, resumeServerSentEventsResponse, RUN_ACCEPTED_EVENT, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
+import { restoreInboundChunk } from '@tanstack/ai/client'
+import { InMemoryLockStore } from '@tanstack/ai/locks'
+import { afterAll, describe, expect, it } from 'vitest'
+import { journalPaths, sandboxRunDriver, withSandbox } from '@tanstack/ai-sandbox'
+import { processesMatching } from '@testing/support/harness-run'
+import { CLAUDE, processesOf, waitFor, type Scenario } from './helpers/harnesses.js'
+import { fingerprints, JOURNAL_MESSAGES, textOf } from './helpers/journal-runs.js'
+import { localSuite } from './helpers/local-sandboxes.js'
+
+const suite = localSuite('lifecycle-takeover')
+const journalDir = mkdtempSync(join(tmpdir(), 'lifecycle-takeover-runs-'))
+const journalGone = (runId: string): boolean => {
+  const paths = journalPaths(runId, journalDir)
+  return !existsSync(paths.journal) && !existsSync(paths.stderr)
+}
+
+afterAll(() => {
+  const left = readdirSync(journalDir)
+  rmSync(journalDir, { recursive: true, force: true })
+  expect(left, 'every journal and .err sidecar is deleted').toEqual([])
+  expect(processesMatching(journalDir), 'no journal reader nor agent shell is left').toEqual([])
+})
+
+/** The claim's signal mirrored onto the AbortController chat() takes (the spec's `controllerFor`). */
+function controllerFor(signal: AbortSignal): AbortController {
+  const controller = new AbortController()
+  const abort = (): void => controller.abort(signal.reason)
+  if (signal.aborted) abort()
+  else signal.addEventListener('abort', abort, { once: true })
+  return controller
+}
+
+/** An SSE event as a client reads it: its `id:` (the resume offset) and its chunk, restored as the client does. */
+interface SseEvent {
+  id?: string
+  chunk: StreamChunk
+}
+
+/** Read SSE events off `body` until `stop(event)` says so (then the client hangs up) or the body ends. */
+async function readEvents(body: ReadableStream<Uint8Array>, stop: (event: SseEvent) => boolean = () => false): Promise<SseEvent[]> {
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
+  const events: SseEvent[] = []
+  let buffer = ''
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) return events
+    buffer += decoder.decode(value, { stream: true })
+    let cut: number
+    while ((cut = buffer.indexOf('\n\n')) !== -1) {
+      const raw = buffer.slice(0, cut)
+      buffer = buffer.slice(cut + 2)
+      const lines = raw.split('\n')
+      const data = lines.find((l) => l.startsWith('data: '))
+      if (!data) continue
+      const id = lines.find((l) => l.startsWith('id: '))?.slice(4)
+      const event: SseEvent = { ...(id ? { id } : {}), chunk: restoreInboundChunk(JSON.parse(data.slice(6)) as StreamChunk) as StreamChunk }
+      events.push(event)
+      if (stop(event)) {
+        await reader.cancel()
+        return events
+      }
+    }
+  }
+}
+
+const isMarker = (c: StreamChunk): boolean => c.type === 'CUSTOM' && (c as { name?: string }).name === RUN_ACCEPTED_EVENT
+
+/** A control run, then host 1's durable run that its client and host leave mid-run; what a reconnecting client needs. */
+async function detachedRun(name: string) {
+  const { sandbox, threadId } = suite.sandbox(name)
+  const runId = `${name}-${randomUUID()}`
+  const fake = () => suite.fake(CLAUDE, 'slow' as Scenario)
+  const run = (adapter: unknown, runs: InMemoryRunStore, abortController?: AbortController) =>
+    chat({ adapter, messages: JOURNAL_MESSAGES, middleware: [withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId }), journalDir } })], runId, threadId, ...(abortController ? { abortController } : {}) } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+
+  // The control: the same turn, uninterrupted, over plain SSE (no log).
+  const control = (await readEvents(toServerSentEventsResponse(run(fake().adapter, new InMemoryRunStore())).body!)).map((e) => e.chunk)
+  expect(control.at(-1)?.type).toBe('RUN_FINISHED')
+  expect(await waitFor(() => journalGone(runId))).toBe(true)
+
+  // Host 1: a durable POST (one chunk per append, so the client sees each at once). Its client leaves after two messages, and the host goes away with it.
+  const runs = new InMemoryRunStore()
+  await runs.createOrResume({ runId, threadId, startedAt: Date.now() })
+  const host1 = new AbortController()
+  const { tag, adapter } = fake()
+  const post = new Request(`http://app.test/api/run?runId=${encodeURIComponent(runId)}`, { method: 'POST' })
+  const response1 = toServerSentEventsResponse(run(adapter, runs, host1), { abortController: host1, durability: { adapter: memoryStream(post), batch: 1 } })
+  let ends = 0
+  const before = await readEvents(response1.body!, (e) => e.chunk.type === 'TEXT_MESSAGE_END' && ++ends === 2)
+  host1.abort()
+  expect(await waitFor(async () => (await runs.get(runId))?.detachedSince !== undefined), 'host 1 detached').toBe(true)
+  expect(before.length, 'host 1 left mid-run').toBeLessThan(control.length - 3)
+  expect(processesOf(tag).length, 'the CLI survived host 1').toBeGreaterThan(0)
+  return { sandbox, runId, runs, control, before, lastId: before.at(-1)!.id!, fake, tag }
+}
+
+type Detached = Awaited<ReturnType<typeof detachedRun>>
+
+/** The attach route: a GET from the client's last offset, with a driver that takes the run over. */
+function attachRoute(run: Detached, locks: InMemoryLockStore, counters: { drives: number; background: Promise<unknown>[] }): Response {
+  const { sandbox, runs, runId } = run
+  const get = new Request(`http://app.test/api/run?runId=${encodeURIComponent(runId)}`, { headers: { 'Last-Event-ID': run.lastId } })
+  return resumeServerSentEventsResponse({
+    adapter: memoryStream(get),
+    driver: sandboxRunDriver({
+      request: get,
+      runs,
+      locks,
+      durability: () => memoryStream(get),
+      drive: (input) => {
+        counters.drives++
+        return chat({ adapter: run.fake().adapter, messages: JOURNAL_MESSAGES, middleware: [withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId: input.runId }), attach: true, journalDir } })], runId: input.runId, threadId: input.threadId, abortController: controllerFor(input.signal) } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+      },
+      fenceQuietMs: 300,
+      waitUntil: (p) => void counters.background.push(p),
+    }),
+  })
+}
+
+/** What the client assembled: the events before the disconnect, then those after the reconnect, without core's run.accepted marker. */
+const transcriptOf = (before: SseEvent[], after: SseEvent[]): StreamChunk[] => [...before, ...after].map((e) => e.chunk).filter((c) => !isMarker(c))
+
+describe('takeover through sandboxRunDriver (claude-code, local-process)', () => {
+  it('a detached run is taken over by a GET with a driver: the client transcript has no duplicate and no gap', async () => {
+    const run = await detachedRun('takeover-one')
+    const counters = { drives: 0, background: [] as Promise<unknown>[] }
+    const after = await readEvents(attachRoute(run, new InMemoryLockStore(), counters).body!)
+    await Promise.all(counters.background)
+
+    const transcript = transcriptOf(run.before, after)
+    expect(counters.drives).toBe(1)
+    expect(fingerprints(transcript), 'before + after = the control run: no duplicate, no gap').toEqual(fingerprints(run.control))
+    expect(textOf(transcript)).toBe(textOf(run.control))
+    expect(await run.runs.get(run.runId)).toMatchObject({ status: 'completed', driverEpoch: 1 })
+    expect((await run.runs.get(run.runId))?.detachedSince).toBeUndefined()
+    expect(await waitFor(() => journalGone(run.runId)), 'the takeover read the sentinel and deleted the journal').toBe(true)
+    expect(await waitFor(() => processesOf(run.tag).length === 0)).toBe(true)
+  })
+
+  it('three clients reconnect at once: exactly one drives, each sees the run once', async () => {
+    const run = await detachedRun('takeover-three')
+    const locks = new InMemoryLockStore()
+    const counters = { drives: 0, background: [] as Promise<unknown>[] }
+    const afters = await Promise.all([0, 1, 2].map(() => readEvents(attachRoute(run, locks, counters).body!)))
+    await Promise.all(counters.background)
+
+    expect(counters.drives).toBe(1)
+    for (const after of afters) expect(fingerprints(transcriptOf(run.before, after))).toEqual(fingerprints(run.control))
+    expect(await run.runs.get(run.runId)).toMatchObject({ status: 'completed', driverEpoch: 1 })
+    expect(await waitFor(() => journalGone(run.runId))).toBe(true)
+    expect(await waitFor(() => processesOf(run.tag).length === 0)).toBe(true)
+  })
+})
