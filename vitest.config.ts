@@ -15,6 +15,7 @@ const alias = [
   { find: /^@tanstack\/ai-sandbox$/, replacement: join(root, 'packages/ai-sandbox/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-local-process$/, replacement: join(root, 'packages/ai-sandbox-local-process/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-docker$/, replacement: join(root, 'packages/ai-sandbox-docker/src/index.ts') },
+  { find: /^@tanstack\/ai-sandbox-sqlite$/, replacement: join(root, 'packages/ai-sandbox-sqlite/src/index.ts') },
   { find: /^@tanstack\/ai-claude-code$/, replacement: join(root, 'packages/ai-claude-code/src/index.ts') },
   { find: /^@tanstack\/ai-opencode$/, replacement: join(root, 'packages/ai-opencode/src/index.ts') },
   { find: /^@tanstack\/ai-grok-build$/, replacement: join(root, 'packages/ai-grok-build/src/index.ts') },

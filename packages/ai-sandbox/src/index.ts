@@ -42,6 +42,10 @@ export * from './journal/index.js'
 // and the capability harness adapters read a durable run from
 export * from './durability/index.js'
 
+// The reaper: close out detached runs nobody comes back for (probeRunExit, reapDetachedRuns),
+// reclaim their sandboxes (reclaimSandbox, sandboxReclaimer) and prune journals (pruneJournals)
+export * from './reaper/index.js'
+
 // Provider building blocks: path confinement, shell quoting, git over exec
 export * from './paths/index.js'
 export * from './shell/index.js'

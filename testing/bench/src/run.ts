@@ -6,7 +6,7 @@
  * BENCH_TRANSLATOR_LINES (10000), BENCH_TRANSLATOR_RUNS (20), BENCH_DEMO_RUNS (3),
  * BENCH_BRIDGE_ITERATIONS (500), BENCH_FILE_EVENT_ITERATIONS (50), BENCH_FILE_EVENT_DOCKER_ITERATIONS (20),
  * BENCH_CONFINEMENT_RACES (300), BENCH_CANCEL_ITERATIONS (100), BENCH_WATCH_BURST_FILES (10000),
- * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (1024), BENCH_JOURNALED_RUNS (20), BENCH_RUN_DRIVER_RUNS (5), BENCH_TAKEOVER_RUNS (3).
+ * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (1024), BENCH_JOURNALED_RUNS (20), BENCH_RUN_DRIVER_RUNS (5), BENCH_TAKEOVER_RUNS (3), BENCH_DURABLE_TURNS (8), BENCH_SQLITE_LOCKS (2000), BENCH_SQLITE_APPEND_CHUNKS (10000), BENCH_SQLITE_TAIL_SAMPLES (200), BENCH_TAKEOVER_SOAK (200 kills; TAKEOVER_SEED replays one).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, tmpdir } from 'node:os'
@@ -30,6 +30,9 @@ import { benchJournalReplay } from './journal-replay.js'
 import { benchJournaledRun } from './journaled-run.js'
 import { benchRunDriver } from './run-driver.js'
 import { benchTakeoverLatency } from './takeover-latency.js'
+import { benchDurableOverhead, printDurableOverhead } from './durable-overhead.js'
+import { benchSqliteStores } from './sqlite-stores.js'
+import { benchTakeoverSoak } from './takeover-soak.js'
 import { dockerSandbox } from '@tanstack/ai-sandbox-docker'
 
 const resultsDir = fileURLToPath(new URL('../bench-results/', import.meta.url))
@@ -122,6 +125,22 @@ async function main(): Promise<void> {
     console.log('\n(p) takeover latency: attach to the first new chunk through resumeServerSentEventsResponse + sandboxRunDriver, 1,000 of 2,000 chunks stored (goal: <= fenceQuietMs + 300 ms; exactly one drive per run)')
     console.table(takeover.map((row) => ({ ...row, medianMs: round(row.medianMs, 1), p95Ms: round(row.p95Ms, 1), overQuietMs: round(row.overQuietMs, 1) })))
 
+    const sqliteStores = await benchSqliteStores({ lockIterations: envInt('BENCH_SQLITE_LOCKS', 2000), appendChunks: envInt('BENCH_SQLITE_APPEND_CHUNKS', 10_000), tailSamples: envInt('BENCH_SQLITE_TAIL_SAMPLES', 200) })
+    console.log('\n(q) SQLite stores (@tanstack/ai-sandbox-sqlite) beside the in-memory ones: lock acquire+release, append throughput, tail latency (append resolved -> tailer received)')
+    console.table(sqliteStores.locks.map((row) => ({ ...row, medianMs: round(row.medianMs, 3), p95Ms: round(row.p95Ms, 3) })))
+    console.table(sqliteStores.appends.map((row) => ({ ...row, chunksPerSecond: Math.round(row.chunksPerSecond) })))
+    console.table(sqliteStores.tails.map((row) => ({ ...row, medianMs: round(row.medianMs, 2), p95Ms: round(row.p95Ms, 2) })))
+
+    const durableOverhead = await benchDurableOverhead({ turns: envInt('BENCH_DURABLE_TURNS', 8) })
+    printDurableOverhead(durableOverhead)
+
+    const soakKills = envInt('BENCH_TAKEOVER_SOAK', 200)
+    const takeoverSoak = soakKills > 0 ? await benchTakeoverSoak({ kills: soakKills, ...(process.env.TAKEOVER_SEED ? { baseSeed: Number(process.env.TAKEOVER_SEED) } : {}) }) : undefined
+    if (takeoverSoak) {
+      console.log(`\n(r) takeover soak: ${takeoverSoak.equal} of ${takeoverSoak.kills} kills taken over with a transcript equal to the control (base seed ${takeoverSoak.baseSeed}${takeoverSoak.failedSeeds.length ? `; failed seeds ${takeoverSoak.failedSeeds.join(', ')}` : ''})`)
+      console.table([{ ...takeoverSoak, failedSeeds: takeoverSoak.failedSeeds.length, takeoverToEndMedianMs: round(takeoverSoak.takeoverToEndMedianMs, 0), takeoverToEndP95Ms: round(takeoverSoak.takeoverToEndP95Ms, 0) }])
+    }
+
     // Last: the 1M-chunk log stays in memoryStream's process-wide map until the process exits.
     const alignment = await benchAlignment(undefined, envInt('BENCH_ALIGNMENT_RUNS', 3))
     console.log('\n(l) replay alignment: alignToStoredLog over a memoryStream log, 1,000 new chunks past it (goal: linear, 100k under 500 ms)')
@@ -149,6 +168,9 @@ async function main(): Promise<void> {
       journaledRun,
       runDriver,
       takeoverLatency: takeover,
+      durableOverhead,
+      sqliteStores,
+      takeoverSoak,
     }
     await mkdir(resultsDir, { recursive: true })
     await writeFile(join(resultsDir, 'results.json'), JSON.stringify(results, null, 2) + '\n')

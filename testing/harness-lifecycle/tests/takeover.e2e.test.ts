@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chat, InMemoryRunStore, memoryStream, resumeServerSentEventsResponse, RUN_ACCEPTED_EVENT, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
+import { chat, InMemoryRunStore, memoryStream, requestRunCancel, resumeServerSentEventsResponse, RUN_ACCEPTED_EVENT, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
 import { restoreInboundChunk } from '@tanstack/ai/client'
 import { InMemoryLockStore } from '@tanstack/ai/locks'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -107,13 +107,13 @@ async function detachedRun(name: string) {
   expect(await waitFor(async () => (await runs.get(runId))?.detachedSince !== undefined), 'host 1 detached').toBe(true)
   expect(before.length, 'host 1 left mid-run').toBeLessThan(control.length - 3)
   expect(processesOf(tag).length, 'the CLI survived host 1').toBeGreaterThan(0)
-  return { sandbox, runId, runs, control, before, lastId: before.at(-1)!.id!, fake, tag }
+  return { sandbox, threadId, runId, runs, control, before, lastId: before.at(-1)!.id!, fake, tag }
 }
 
 type Detached = Awaited<ReturnType<typeof detachedRun>>
 
 /** The attach route: a GET from the client's last offset, with a driver that takes the run over. */
-function attachRoute(run: Detached, locks: InMemoryLockStore, counters: { drives: number; background: Promise<unknown>[] }): Response {
+function attachRoute(run: Pick<Detached, 'sandbox' | 'runs' | 'runId' | 'lastId' | 'fake'>, locks: InMemoryLockStore, counters: { drives: number; background: Promise<unknown>[] }, extra: { attachWaitMs?: number; cancelPollMs?: number } = {}): Response {
   const { sandbox, runs, runId } = run
   const get = new Request(`http://app.test/api/run?runId=${encodeURIComponent(runId)}`, { headers: { 'Last-Event-ID': run.lastId } })
   return resumeServerSentEventsResponse({
@@ -125,7 +125,7 @@ function attachRoute(run: Detached, locks: InMemoryLockStore, counters: { drives
       durability: () => memoryStream(get),
       drive: (input) => {
         counters.drives++
-        return chat({ adapter: run.fake().adapter, messages: JOURNAL_MESSAGES, middleware: [withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId: input.runId }), attach: true, journalDir } })], runId: input.runId, threadId: input.threadId, abortController: controllerFor(input.signal) } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+        return chat({ adapter: run.fake().adapter, messages: JOURNAL_MESSAGES, middleware: [withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId: input.runId }), attach: true, journalDir, ...extra } })], runId: input.runId, threadId: input.threadId, abortController: controllerFor(input.signal) } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
       },
       fenceQuietMs: 300,
       waitUntil: (p) => void counters.background.push(p),
@@ -165,5 +165,63 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     expect(await run.runs.get(run.runId)).toMatchObject({ status: 'completed', driverEpoch: 1 })
     expect(await waitFor(() => journalGone(run.runId))).toBe(true)
     expect(await waitFor(() => processesOf(run.tag).length === 0)).toBe(true)
+  })
+
+  it('a run whose host went away during setup (no agent, no journal) is started fresh by the takeover: the transcript equals the control', async () => {
+    // Host 1's client leaves while the sandbox is set up: after ensure(), before the agent is launched (the onReady hook).
+    let leave: (() => void) | undefined
+    const { sandbox, threadId } = suite.sandbox('takeover-boot', { hooks: { onReady: () => leave?.() } })
+    const runId = `takeover-boot-${randomUUID()}`
+    const fake = () => suite.fake(CLAUDE, 'slow' as Scenario)
+    const run = (adapter: unknown, runs: InMemoryRunStore, abortController?: AbortController) =>
+      chat({ adapter, messages: JOURNAL_MESSAGES, middleware: [withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId }), journalDir } })], runId, threadId, ...(abortController ? { abortController } : {}) } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+    const control = (await readEvents(toServerSentEventsResponse(run(fake().adapter, new InMemoryRunStore())).body!)).map((e) => e.chunk)
+    expect(await waitFor(() => journalGone(runId))).toBe(true)
+
+    // Host 1 accepts the run; its client has the run.accepted marker when it leaves.
+    const runs = new InMemoryRunStore()
+    await runs.createOrResume({ runId, threadId, startedAt: Date.now() })
+    const host1 = new AbortController()
+    const first = fake()
+    const post = new Request(`http://app.test/api/run?runId=${encodeURIComponent(runId)}`, { method: 'POST' })
+    const body = toServerSentEventsResponse(run(first.adapter, runs, host1), { abortController: host1, durability: { adapter: memoryStream(post), batch: 1 } }).body!
+    const left = new Promise<void>((resolve) => (leave = () => (host1.abort(), resolve())))
+    const before = await readEvents(body, (e) => isMarker(e.chunk))
+    await left
+    leave = undefined
+    expect(await waitFor(async () => (await runs.get(runId))?.detachedSince !== undefined), 'host 1 detached during setup').toBe(true)
+    expect(processesOf(first.tag), 'host 1 never launched its agent').toEqual([])
+    expect(journalGone(runId), 'so there is no journal to attach to').toBe(true)
+
+    const counters = { drives: 0, background: [] as Promise<unknown>[] }
+    const after = await readEvents(attachRoute({ sandbox, runs, runId, lastId: before.at(-1)!.id!, fake }, new InMemoryLockStore(), counters, { attachWaitMs: 500 }).body!)
+    await Promise.all(counters.background)
+    expect(counters.drives).toBe(1)
+    expect(fingerprints(transcriptOf(before, after)), 'the fresh start delivers the whole run once').toEqual(fingerprints(control))
+    expect(await runs.get(runId)).toMatchObject({ status: 'completed', driverEpoch: 1 })
+    expect(await waitFor(() => journalGone(runId))).toBe(true)
+  })
+
+  it('a cancel recorded on another host stops the run a takeover drives, within one poll: record aborted, sandbox and CLI gone', async () => {
+    const run = await detachedRun('takeover-cancel')
+    const counters = { drives: 0, background: [] as Promise<unknown>[] }
+    let cancelledAt = 0
+    const after = await readEvents(attachRoute(run, new InMemoryLockStore(), counters, { cancelPollMs: 100 }).body!, (e) => {
+      // The driver delivers past the stored log: the takeover is driving. Now "another host" records the cancel.
+      if (cancelledAt === 0 && e.chunk.type === 'TEXT_MESSAGE_CONTENT') {
+        cancelledAt = Date.now()
+        void requestRunCancel(run.runs, run.runId)
+      }
+      return false
+    })
+    await Promise.all(counters.background)
+    const record = await run.runs.get(run.runId)
+    expect(cancelledAt, 'the takeover delivered new text before the cancel').toBeGreaterThan(0)
+    expect(record).toMatchObject({ status: 'aborted', cancelRequested: true, driverEpoch: 1 })
+    expect(after.at(-1)?.chunk.type, 'the stream ends with a terminal chunk').toBe('RUN_ERROR')
+    expect(transcriptOf(run.before, after).filter((c) => c.type === 'RUN_FINISHED' && (c as { finishReason?: string }).finishReason !== 'tool_calls'), 'the run did not finish').toHaveLength(0)
+    expect(await waitFor(() => processesOf(run.tag).length === 0), 'the CLI is gone').toBe(true)
+    expect(await run.sandbox.fallbackInstances.get(run.sandbox.key({ threadId: run.threadId, runId: run.runId })), 'the sandbox is destroyed').toBeNull()
+    expect(await waitFor(() => journalGone(run.runId))).toBe(true)
   })
 })

@@ -6,11 +6,12 @@
  * detaching or claiming a run; those live with `withSandbox` and the run
  * driver. Source: spec 000 "Durability is ONE opt-in", spec 003.
  */
-import { createCapability, normalizeStreamChunk, type AdapterYieldChunk, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
+import { createCapability, EventType, normalizeStreamChunk, type AdapterYieldChunk, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
 import { restoreInboundChunk } from '@tanstack/ai/client'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import type { JournalOptions } from '../harness/journaled-spawn.js'
 import { alignToStoredLog, isBridgeCustomChunk } from './align.js'
+import { SANDBOX_TOOL_CALL_KEY } from '../middleware/tool-history.js'
 
 /**
  * A run's event log as the sandbox layer sees it: core's `StreamDurability`
@@ -36,6 +37,14 @@ export interface SandboxDurabilityOptions<TOffset extends string = string> {
   attachWaitMs?: number
   /** Absolute journal folder inside the sandbox. Default `DEFAULT_JOURNAL_DIR`. */
   journalDir?: string
+  /**
+   * How often, in ms, a live durable run re-reads its record for a cancel
+   * recorded by another host (`requestRunCancel`). Once seen, the run is
+   * aborted with `RUN_CANCEL_REASON` and its sandbox destroyed, so a cancel
+   * reaches a run driven anywhere within one interval. Default
+   * `DEFAULT_CANCEL_POLL_MS` (1000). Each poll is one `runs.get`.
+   */
+  cancelPollMs?: number
 }
 
 /** What a harness adapter reads off the capability bus for a durable run. */
@@ -113,5 +122,19 @@ export function alignedIfAttaching<T extends StreamChunk>(chunks: AsyncIterable<
  */
 function deliveredShape(chunk: StreamChunk): StreamChunk {
   const [main] = normalizeStreamChunk(chunk as AdapterYieldChunk)
-  return main ? (restoreInboundChunk(main) as StreamChunk) : { ...chunk }
+  return withoutSandboxMarker(main ? (restoreInboundChunk(main) as StreamChunk) : { ...chunk })
+}
+
+/**
+ * `chunk` without the `{ sandboxObserved: true }` marker `withSandbox` adds to
+ * a harness's `TOOL_CALL_START` on its way to the log (spec 002's stored
+ * literal): the log holds it, the adapter's replay never does, and it says
+ * nothing about which tool call it is.
+ */
+function withoutSandboxMarker(chunk: StreamChunk): StreamChunk {
+  if (chunk.type !== EventType.TOOL_CALL_START) return chunk
+  const metadata = (chunk as { metadata?: unknown }).metadata
+  if (typeof metadata !== 'object' || metadata === null || !(SANDBOX_TOOL_CALL_KEY in metadata)) return chunk
+  const { [SANDBOX_TOOL_CALL_KEY]: _marker, ...rest } = metadata as Record<string, unknown>
+  return { ...chunk, metadata: rest } as StreamChunk
 }

@@ -12,7 +12,7 @@ import { EventType, RUN_ACCEPTED_EVENT, isCancelRequestedReason, isTerminalRunSt
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { z } from 'zod'
 import { parseOptions } from '../definition/validate.js'
-import { decideOutcome, type PumpEnd } from './run-outcome.js'
+import { decideOutcome, isFinalFinish, type PumpEnd } from './run-outcome.js'
 import { LogWriter, MAX_APPEND_BATCH } from './run-log-writer.js'
 import { guard, reporter, type Reporter } from './run-report.js'
 
@@ -75,7 +75,9 @@ const optionsSchema = z
  * | ends, last terminal chunk `RUN_FINISHED`     | `completed`, `finishedAt`, that chunk's `usage`  | nothing                             |
  * | ends, `RUN_FINISHED` with an interrupt outcome | `interrupted` (not terminal, no `finishedAt`) | nothing                             |
  * | ends, last terminal chunk `RUN_ERROR`        | `failed`, `finishedAt`, `error { message, code }` | nothing                           |
+ * | ends, cancel requested, last terminal chunk a `RUN_ERROR` or a tool-calling turn's `RUN_FINISHED` | `aborted`, `finishedAt` | nothing |
  * | ends with no terminal chunk                  | `failed`, code `stream-ended-without-terminal`  | a `RUN_ERROR` saying so             |
+ * | ends with no terminal chunk, cancel requested | `aborted`, `finishedAt`                        | `RUN_ERROR` `aborted`               |
  * | throws                                       | `failed`, the error's `message` / `code`        | a `RUN_ERROR` with the same         |
  * | an append fails                              | `failed`, code `run-log-append-failed`          | a `RUN_ERROR` (attempted)           |
  * | `signal` aborts, cancel requested            | `aborted`, `finishedAt`                         | `RUN_ERROR` `aborted`               |
@@ -171,7 +173,7 @@ async function drive<TOffset extends string>(stream: AsyncIterable<StreamChunk>,
   // An append that failed after the stream ended lost the run's tail: it cannot count as completed.
   if (writer.failure && end.kind === 'ended') end = { kind: 'log-failed', error: writer.failure.error, lastTerminal: end.lastTerminal }
 
-  const cancelled = end.kind === 'aborted' || (end.kind === 'ended' && !end.lastTerminal) ? await isCancelled(runs, runId, signal) : false
+  const cancelled = end.kind === 'aborted' || (end.kind === 'ended' && !isFinalFinish(end.lastTerminal)) ? await isCancelled(runs, runId, signal) : false
   const outcome = decideOutcome(end, cancelled)
   if (outcome.chunk) await guard(report, 'appending the terminal RUN_ERROR failed', () => log.append([outcome.chunk!]))
   if (outcome.patch) await guard(report, 'recording the terminal status failed', () => runs.update(runId, outcome.patch!))

@@ -30,7 +30,7 @@ export interface RunOutcome {
  * Map how the pump ended to what the run record and the log get.
  *
  * @param end - How the pump stopped.
- * @param cancelled - Whether a cancel was requested (either band); read for `aborted` and for an `ended` stream without a terminal chunk.
+ * @param cancelled - Whether a cancel was requested (either band); read for `aborted` and for an `ended` stream whose last terminal chunk is not `RUN_FINISHED`.
  * @param now - Epoch ms for `finishedAt` and the chunk's `timestamp`.
  */
 export function decideOutcome(end: PumpEnd, cancelled: boolean, now: number = Date.now()): RunOutcome {
@@ -48,7 +48,18 @@ export function decideOutcome(end: PumpEnd, cancelled: boolean, now: number = Da
   }
 }
 
+/**
+ * Whether `chunk` is the end of the agent's work: a `RUN_FINISHED` that is not
+ * a tool-calling turn's (an agent loop runs another turn after one of those).
+ * A stream that ended after anything else may have been cut short by a cancel.
+ */
+export function isFinalFinish(chunk: StreamChunk | undefined): boolean {
+  return chunk?.type === EventType.RUN_FINISHED && chunk.finishReason !== 'tool_calls'
+}
+
 function endedOutcome(last: StreamChunk | undefined, cancelled: boolean, now: number): RunOutcome {
+  // Cut short by a cancel: after a tool-calling turn, or with the error the agent died of when its sandbox went.
+  if (cancelled && !isFinalFinish(last)) return last?.type === EventType.RUN_ERROR || last?.type === EventType.RUN_FINISHED ? { patch: { status: 'aborted', finishedAt: now } } : abortedOutcome(now)
   if (last?.type === EventType.RUN_FINISHED) {
     // A human-in-the-loop pause: not terminal, no finishedAt, continued by interrupt-resume.
     if (last.outcome?.type === 'interrupt') return { patch: { status: 'interrupted' } }
@@ -60,7 +71,6 @@ function endedOutcome(last: StreamChunk | undefined, cancelled: boolean, now: nu
     const code = last.error?.code ?? last.code
     return { patch: { status: 'failed', finishedAt: now, error: { message, ...(code !== undefined ? { code } : {}) } } }
   }
-  if (cancelled) return abortedOutcome(now)
   return failedWithChunk({ message: 'The stream ended without a terminal event (RUN_FINISHED or RUN_ERROR).', code: 'stream-ended-without-terminal' }, now)
 }
 

@@ -14,7 +14,7 @@
  * (none when the request was aborted), and no tool call is left open.
  * Source: docs/harnesses.md "Run lifecycle", docs/journal.md.
  */
-import { createHash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { AdapterYieldChunk, ModelMessage, StreamChunk, TextOptions } from '@tanstack/ai'
 import { EventType } from '@tanstack/ai'
 import type { SandboxHandle } from '../contracts/handle.js'
@@ -22,8 +22,9 @@ import { isBridgeUnavailableChunk, mergeChunkStreams, TOOL_BRIDGE_UNAVAILABLE_EV
 import type { RunToolBridge } from '../bridge/open-run-tool-bridge.js'
 import { getSandbox, getSandboxRunChunks } from '../middleware/capabilities.js'
 import { alignedIfAttaching, getSandboxDurability, journalOptionsFor, type SandboxRunDurability } from '../durability/capability.js'
-import { awaitAttachableJournal } from '../journal/attach-preflight.js'
-import { journalCleanupCommand, journalExitProbeCommand, journalPaths, parseJournalExit } from '../journal/commands.js'
+import { awaitAttachableJournal, JournalAttachUnavailableError } from '../journal/attach-preflight.js'
+import { journalExistsCommand, journalPaths } from '../journal/commands.js'
+import { finishJournal, journalRunTag } from './journal-run-end.js'
 import { DurableAttachNotSupportedError, resolveDurableRunId, resolveDurableThreadId } from './durable-ids.js'
 import { readJournalNdjson, type JournalOptions } from './journaled-spawn.js'
 import { buildHarnessPrompt } from './build-prompt.js'
@@ -209,6 +210,10 @@ export function runHarness(input: RunHarnessOptions): AsyncGenerator<AdapterYiel
  * `alignToStoredLog`.
  * The sandbox's live chunks join an attaching run only once the replay got
  * past what the log holds, because they are this host's, not the journal's.
+ * An attach to a live run that never launched its agent (its host went away
+ * during setup: no journal, nothing but `RUN_STARTED` and `CUSTOM` chunks in
+ * the log) starts the agent fresh with the run's messages, aligned the same
+ * way, instead of failing with `journal-timeout` (spec 002, finding 5).
  */
 async function* durableHarnessRun(input: RunHarnessOptions, durability: SandboxRunDurability): AsyncGenerator<AdapterYieldChunk, void, undefined> {
   const { harness, options } = input
@@ -222,21 +227,52 @@ async function* durableHarnessRun(input: RunHarnessOptions, durability: SandboxR
   const threadId = resolveDurableThreadId(callerThreadId, { durable: true, attaching: durability.attach, adapter: harness, fallback: () => runId })
   const journal = journalOptionsFor(durability, runId)!
   const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
+  /** The agent's run in the sandbox: tailing the existing journal on an attach, unless the run never had an agent (then a fresh start). */
+  let turn = durability
   if (durability.attach) {
-    // Up front, so the caller gets the typed error to branch on (404 / 410 / 504), not a RUN_ERROR mid-stream.
-    await awaitAttachableJournal(getSandbox(options.capabilities!), {
-      paths: journalPaths(runId, journal.dir),
-      runId,
-      runs: durability.runs,
-      logger: options.logger,
-      ...(durability.attachWaitMs !== undefined ? { waitMs: durability.attachWaitMs } : {}),
-      ...(requestSignal ? { signal: requestSignal } : {}),
-    })
+    const handle = getSandbox(options.capabilities!)
+    const paths = journalPaths(runId, journal.dir)
+    try {
+      // Up front, so the caller gets the typed error to branch on (404 / 410 / 504), not a RUN_ERROR mid-stream.
+      await awaitAttachableJournal(handle, {
+        paths,
+        runId,
+        runs: durability.runs,
+        logger: options.logger,
+        ...(durability.attachWaitMs !== undefined ? { waitMs: durability.attachWaitMs } : {}),
+        ...(requestSignal ? { signal: requestSignal } : {}),
+      })
+    } catch (error) {
+      if (!(error instanceof JournalAttachUnavailableError && error.reason === 'journal-timeout') || !(await neverHadAnAgent(handle, paths, durability))) throw error
+      options.logger.provider(`${harness}: run ${runId} has no journal and its log holds nothing an agent produced (its host went away during setup); starting the agent fresh`)
+      turn = { ...durability, attach: false }
+    }
   }
   const ids = { ...options, runId, threadId } as TextOptions
-  const guarded = guardHarnessRun({ ...input, options: ids, run: (run) => harnessTurn({ ...input, options: ids }, run, { durability, journal }) })
+  const guarded = guardHarnessRun({ ...input, options: ids, run: (run) => harnessTurn({ ...input, options: ids }, run, { durability: turn, journal }) })
   if (!durability.attach) return yield* guarded
+  // A fresh start is aligned too: the RUN_STARTED the first host delivered before its agent launched is not delivered again.
   yield* withLiveAfterReplay(alignedIfAttaching(guarded, durability, options.logger), getSandboxRunChunks(options.capabilities!, { optional: true }))
+}
+
+/**
+ * Whether a run that is still live (the preflight's `journal-timeout`) never
+ * launched its agent, so that starting it fresh cannot run the agent twice
+ * nor deliver anything twice (spec 002, the boot-window finding 5): the
+ * journal is provably absent (`test -f` answers "no", not an error), and the
+ * stored log holds only what a host delivers before the agent starts
+ * (`RUN_STARTED`, out-of-band `CUSTOM` chunks such as core's `run.accepted`
+ * marker or `sandbox.file` events).
+ */
+async function neverHadAnAgent(handle: SandboxHandle, paths: ReturnType<typeof journalPaths>, durability: SandboxRunDurability): Promise<boolean> {
+  try {
+    const probe = await handle.process.exec(journalExistsCommand(paths))
+    if (probe.exitCode !== 1) return false
+    const stored = await durability.log.snapshot()
+    return stored.every(({ chunk }) => chunk.type === EventType.RUN_STARTED || chunk.type === EventType.CUSTOM)
+  } catch {
+    return false
+  }
 }
 
 /** What a journaled run needs to know. */
@@ -338,7 +374,7 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext, jo
 
   // Every process of the run inherits the tag, so what escapes the CLI's process tree can still be stopped when the run ends.
   // A journaled run's tag follows from its id, so a host that attaches later can stop what the first host started.
-  const tag = journaled ? `journal-${createHash('sha256').update(runId).digest('hex').slice(0, 32)}` : randomUUID()
+  const tag = journaled ? journalRunTag(runId) : randomUUID()
   const env = journaled ? launch.env : { ...launch.env, [HARNESS_RUN_TAG_ENV]: tag }
   const sweep = () =>
     stopTaggedProcesses(handle, tag).then(
@@ -493,31 +529,6 @@ function attachSource(handle: SandboxHandle, journaled: JournaledTurn, signal: A
  * uses to tell a conversation from a one-off run.
  */
 const CHAT_GENERATED_THREAD_ID = /^thread-\d{13}-[a-z0-9]{1,12}$/
-
-/** How long the end of a journaled run waits for the agent's shell to write its sentinel before the journal is deleted anyway, in ms. */
-const JOURNAL_FINISH_WAIT_MS = 3000
-
-/**
- * Delete the journal of a run that ended on this host without its reader
- * seeing the sentinel (a timeout, a CLI stopped after its grace): wait for
- * the sentinel first (the agent was just stopped; a late sentinel would
- * otherwise recreate the file), then delete. Never rejects.
- */
-async function finishJournal(handle: SandboxHandle, journal: JournalOptions, log: (message: string) => void): Promise<void> {
-  const paths = journalPaths(journal.runId, journal.dir)
-  const deadline = Date.now() + JOURNAL_FINISH_WAIT_MS
-  try {
-    for (;;) {
-      const probe = await handle.process.exec(journalExitProbeCommand(paths, 4096))
-      const state = parseJournalExit(probe.stdout).state
-      if (state !== 'running' || Date.now() > deadline) break
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    await handle.process.exec(journalCleanupCommand(paths))
-  } catch (error) {
-    log(`could not delete the journal of run ${journal.runId}: ${String(error)}`)
-  }
-}
 
 /** What {@link quietFor} resolves to when nothing came in time. */
 const QUIET = Symbol('quiet')

@@ -35,6 +35,7 @@ export const durabilityOptionShapes = {
       attach: z.boolean({ error: 'expected true (an attach route) or false' }).optional(),
       attachWaitMs: z.number({ error: 'expected a number of ms' }).int('expected whole ms').positive('expected more than 0 ms').optional(),
       journalDir: z.string({ error: 'expected an absolute folder inside the sandbox' }).startsWith('/', 'expected an absolute folder inside the sandbox, e.g. "/tmp/tanstack-runs"').optional(),
+      cancelPollMs: z.number({ error: 'expected a number of ms' }).int('expected whole ms').min(50, 'expected at least 50 ms: every poll reads the run record').optional(),
     })
     .strict()
     .optional(),
@@ -47,7 +48,17 @@ export interface ResolvedDurability {
   readonly run: SandboxRunDurability
   /** A disconnect with no cancel keeps the sandbox (`detachOnDisconnect`, default `true`). */
   readonly detachable: boolean
+  /** Interval of the record poll for a remote cancel, in ms. */
+  readonly cancelPollMs: number
 }
+
+/**
+ * How often, in ms, a live durable run re-reads its run record for a cancel
+ * recorded elsewhere (`requestRunCancel`); the default of
+ * `withSandbox`'s `durability.cancelPollMs`. A cancel landing on any host
+ * stops a run driven on another within about this long.
+ */
+export const DEFAULT_CANCEL_POLL_MS = 1000
 
 /**
  * The durability of `withSandbox`'s runs, or `undefined` when the run is not
@@ -67,6 +78,37 @@ export function resolveSandboxDurability(options: { runs?: RunStore | undefined;
       ...(durability.journalDir !== undefined ? { journalDir: durability.journalDir } : {}),
     },
     detachable: options.detachOnDisconnect !== false,
+    cancelPollMs: durability.cancelPollMs ?? DEFAULT_CANCEL_POLL_MS,
+  }
+}
+
+/**
+ * Poll `wasCancelRequested(runs, runId)` every `intervalMs` until stopped, and
+ * call `onCancel` once when it answers `true`. Polls never overlap, the timer
+ * does not keep the process alive, and a store that cannot be read answers
+ * `false` (core's rule), so the poll simply tries again.
+ *
+ * @returns A stop function (idempotent).
+ */
+export function watchForCancel(runs: RunStore, runId: string, intervalMs: number, onCancel: () => void): () => void {
+  let stopped = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const schedule = (): void => {
+    if (stopped) return
+    timer = setTimeout(() => {
+      void wasCancelRequested(runs, runId).then((cancelled) => {
+        if (stopped) return
+        if (!cancelled) return schedule()
+        stopped = true
+        onCancel()
+      })
+    }, intervalMs)
+    timer.unref?.()
+  }
+  schedule()
+  return () => {
+    stopped = true
+    clearTimeout(timer)
   }
 }
 

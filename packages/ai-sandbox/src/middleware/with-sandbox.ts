@@ -24,7 +24,7 @@
  * Source: spec 000, "Lifecycle & resume", "Instance durability", "File-event hooks",
  * "Takeover: detached runs and single-writer safety".
  */
-import { defineChatMiddleware, DetachableRunCapability, provideDetachableRun, provideRunDetached, type AbortInfo, type ChatMiddlewareContext, type RunStore, type StreamChunk } from '@tanstack/ai'
+import { defineChatMiddleware, DetachableRunCapability, provideDetachableRun, provideRunDetached, RUN_CANCEL_REASON, type AbortInfo, type ChatMiddlewareContext, type RunStore, type StreamChunk } from '@tanstack/ai'
 import { getRunDisconnect, getSandboxRuntime, RunDisconnectCapability, SandboxRuntimeCapability, type InternalLogger } from '@tanstack/ai/adapter-internals'
 import { getLocks, LocksCapability, type LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
@@ -45,8 +45,9 @@ import { FILE_CHANGED_EVENT, startRunFileEvents, type FileEventSink, type RunFil
 import { provideSandbox, provideSandboxRunChunks, SandboxCapability, SandboxRunChunksCapability } from './capabilities.js'
 import { createRunChunks, SANDBOX_FLUSH_EVENT, type RunChunks } from './run-chunks.js'
 import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
+import { endJournaledRun } from '../harness/journal-run-end.js'
 import { provideSandboxDurability, SandboxDurabilityCapability, type SandboxDurabilityOptions } from '../durability/capability.js'
-import { clearDetach, durabilityOptionShapes, inMemoryLockWarning, isCancel, isInMemoryLock, recordDetach, resolveSandboxDurability, type ResolvedDurability } from './durability.js'
+import { clearDetach, durabilityOptionShapes, inMemoryLockWarning, isCancel, isInMemoryLock, recordDetach, resolveSandboxDurability, watchForCancel, type ResolvedDurability } from './durability.js'
 
 /** Options of {@link withSandbox}. */
 export interface SandboxMiddlewareOptions {
@@ -118,6 +119,8 @@ interface RunState {
   agentFinished?: boolean
   /** Removes the setup's abort listener. */
   forgetAbort?: () => void
+  /** Stops a durable run's poll of its record for a remote cancel. */
+  forgetCancel?: () => void
   destroying?: Promise<void>
 }
 
@@ -170,7 +173,10 @@ const optionsSchema = z
  * `sandboxKey`, and the delivery log stays open for a takeover. A cancel in
  * either band (`requestRunCancel(runs, runId)`, or aborting with
  * `RUN_CANCEL_REASON`) destroys the sandbox whatever `destroyOnComplete` or
- * `keepAlive` say. A durable run that completes clears `detachedSince`.
+ * `keepAlive` say. A live durable run re-reads its record every
+ * `durability.cancelPollMs` (default `DEFAULT_CANCEL_POLL_MS`, 1000 ms), so a
+ * cancel recorded on another host stops it (abort with `RUN_CANCEL_REASON`,
+ * sandbox destroyed) within one interval. A durable run that completes clears `detachedSince`.
  *
  * @param sandbox - A definition from `defineSandbox`.
  * @param options - Optional `instances` and `locks` stores; `runs` + `durability` (+ `detachOnDisconnect`, default `true`) for durable runs.
@@ -196,7 +202,10 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
 
   function destroyRun(state: RunState, why: string): Promise<void> {
     state.destroying ??= (async () => {
+      state.forgetCancel?.()
       await state.files?.stop({ flush: false })
+      // A durable run's agent may have been started by another host, and its journal may live outside the sandbox (local-process).
+      if (state.durable) await endJournaledRun(state.handle, { runId: state.runId, dir: state.durable.run.journalDir }, (message) => state.logger?.sandbox(`withSandbox: ${message}`))
       state.logger?.sandbox(`destroying sandbox ${state.handle.id} (${why})`)
       takeDetachedUses(sandbox, state.key) // destroy forgets every use of the key
       try {
@@ -258,6 +267,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
   function endRun(state: RunState): void {
     state.ended = true
     state.forgetAbort?.()
+    state.forgetCancel?.()
     state.chunks.close()
   }
 
@@ -324,6 +334,22 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     return state.verdict
   }
 
+  /**
+   * A cancel seen on the run record while the run is live: the verdict is a
+   * cancel, the run is aborted with `RUN_CANCEL_REASON` (core's `onAbort` then
+   * reports `cancelRequested`), the adapter's loop is woken so core sees the
+   * abort now rather than at the agent's next event, and the sandbox is
+   * destroyed, which stops the agent wherever it is.
+   */
+  function cancelFromRecord(ctx: ChatMiddlewareContext, state: RunState): void {
+    if (state.ended || state.destroying) return
+    state.logger?.sandbox(`run ${state.runId}: a cancel is recorded on its run record; stopping the run and destroying sandbox ${state.handle.id}`)
+    state.verdict = Promise.resolve(true)
+    ctx.abort(RUN_CANCEL_REASON)
+    state.chunks.tick()
+    void destroyRun(state, 'run cancelled (requestRunCancel)').catch((error: unknown) => state.logger?.errors('sandbox destroy on a recorded cancel failed', { error }))
+  }
+
   /** Setup once the run has its turn: ensure the sandbox, register the run, provide the capabilities, start the file events. */
   async function setupRun(ctx: ChatMiddlewareContext, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable }: RunSetup): Promise<void> {
     const generatedThread = sandbox.lifecycle.reuse === 'thread' && GENERATED_THREAD_ID.test(ctx.threadId)
@@ -352,6 +378,8 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       signal.addEventListener('abort', onAbort, { once: true })
       state.forgetAbort = () => signal.removeEventListener('abort', onAbort)
     }
+    // A cancel recorded on the record by another host (requestRunCancel) reaches this run within one poll.
+    if (durable) state.forgetCancel = watchForCancel(durable.run.runs, ctx.runId, durable.cancelPollMs, () => cancelFromRecord(ctx, state))
 
     provideSandbox(ctx, handle)
     provideSandboxRunChunks(ctx, state.chunks.stream)

@@ -107,3 +107,37 @@ export {
   checkJournalRefollow,
   checkJournalPollMatchesFollow,
 } from './journal/cases.js'
+
+// Durable run fields kit: core's RunStore contract with the eight fields durable runs depend on
+export { runDurableRunFieldsConformance, DURABLE_RUN_FIELDS_CHECKS } from './durable-run-fields-conformance.js'
+export type { DurableRunFieldsCheck } from './durable-run-fields-conformance.js'
+export {
+  checkRunCreate,
+  checkRunResume,
+  checkRunGetUnknown,
+  checkRunUpdateUnknown,
+  checkRunFieldsRoundTrip,
+  checkRunPatchOmittedKeyKeeps,
+  checkRunPatchUndefinedClears,
+  checkRunFindActiveRun,
+  checkRunListByThread,
+  checkRunListReclaimable,
+} from './durable-run-fields-conformance.js'
+
+// Takeover kit: two sandboxRunDrivers, one run, over a store author's RunStore, LockStore and log
+export { runTakeoverConformance, TAKEOVER_CHECKS, DEFAULT_KIT_FENCE_QUIET_MS } from './takeover-conformance.js'
+export type { TakeoverConformanceOptions, TakeoverCheck, TakeoverCheckSettings, TakeoverStores } from './takeover-conformance.js'
+export {
+  checkTakeoverSingleWriter,
+  checkTakeoverSupersededAppendRefused,
+  checkTakeoverRefusalLatches,
+  checkTakeoverLostTerminalSuppressed,
+  checkTakeoverRefusesTerminalAndUnknown,
+} from './takeover-conformance.js'
+
+// Reaper kit: probeRunExit, reapDetachedRuns, reclaimSandbox and pruneJournals over a real provider, with real detached withSandbox runs
+export { runReaperConformance, REAPER_CHECKS } from './reaper-conformance.js'
+export type { ReaperConformanceOptions, ReaperCheck } from './reaper-conformance.js'
+export { checkProbeRunExit, checkReapSweep, checkReclaimSandbox, checkPruneJournals } from './reaper-conformance.js'
+export { createReaperConformanceContext, inMemoryReaperStores, reaperAgentAdapter, reaperAgentText, reaperMarker } from './reaper-conformance.js'
+export type { ReaperConformanceContext, ReaperStores, DetachedRun, ReaperAgentScript } from './reaper-conformance.js'

@@ -8,7 +8,7 @@
  */
 import { chat, EventType, memoryStream, type StreamChunk } from '@tanstack/ai'
 import { describe, expect, it } from 'vitest'
-import { alignedIfAttaching, chunkFingerprint, createRunScopedIdGen, JournalReplayDivergedError, type SandboxRunDurability } from '../../src/index.js'
+import { alignedIfAttaching, chunkFingerprint, createRunScopedIdGen, JournalReplayDivergedError, SANDBOX_TOOL_CALL_KEY, type SandboxRunDurability } from '../../src/index.js'
 
 /** A harness-like run: tool call with parsed `input`, provider-executed metadata, a RUN_FINISHED with model and usage. */
 function rawRun(runId: string, threadId: string): StreamChunk[] {
@@ -68,6 +68,19 @@ describe('alignedIfAttaching over a log of chat() output', () => {
       const forwarded = await collect(alignedIfAttaching(replay(raw), durabilityOver(log)))
       expect(forwarded.map(chunkFingerprint), `kill after ${k} chunk(s)`).toEqual(raw.slice(k).map(chunkFingerprint))
     }
+  })
+
+  it('aligns a log written through withSandbox, whose harness TOOL_CALL_START carries the { sandboxObserved: true } marker', async () => {
+    const runId = 'run-marked'
+    const raw = rawRun(runId, 't')
+    // What withSandbox's tool history does to a provider-executed TOOL_CALL_START on its way to the log (spec 002's stored literal).
+    const delivered = (await deliveredByChat(raw, runId, 't')).map((chunk) =>
+      chunk.type === EventType.TOOL_CALL_START ? ({ ...chunk, metadata: { ...(chunk as { metadata?: object }).metadata, [SANDBOX_TOOL_CALL_KEY]: true } } as StreamChunk) : chunk,
+    )
+    const log = memoryStream({ runId })
+    await log.append(delivered.slice(0, 7))
+    const forwarded = await collect(alignedIfAttaching(replay(raw), durabilityOver(log)))
+    expect(forwarded.map(chunkFingerprint)).toEqual(raw.slice(7).map(chunkFingerprint))
   })
 
   it('still throws when the replay really differs from the log', async () => {

@@ -343,6 +343,41 @@ describe('pipeToRunLog: abort is a cancel only when one was requested', () => {
     expect(await done).toMatchObject({ status: 'aborted' })
   })
 
+  it('a cancelled run whose agent died with an error of its own (its sandbox destroyed) is aborted, not failed, and nothing more is appended', async () => {
+    const runId = newRunId()
+    const runs = new InMemoryRunStore()
+    const stream = new Channel()
+    const done = pipeToRunLog(stream, { runs, durability: memoryStream({ runId }), runId, threadId })
+    stream.push(started(runId))
+    await waitForStored(memoryStream({ runId }), 2)
+    await requestRunCancel(runs, runId)
+    stream.push(runError('the CLI was killed by SIGKILL', 'harness-exit'))
+    stream.end()
+    const record = await done
+    expect(record).toMatchObject({ status: 'aborted' })
+    expect(record?.error).toBeUndefined()
+    expect(await storedTypes(memoryStream({ runId }))).toEqual(['RUN_STARTED', 'RUN_ERROR'])
+  })
+
+  it('a cancelled run that ended after a tool-calling turn is aborted, not completed', async () => {
+    const runId = newRunId()
+    const runs = new InMemoryRunStore()
+    const stream = new Channel()
+    const done = pipeToRunLog(stream, { runs, durability: memoryStream({ runId }), runId, threadId })
+    stream.push(started(runId), finished(runId, { finishReason: 'tool_calls' }))
+    await waitForStored(memoryStream({ runId }), 3)
+    await requestRunCancel(runs, runId)
+    stream.end()
+    expect(await done).toMatchObject({ status: 'aborted' })
+  })
+
+  it('without a cancel, a stream that ends after a tool-calling turn still completes (the last RUN_FINISHED decides)', async () => {
+    const runId = newRunId()
+    const runs = new InMemoryRunStore()
+    const record = await pipeToRunLog(fromChunks([started(runId), finished(runId, { finishReason: 'tool_calls' })]), { runs, durability: memoryStream({ runId }), runId, threadId })
+    expect(record).toMatchObject({ status: 'completed' })
+  })
+
   it('a real chat() cancelled mid tool loop through its abortController and the same signal', async () => {
     const runId = newRunId()
     const runs = new InMemoryRunStore()

@@ -28,6 +28,8 @@ export interface AgentScript {
   turns: Turn[]
   /** The text turn (1-based) that holds after its first delta until `release()` or the run's abort. */
   holdTurn?: number
+  /** A held turn also ends when the agent process dies, with the RUN_ERROR a harness yields for a killed CLI. */
+  endsWithAgent?: boolean
 }
 
 /** The scripted agent and what it did. */
@@ -85,8 +87,13 @@ export function agentAdapter(script: AgentScript): Agent {
       yield c({ type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' })
       yield c({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: 'working' })
       if (script.holdTurn === turn) {
-        await Promise.race([released, aborted(signal)])
+        const agentDied = script.endsWithAgent ? died(pids[0]) : new Promise<void>(() => {})
+        await Promise.race([released, aborted(signal), agentDied])
         if (signal?.aborted) return
+        if (pids[0] !== undefined && !alive(pids[0])) {
+          yield c({ type: 'RUN_ERROR', message: 'the agent was killed', code: 'agent-exit' })
+          return
+        }
       }
       yield c({ type: 'TEXT_MESSAGE_CONTENT', messageId, delta: ' done' })
       yield c({ type: 'TEXT_MESSAGE_END', messageId })
@@ -175,6 +182,18 @@ export function warnings(): { logger: Logger; warned: string[] } {
   const warned: string[] = []
   const noop = () => undefined
   return { warned, logger: { debug: noop, info: noop, error: noop, warn: (message) => void warned.push(message) } }
+}
+
+/** Resolves once the process group `pid` is gone (polls every 20 ms). */
+function died(pid: number | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (pid === undefined) return
+    const timer = setInterval(() => {
+      if (alive(pid)) return
+      clearInterval(timer)
+      resolve()
+    }, 20)
+  })
 }
 
 /** Whether a process group is still alive. */

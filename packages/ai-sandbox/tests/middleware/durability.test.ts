@@ -13,7 +13,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { chat, InMemoryRunStore, memoryStream, requestRunCancel, RUN_CANCEL_REASON, toolDefinition, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
 import { defineLock, InMemoryLockStore, withLocks } from '@tanstack/ai/locks'
-import { SandboxConfigError, withSandbox, type SandboxProvider } from '../../src/index.js'
+import { pipeToRunLog, SandboxConfigError, withSandbox, type SandboxProvider } from '../../src/index.js'
 import { agentAdapter, alive, chatOptions, drive, probe, sandboxLab, waitFor, warnings, type Probed } from './durability-helpers.js'
 
 vi.setConfig({ testTimeout: 15_000 })
@@ -180,6 +180,43 @@ describe('detach versus cancel', () => {
     const record = await runs.get(runId)
     expect(record?.detachedSince).toBeUndefined()
     expect(record?.cancelRequested).toBe(true)
+  })
+
+  it('a cancel recorded by another host stops a run nobody aborts within one poll: sandbox destroyed, agent gone, record aborted', async () => {
+    const { runs, runId, threadId, log } = await freshRun('remote-cancel')
+    const sandbox = lab.sandbox('remote-cancel', { lifecycle: { reuse: 'thread', destroyOnComplete: false, keepAlive: '1h' } })
+    const agent = agentAdapter({ turns: ['text'], holdTurn: 1, endsWithAgent: true })
+    const seen: Probed = {}
+    const stream = chat(chatOptions({ adapter: agent.adapter, middleware: [withSandbox(sandbox, { runs, durability: { adapter: log, cancelPollMs: 100 } }), probe(seen)], runId, threadId, logger: warnings().logger }))
+    // The driver's pump, as sandboxRunDriver or a server route runs it: nobody aborts this run in-process.
+    const settled = pipeToRunLog(stream as AsyncIterable<StreamChunk>, { runs, durability: log, runId, threadId })
+    expect(await waitFor(async () => (await log.snapshot()).some((entry) => entry.chunk.type === 'TEXT_MESSAGE_CONTENT')), 'the agent is at work').toBe(true)
+    started.push(...agent.pids)
+    const cancelledAt = Date.now()
+    await requestRunCancel(runs, runId) // "another host": only the record carries it
+    const record = await settled
+    const stoppedAfterMs = Date.now() - cancelledAt
+    expect(record).toMatchObject({ status: 'aborted', cancelRequested: true })
+    expect(record?.detachedSince).toBeUndefined()
+    expect(seen.detached, 'a cancel is not a detach').toBeUndefined()
+    expect(await lab.exists(seen.handle), 'the sandbox is destroyed although the lifecycle keeps it').toBe(false)
+    expect(await waitFor(() => agent.pids.every((pid) => !alive(pid))), 'and the agent stopped').toBe(true)
+    // A hang guard, not a timing claim: the poll (100 ms) saw the cancel long before the agent's own 60 s.
+    expect(stoppedAfterMs).toBeLessThan(10_000)
+  })
+
+  it('a durable run that finishes stops polling its record', async () => {
+    const { runs, runId, threadId, log } = await freshRun('poll-stops')
+    let gets = 0
+    const counted = Object.assign(Object.create(runs) as InMemoryRunStore, { get: (id: string) => ((gets += 1), runs.get(id)) })
+    const sandbox = lab.sandbox('poll-stops')
+    const agent = agentAdapter({ turns: ['text'] })
+    const out = await drive({ adapter: agent.adapter, middleware: [withSandbox(sandbox, { runs: counted, durability: { adapter: log, cancelPollMs: 50 } })], runId, threadId, logger: warnings().logger })
+    started.push(...agent.pids)
+    expect(out.thrown).toBeUndefined()
+    const after = gets
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(gets, 'no poll after the run ended').toBe(after)
   })
 
   it('an abort with RUN_CANCEL_REASON destroys the sandbox although the lifecycle keeps it', async () => {

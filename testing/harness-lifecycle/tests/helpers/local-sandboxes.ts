@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, expect } from 'vitest'
-import { defineSandbox, type SandboxDefinition } from '@tanstack/ai-sandbox'
+import { defineSandbox, type SandboxDefinition, type SandboxDefinitionInput } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { ensureFakeAgent } from '@testing/grok-build-e2e/build-fake'
 import { FAKE_BIN, killLeftovers, newTag, type AdapterInput, type Harness, type Scenario } from './harnesses.js'
@@ -19,7 +19,7 @@ const fakeGrok = await ensureFakeAgent()
 /** The sandboxes, HOMEs and provider of one test file. */
 export interface LocalSuite {
   /** A sandbox for one test (reuse 'thread', so nothing but the run loop stops the CLI before the test ends). */
-  sandbox: (id: string) => { sandbox: SandboxDefinition; threadId: string }
+  sandbox: (id: string, extra?: { hooks?: SandboxDefinitionInput['hooks'] }) => { sandbox: SandboxDefinition; threadId: string }
   /** The adapter for `harness`'s fake CLI playing `scenario`, and the tag of its processes. */
   fake: (harness: Harness, scenario: Scenario, extra?: { env?: Record<string, string>; exitGraceMs?: number; timeoutMs?: number }) => { tag: string; adapter: any }
 }
@@ -44,8 +44,8 @@ export function localSuite(prefix: string): LocalSuite {
   })
 
   return {
-    sandbox(id) {
-      const entry = { sandbox: defineSandbox({ id, provider }), threadId: `t-${id}` }
+    sandbox(id, extra = {}) {
+      const entry = { sandbox: defineSandbox({ id, provider, ...(extra.hooks ? { hooks: extra.hooks } : {}) }), threadId: `t-${id}` }
       sandboxes.push(entry)
       return entry
     },

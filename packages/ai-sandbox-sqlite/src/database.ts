@@ -1,0 +1,128 @@
+/**
+ * Opening the database file and its schema migrations. Owns the connection
+ * settings every store relies on (WAL, `busy_timeout`) and the schema version
+ * in `PRAGMA user_version`; the stores own their queries.
+ */
+import Database from 'better-sqlite3'
+import { SqliteDatabaseError } from './errors.js'
+
+/** A better-sqlite3 connection, as the store factories take it. */
+export type SqliteDatabase = Database.Database
+
+/** How long, in ms, a statement waits for another process's write lock before failing with `SQLITE_BUSY`. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000
+
+/**
+ * The schema, one entry per version: entry `i` migrates version `i` to `i + 1`.
+ * Append new versions; never edit a shipped one.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE runs (
+    run_id TEXT NOT NULL PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    finished_at INTEGER,
+    error TEXT,
+    usage TEXT,
+    sandbox_key TEXT,
+    detached_since INTEGER,
+    cancel_requested INTEGER,
+    driver_epoch INTEGER
+  );
+  CREATE INDEX runs_by_thread ON runs (thread_id, started_at);
+  CREATE INDEX runs_detached ON runs (detached_since) WHERE status = 'running' AND detached_since IS NOT NULL;
+  CREATE TABLE locks (
+    key TEXT NOT NULL PRIMARY KEY,
+    holder TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE instances (
+    key TEXT NOT NULL PRIMARY KEY,
+    provider TEXT NOT NULL,
+    provider_sandbox_id TEXT NOT NULL,
+    latest_snapshot_id TEXT,
+    thread_id TEXT NOT NULL,
+    latest_run_id TEXT,
+    updated_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE stream_logs (
+    run_id TEXT NOT NULL PRIMARY KEY,
+    closed_at INTEGER
+  ) WITHOUT ROWID;
+  CREATE TABLE stream_chunks (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    chunk TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+  ) WITHOUT ROWID;
+  `,
+]
+
+/** The schema version this package writes (`PRAGMA user_version` after migrating). */
+export const SCHEMA_VERSION = MIGRATIONS.length
+
+/** Options of {@link openSqliteDatabase}. */
+export interface OpenSqliteDatabaseOptions {
+  /** ms a statement waits for another process's write lock (SQLite `busy_timeout`). Default {@link DEFAULT_BUSY_TIMEOUT_MS}. */
+  busyTimeoutMs?: number
+}
+
+/**
+ * Open (creating it if missing) the database file the stores share, switch it
+ * to WAL with `synchronous = NORMAL` (a committed write survives a crash of
+ * the process; only a power loss can drop the last commits), set
+ * `busy_timeout`, and migrate the schema to {@link SCHEMA_VERSION} inside one
+ * `BEGIN IMMEDIATE` transaction, so processes opening the file at once
+ * migrate it exactly once.
+ *
+ * @param path - The database file; its directory must exist. `:memory:` gives a private database (one connection only, no sharing).
+ * @returns The open connection; close it with `db.close()`.
+ * @throws SqliteDatabaseError `open-failed` when the file cannot be opened or is not a SQLite database, `schema-too-new` when a newer version of this package migrated it.
+ */
+export function openSqliteDatabase(path: string, options: OpenSqliteDatabaseOptions = {}): SqliteDatabase {
+  let db: SqliteDatabase
+  try {
+    db = new Database(path, { timeout: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS })
+  } catch (cause) {
+    throw new SqliteDatabaseError('open-failed', path, `Cannot open the SQLite database ${JSON.stringify(path)}: ${messageOf(cause)}. Check that its directory exists and is writable.`, { cause })
+  }
+  try {
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = NORMAL')
+    migrate(db, path)
+    return db
+  } catch (cause) {
+    db.close()
+    if (SqliteDatabaseError.isInstance(cause)) throw cause
+    throw new SqliteDatabaseError('open-failed', path, `Cannot set up the SQLite database ${JSON.stringify(path)}: ${messageOf(cause)}. Check that it is a SQLite file this process may write.`, { cause })
+  }
+}
+
+function migrate(db: SqliteDatabase, path: string): void {
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number
+    if (version > SCHEMA_VERSION) {
+      throw new SqliteDatabaseError(
+        'schema-too-new',
+        path,
+        `The SQLite database ${JSON.stringify(path)} has schema version ${version}, newer than the ${SCHEMA_VERSION} this version of @tanstack/ai-sandbox-sqlite knows. Upgrade @tanstack/ai-sandbox-sqlite in every process that opens it.`,
+      )
+    }
+    for (let next = version; next < SCHEMA_VERSION; next++) db.exec(MIGRATIONS[next]!)
+    if (version !== SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`)
+  }).immediate()
+}
+
+/**
+ * Throw {@link SqliteDatabaseError} `closed` when `db` was closed, so a call
+ * after `close()` fails with a typed error instead of better-sqlite3's TypeError.
+ */
+export function assertOpen(db: SqliteDatabase): void {
+  if (!db.open) throw new SqliteDatabaseError('closed', db.name, `The SQLite stores on ${JSON.stringify(db.name)} are closed. Create new stores with createSqliteStores() to keep using the database.`)
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

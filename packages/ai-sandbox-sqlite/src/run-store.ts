@@ -1,0 +1,130 @@
+/**
+ * The `RunStore` over the `runs` table: every method core declares, with the
+ * key-presence patch rule and the orderings of core's `InMemoryRunStore`.
+ * `error` and `usage` are JSON columns; a row whose status is not a
+ * `RunStatus` is refused (core's `isRunStatus`), never handed on.
+ */
+import { isRunStatus, type RunRecord, type RunStatus, type RunStore } from '@tanstack/ai'
+import type { Statement } from 'better-sqlite3'
+import { assertOpen, type SqliteDatabase } from './database.js'
+import { SqliteDatabaseError } from './errors.js'
+
+/** The patch `RunStore.update` takes. */
+type RunPatch = Parameters<RunStore['update']>[1]
+
+interface RunRow {
+  run_id: string
+  thread_id: string
+  status: string
+  started_at: number
+  finished_at: number | null
+  error: string | null
+  usage: string | null
+  sandbox_key: string | null
+  detached_since: number | null
+  cancel_requested: number | null
+  driver_epoch: number | null
+}
+
+/** Each patchable field, its column, and how its value is stored. */
+const PATCH_COLUMNS: ReadonlyArray<readonly [keyof RunPatch, string, (value: unknown) => unknown]> = [
+  ['status', 'status', (v) => v],
+  ['finishedAt', 'finished_at', (v) => v],
+  ['error', 'error', (v) => JSON.stringify(v)],
+  ['usage', 'usage', (v) => JSON.stringify(v)],
+  ['sandboxKey', 'sandbox_key', (v) => v],
+  ['detachedSince', 'detached_since', (v) => v],
+  ['cancelRequested', 'cancel_requested', (v) => (v ? 1 : 0)],
+  ['driverEpoch', 'driver_epoch', (v) => v],
+]
+
+/** A `RunStore` with the optional methods present. */
+export type SqliteRunStore = Required<RunStore>
+
+/**
+ * The `RunStore` of `createSqliteStores`, over an open database (see
+ * `openSqliteDatabase`). Several processes may share the file: every call is
+ * one statement or one transaction.
+ *
+ * - `createOrResume` inserts, or returns the stored record unchanged.
+ * - `update` applies only the keys present in the patch: an omitted key is
+ *   untouched, a key set to `undefined` clears the field (except `status`,
+ *   which a record always has: `status: undefined` leaves it). An unknown run is a no-op.
+ * - `findActiveRun` returns the `'running'` run of the thread with the greatest
+ *   `startedAt` (the first stored wins a tie), `listByThread` is ascending by
+ *   `startedAt`, `listReclaimable` has an inclusive cutoff (`detachedSince <= now - ttlMs`).
+ *
+ * @param db - An open database from `openSqliteDatabase`.
+ * @throws SqliteDatabaseError `closed` after the database was closed, `corrupt-row` for a row with an unknown status.
+ */
+export function sqliteRunStore(db: SqliteDatabase): SqliteRunStore {
+  const insert = db.prepare<[string, string, string, number]>('INSERT INTO runs (run_id, thread_id, status, started_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING')
+  const byId = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE run_id = ?')
+  const byThread = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE thread_id = ? ORDER BY started_at ASC, rowid ASC')
+  const active = db.prepare<[string], RunRow>("SELECT * FROM runs WHERE thread_id = ? AND status = 'running' ORDER BY started_at DESC, rowid ASC LIMIT 1")
+  const reclaimable = db.prepare<[number], RunRow>("SELECT * FROM runs WHERE status = 'running' AND detached_since IS NOT NULL AND detached_since <= ? ORDER BY rowid ASC")
+  // One prepared UPDATE per set of patched columns (at most 2^8 shapes).
+  const updates = new Map<string, Statement<unknown[]>>()
+  const createOrResume = db.transaction((input: { runId: string; threadId: string; startedAt: number; status: RunStatus }) => {
+    insert.run(input.runId, input.threadId, input.status, input.startedAt)
+    return byId.get(input.runId)!
+  })
+
+  return {
+    async createOrResume(input) {
+      assertOpen(db)
+      return toRecord(db, createOrResume.immediate({ runId: input.runId, threadId: input.threadId, startedAt: input.startedAt, status: input.status ?? 'running' }))
+    },
+    async update(runId, patch) {
+      assertOpen(db)
+      const sets: string[] = []
+      const values: unknown[] = []
+      for (const [field, column, encode] of PATCH_COLUMNS) {
+        if (!Object.hasOwn(patch, field)) continue
+        const value = patch[field]
+        // `status` is required on a record, so an explicit undefined leaves it as it is.
+        if (field === 'status' && value === undefined) continue
+        sets.push(`${column} = ?`)
+        values.push(value === undefined ? null : encode(value))
+      }
+      if (sets.length === 0) return
+      const sql = `UPDATE runs SET ${sets.join(', ')} WHERE run_id = ?`
+      let statement = updates.get(sql)
+      if (statement === undefined) updates.set(sql, (statement = db.prepare<unknown[]>(sql)))
+      statement.run(...values, runId)
+    },
+    async get(runId) {
+      assertOpen(db)
+      const row = byId.get(runId)
+      return row === undefined ? null : toRecord(db, row)
+    },
+    async listByThread(threadId) {
+      assertOpen(db)
+      return byThread.all(threadId).map((row) => toRecord(db, row))
+    },
+    async listReclaimable({ now, ttlMs }) {
+      assertOpen(db)
+      return reclaimable.all(now - ttlMs).map((row) => toRecord(db, row))
+    },
+    async findActiveRun(threadId) {
+      assertOpen(db)
+      const row = active.get(threadId)
+      return row === undefined ? null : toRecord(db, row)
+    },
+  }
+}
+
+function toRecord(db: SqliteDatabase, row: RunRow): RunRecord {
+  if (!isRunStatus(row.status)) {
+    throw new SqliteDatabaseError('corrupt-row', db.name, `Run ${JSON.stringify(row.run_id)} has status ${JSON.stringify(row.status)} in the runs table, which is not a RunStatus. Fix or delete the row.`)
+  }
+  const record: RunRecord = { runId: row.run_id, threadId: row.thread_id, status: row.status, startedAt: row.started_at }
+  if (row.finished_at !== null) record.finishedAt = row.finished_at
+  if (row.error !== null) record.error = JSON.parse(row.error) as RunRecord['error']
+  if (row.usage !== null) record.usage = JSON.parse(row.usage) as RunRecord['usage']
+  if (row.sandbox_key !== null) record.sandboxKey = row.sandbox_key
+  if (row.detached_since !== null) record.detachedSince = row.detached_since
+  if (row.cancel_requested !== null) record.cancelRequested = row.cancel_requested === 1
+  if (row.driver_epoch !== null) record.driverEpoch = row.driver_epoch
+  return record
+}

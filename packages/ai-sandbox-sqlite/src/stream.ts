@@ -1,0 +1,246 @@
+/**
+ * A run's delivery-durability log over `stream_chunks` and `stream_logs`:
+ * 0-based integer offsets as strings, one transaction per batch, a tail that
+ * polls the file every `pollMs` (and wakes at once for appends made through
+ * the same connection). Mirrors the observable contract of core's
+ * `memoryStream`, including the from-start join's first-chunk deadline.
+ */
+import { resolveResumeRunId, type StreamChunk, type UpsertableStreamDurability } from '@tanstack/ai'
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { assertOpen, type SqliteDatabase } from './database.js'
+import { SqliteStreamError } from './errors.js'
+
+/** Default ms between two looks at the file while a `read` tails an open log. */
+export const DEFAULT_STREAM_POLL_MS = 25
+
+/** Default ms a from-start join waits for a run's first chunk before failing (core's `memoryStream` default). */
+export const DEFAULT_FIRST_CHUNK_DEADLINE_MS = 100
+
+/** Chunks fetched per query while a `read` catches up, so a long log is never loaded at once. */
+const READ_PAGE = 512
+
+/** Where a run's log is attached: the run id and the offset a consumer resumes after (`null`: a producer). */
+export interface SqliteStreamInit {
+  /** The run. Non-empty, no CR or LF. */
+  runId: string
+  /** The offset `resumeFrom()` returns: `'-1'` (from the start), `'now'` (only what comes next), or an offset this log returned. Default `null`. */
+  offset?: string | null
+}
+
+/** Options of {@link sqliteStream}. */
+export interface SqliteStreamOptions {
+  /** ms between two looks at the file while tailing (default {@link DEFAULT_STREAM_POLL_MS}). */
+  pollMs?: number
+  /** ms a from-start join of a run with nothing stored waits for its first chunk (default {@link DEFAULT_FIRST_CHUNK_DEADLINE_MS}). */
+  firstChunkDeadlineMs?: number
+}
+
+/** A stored entry of the log. */
+type Entry = { offset: string; chunk: StreamChunk }
+
+interface ChunkRow {
+  seq: number
+  chunk: string
+}
+
+/** Wake-ups for readers of one connection, so an in-process append does not wait for the next poll. */
+const wakers = new WeakMap<SqliteDatabase, Map<string, Set<() => void>>>()
+
+function wake(db: SqliteDatabase, runId: string): void {
+  const set = wakers.get(db)?.get(runId)
+  if (set) for (const fn of [...set]) fn()
+}
+
+/** Wait until `ms` pass, an in-process append or close on `runId` happens, or `signal` aborts. */
+async function waitForChange(db: SqliteDatabase, runId: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  let byRun = wakers.get(db)
+  if (byRun === undefined) wakers.set(db, (byRun = new Map()))
+  let set = byRun.get(runId)
+  if (set === undefined) byRun.set(runId, (set = new Set()))
+  const early = new AbortController()
+  const onAbort = (): void => early.abort()
+  set.add(onAbort)
+  signal?.addEventListener('abort', onAbort, { once: true })
+  try {
+    await sleep(ms, undefined, { signal: early.signal }).catch(() => undefined)
+  } finally {
+    signal?.removeEventListener('abort', onAbort)
+    set.delete(onAbort)
+    if (set.size === 0) byRun.delete(runId)
+  }
+}
+
+function readResumeOffset(request: Request): string | null {
+  const header = request.headers.get('Last-Event-ID')
+  if (header) return header
+  try {
+    return new URL(request.url).searchParams.get('offset')
+  } catch {
+    return null
+  }
+}
+
+function checkRunId(runId: string): string {
+  if (runId.length === 0 || /[\r\n]/.test(runId)) {
+    throw new SqliteStreamError('invalid-run-id', runId, `Invalid runId ${JSON.stringify(runId)}: it must be non-empty and contain no CR or LF.`)
+  }
+  return runId
+}
+
+/** The sequence number an offset names, or `undefined` when it is not one this log mints. */
+function seqOf(offset: string): number | undefined {
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(offset)) return undefined
+  const seq = Number(offset)
+  return Number.isSafeInteger(seq) ? seq : undefined
+}
+
+/**
+ * The stream log of one run in the shared database: a `StreamDurability`
+ * (with `upsert`, so an `UpsertableStreamDurability`) for core's durable
+ * responses and `withSandbox`'s `durability.adapter`, readable from any
+ * process that opens the file.
+ *
+ * - The run id comes from `source.runId`, or from a Request through core's
+ *   `resolveResumeRunId` (`X-Run-Id`, then `?runId`); a Request naming none
+ *   gets a fresh UUID, as `memoryStream` does for a new producer.
+ * - `resumeFrom()` is the Request's `Last-Event-ID` header, then `?offset`, or
+ *   the init's `offset`, else `null`.
+ * - `append` stores a batch in one transaction and returns one offset per
+ *   chunk: `'0'`, `'1'`, … in append order.
+ * - `read(offset, signal)` yields entries strictly after `offset` (`'-1'`: from
+ *   the start, `'now'`: after the current tail) and tails until the log is
+ *   closed or `signal` aborts, looking at the file every `pollMs`. On a run
+ *   with nothing stored, a from-start join waits `firstChunkDeadlineMs` for a
+ *   first chunk and then throws `no-data`; any other offset throws `unknown-run`.
+ * - `snapshot()` returns everything stored now and never waits (`[]` for an unknown run).
+ * - `close()` marks the log closed, which ends every reader in every process.
+ * - `upsert(entries)` re-stores entries at offsets already returned (replacing
+ *   the chunk) and appends new ones at exactly the next offsets, all or nothing.
+ *
+ * @param db - An open database from `openSqliteDatabase`.
+ * @param source - The incoming Request, or `{ runId, offset? }`.
+ * @throws SqliteStreamError `invalid-run-id` for an empty run id or one with CR/LF; `invalid-offset`, `unknown-run`, `no-data` from `read`; `invalid-upsert` from `upsert`.
+ * @throws SqliteDatabaseError `closed` from any call after the database was closed.
+ */
+export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamInit, options: SqliteStreamOptions = {}): UpsertableStreamDurability {
+  const pollMs = options.pollMs ?? DEFAULT_STREAM_POLL_MS
+  const firstChunkDeadlineMs = options.firstChunkDeadlineMs ?? DEFAULT_FIRST_CHUNK_DEADLINE_MS
+  const resumeOffset = source instanceof Request ? readResumeOffset(source) : (source.offset ?? null)
+  const runId = checkRunId(source instanceof Request ? (resolveResumeRunId(source) ?? randomUUID()) : source.runId)
+
+  const tailSeq = db.prepare<[string], { tail: number | null }>('SELECT MAX(seq) AS tail FROM stream_chunks WHERE run_id = ?')
+  const insert = db.prepare<[string, number, string]>('INSERT INTO stream_chunks (run_id, seq, chunk) VALUES (?, ?, ?)')
+  const replace = db.prepare<[string, string, number]>('UPDATE stream_chunks SET chunk = ? WHERE run_id = ? AND seq = ?')
+  const exists = db.prepare<[string, number], { one: number }>('SELECT 1 AS one FROM stream_chunks WHERE run_id = ? AND seq = ?')
+  const page = db.prepare<[string, number, number], ChunkRow>('SELECT seq, chunk FROM stream_chunks WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?')
+  const all = db.prepare<[string], ChunkRow>('SELECT seq, chunk FROM stream_chunks WHERE run_id = ? ORDER BY seq')
+  const closedAt = db.prepare<[string], { closed_at: number | null }>('SELECT closed_at FROM stream_logs WHERE run_id = ?')
+  const markClosed = db.prepare<[string, number]>('INSERT INTO stream_logs (run_id, closed_at) VALUES (?, ?) ON CONFLICT (run_id) DO UPDATE SET closed_at = COALESCE(closed_at, excluded.closed_at)')
+
+  const appendBatch = db.transaction((chunks: readonly StreamChunk[]): string[] => {
+    const first = (tailSeq.get(runId)?.tail ?? -1) + 1
+    return chunks.map((chunk, index) => {
+      insert.run(runId, first + index, JSON.stringify(chunk))
+      return String(first + index)
+    })
+  })
+  const upsertBatch = db.transaction((entries: ReadonlyArray<{ chunk: StreamChunk; offset: string }>): string[] => {
+    // Validate the whole batch before writing anything.
+    let planned = tailSeq.get(runId)?.tail ?? -1
+    const seen = new Set<number>()
+    const plan = Array.from(entries, (entry, index) => {
+      if (entry === undefined) throw new SqliteStreamError('invalid-upsert', runId, `upsert: entries[${index}] is missing; entries must be dense.`)
+      const seq = seqOf(entry.offset)
+      if (seq === undefined) throw new SqliteStreamError('invalid-upsert', runId, `upsert: entries[${index}].offset ${JSON.stringify(entry.offset)} is not an offset this log mints (a non-negative integer as a string).`)
+      if (seen.has(seq)) throw new SqliteStreamError('invalid-upsert', runId, `upsert: entries[${index}].offset ${JSON.stringify(entry.offset)} is repeated within the batch; each offset may appear at most once.`)
+      seen.add(seq)
+      if (exists.get(runId, seq) !== undefined) return { seq, chunk: entry.chunk, stored: true }
+      if (seq !== planned + 1) {
+        throw new SqliteStreamError('invalid-upsert', runId, `upsert: entries[${index}].offset ${JSON.stringify(entry.offset)} is not stored yet and is not the next offset ${planned + 1}; a new entry must come right after the tail.`)
+      }
+      planned = seq
+      return { seq, chunk: entry.chunk, stored: false }
+    })
+    for (const step of plan) {
+      if (step.stored) replace.run(JSON.stringify(step.chunk), runId, step.seq)
+      else insert.run(runId, step.seq, JSON.stringify(step.chunk))
+    }
+    return plan.map((step) => String(step.seq))
+  })
+  const fetchPage = db.transaction((after: number): { rows: ChunkRow[]; closed: boolean } => {
+    // Closed is read first, in the same snapshot: a close seen here follows every append it ends.
+    const closed = closedAt.get(runId)?.closed_at != null
+    return { rows: page.all(runId, after, READ_PAGE), closed }
+  })
+
+  const toEntry = (row: ChunkRow): Entry => ({ offset: String(row.seq), chunk: JSON.parse(row.chunk) as StreamChunk })
+
+  return {
+    resumeFrom: () => resumeOffset,
+    async append(chunks) {
+      assertOpen(db)
+      if (chunks.length === 0) return []
+      const offsets = appendBatch.immediate(chunks)
+      wake(db, runId)
+      return offsets
+    },
+    async upsert(entries) {
+      assertOpen(db)
+      const offsets = upsertBatch.immediate(entries)
+      wake(db, runId)
+      return offsets
+    },
+    async snapshot() {
+      assertOpen(db)
+      return all.all(runId).map(toEntry)
+    },
+    async close() {
+      assertOpen(db)
+      markClosed.run(runId, Date.now())
+      wake(db, runId)
+    },
+    read: async function* (offset, signal) {
+      assertOpen(db)
+      const fromStart = offset === '-1' || offset === 'now'
+      let after: number
+      if (offset === '-1') after = -1
+      else if (offset === 'now') after = tailSeq.get(runId)?.tail ?? -1
+      else {
+        const seq = seqOf(offset)
+        if (seq === undefined) throw new SqliteStreamError('invalid-offset', runId, `Invalid offset ${JSON.stringify(offset)} for run ${JSON.stringify(runId)}: expected '-1', 'now' or an offset this log returned.`)
+        after = seq
+      }
+      let first = fetchPage(after)
+      if (first.rows.length === 0 && !first.closed && tailSeq.get(runId)?.tail == null) {
+        // Nothing stored for this run: only a from-start join may wait, and only for the first chunk.
+        if (!fromStart) throw new SqliteStreamError('unknown-run', runId, `Unknown run ${JSON.stringify(runId)}: its stream log has nothing stored to resume after offset ${JSON.stringify(offset)}.`)
+        const deadline = Date.now() + firstChunkDeadlineMs
+        while (first.rows.length === 0 && !first.closed) {
+          if (signal?.aborted) return
+          const left = deadline - Date.now()
+          if (left <= 0) throw new SqliteStreamError('no-data', runId, `Run ${JSON.stringify(runId)} stored no chunk within ${firstChunkDeadlineMs}ms (firstChunkDeadlineMs).`)
+          await waitForChange(db, runId, Math.min(pollMs, left), signal)
+          assertOpen(db)
+          first = fetchPage(after)
+        }
+      }
+      let batch = first
+      for (;;) {
+        for (const row of batch.rows) {
+          if (signal?.aborted) return
+          after = row.seq
+          yield toEntry(row)
+        }
+        if (signal?.aborted) return
+        if (batch.rows.length === 0) {
+          if (batch.closed) return
+          await waitForChange(db, runId, pollMs, signal)
+          if (signal?.aborted) return
+        }
+        assertOpen(db)
+        batch = fetchPage(after)
+      }
+    },
+  }
+}

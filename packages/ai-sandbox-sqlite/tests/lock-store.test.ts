@@ -1,0 +1,132 @@
+// The leased SQLite LockStore within one process, over two connections to one
+// file (the cross-process proofs are in multi-process.test.ts): exclusion,
+// renewal past the lease, release of its own row only, and the signal that
+// aborts when the lease is lost.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { describe, expect, it } from 'vitest'
+import { SqliteDatabaseError, SqliteLockLostError } from '../src/index.js'
+import { tempDatabases } from './helpers/temp-db.js'
+
+const dbs = tempDatabases()
+
+function lockRows(stores: ReturnType<typeof dbs.open>): Array<{ key: string; holder: string; expires_at: number }> {
+  return stores.db.prepare('SELECT key, holder, expires_at FROM locks ORDER BY key').all() as Array<{ key: string; holder: string; expires_at: number }>
+}
+
+describe('sqliteLockStore', () => {
+  it('never lets two callers in at once, across two connections', async () => {
+    const path = dbs.path()
+    const a = dbs.open({ path })
+    const b = dbs.open({ path })
+    let inside = 0
+    let maxInside = 0
+    const entries: number[] = []
+    const enter = async (i: number): Promise<number> => {
+      inside++
+      maxInside = Math.max(maxInside, inside)
+      entries.push(i)
+      await sleep(2)
+      inside--
+      return i
+    }
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).locks.withLock('k', () => enter(i))))
+    expect(maxInside).toBe(1)
+    expect(results).toEqual(Array.from({ length: 20 }, (_, i) => i))
+    expect(entries.sort((x, y) => x - y)).toEqual(results)
+    expect(lockRows(a)).toEqual([])
+  })
+
+  it('keys are independent', async () => {
+    const stores = dbs.open()
+    const order: string[] = []
+    await Promise.all([
+      stores.locks.withLock('x', async () => {
+        order.push('x in')
+        await sleep(50)
+        order.push('x out')
+      }),
+      stores.locks.withLock('y', async () => {
+        order.push('y in')
+        order.push('y out')
+      }),
+    ])
+    expect(order).toEqual(['x in', 'y in', 'y out', 'x out'])
+  })
+
+  it('rethrows the callback error and releases the key', async () => {
+    const stores = dbs.open()
+    await expect(stores.locks.withLock('k', () => Promise.reject(new Error('inner')))).rejects.toThrow('inner')
+    expect(lockRows(stores)).toEqual([])
+    await expect(stores.locks.withLock('k', async () => 'next')).resolves.toBe('next')
+  })
+
+  it('renews the lease while the callback runs past leaseMs; the signal stays quiet', async () => {
+    const path = dbs.path()
+    const a = dbs.open({ path, leaseMs: 300 })
+    const b = dbs.open({ path, leaseMs: 300 })
+    let bEnteredAt = 0
+    let aLeftAt = 0
+    const aHeld = a.locks.withLock('k', async (signal) => {
+      await sleep(1000)
+      aLeftAt = Date.now()
+      expect(signal.aborted).toBe(false)
+    })
+    await sleep(10)
+    await b.locks.withLock('k', async () => {
+      bEnteredAt = Date.now()
+    })
+    await aHeld
+    expect(bEnteredAt).toBeGreaterThanOrEqual(aLeftAt)
+  })
+
+  it('aborts the signal with reason "taken" when another holder has the key', async () => {
+    const stores = dbs.open({ leaseMs: 60 })
+    const reason = await stores.locks.withLock('k', async (signal) => {
+      // Forge what a successor does after the lease expired: the row now names another holder.
+      stores.db.prepare("UPDATE locks SET holder = 'someone-else' WHERE key = 'k'").run()
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+      return signal.reason as unknown
+    })
+    expect(SqliteLockLostError.isInstance(reason) && reason.reason).toBe('taken')
+    // Release removed nothing that was not its own.
+    expect(lockRows(stores).map((row) => row.holder)).toEqual(['someone-else'])
+  })
+
+  it('aborts with "expired" when the event loop was blocked past the lease, and a waiter takes the key meanwhile', async () => {
+    const path = dbs.path()
+    const a = dbs.open({ path, leaseMs: 60 })
+    const b = dbs.open({ path, leaseMs: 60 })
+    const reason = await a.locks.withLock('k', async (signal) => {
+      const spinUntil = Date.now() + 150
+      while (Date.now() < spinUntil) {
+        // blocked: no renewal can run
+      }
+      // The lease is gone in the file; another connection takes the key before this holder's timers run.
+      await b.locks.withLock('k', async () => undefined)
+      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+      return signal.reason as unknown
+    })
+    expect(SqliteLockLostError.isInstance(reason) && reason.reason).toBe('expired')
+  })
+
+  it('aborts with "renewal-failed" when the database is closed under a holder', async () => {
+    const stores = dbs.open({ leaseMs: 60 })
+    const reason = await stores.locks.withLock('k', async (signal) => {
+      stores.close()
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+      return signal.reason as unknown
+    })
+    expect(SqliteLockLostError.isInstance(reason) && reason.reason).toBe('renewal-failed')
+    const error = await stores.locks.withLock('k', async () => undefined).catch((e: unknown) => e)
+    expect(SqliteDatabaseError.isInstance(error) && error.reason).toBe('closed')
+  })
+
+  it('takes a key whose holder left an expired row behind', async () => {
+    const stores = dbs.open({ leaseMs: 1000 })
+    const expiresAt = Date.now() + 100
+    stores.db.prepare('INSERT INTO locks (key, holder, expires_at) VALUES (?, ?, ?)').run('k', 'dead-holder', expiresAt)
+    const enteredAt = await stores.locks.withLock('k', async () => Date.now())
+    expect(enteredAt).toBeGreaterThanOrEqual(expiresAt)
+    expect(lockRows(stores)).toEqual([])
+  })
+})

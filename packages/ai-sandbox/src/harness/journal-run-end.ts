@@ -1,0 +1,64 @@
+/**
+ * The end of a journaled run that its reader did not see to the sentinel: the
+ * run's process tag (derived from its id, so any host can recompute it), and
+ * `endJournaledRun`, which stops the run's processes and deletes its journal.
+ * Used by the harness when a run ends on this host without a detach (a
+ * timeout, a grace stop, a consumer that left) and by `withSandbox` before it
+ * destroys the sandbox of a cancelled durable run: a provider whose sandboxes
+ * share the host (local-process) cannot stop what another host started, and
+ * keeps the journal outside the sandbox folder. Internal.
+ * Source: spec 000 "Durable runs (the run journal)", "Cleanup".
+ */
+import { createHash } from 'node:crypto'
+import type { SandboxHandle } from '../contracts/handle.js'
+import { journalCleanupCommand, journalExitProbeCommand, journalPaths, parseJournalExit } from '../journal/commands.js'
+import { stopTaggedProcesses } from './stop-run-processes.js'
+
+/** How long the end of a journaled run waits for the agent's shell to write its sentinel before the journal is deleted anyway, in ms. */
+const JOURNAL_FINISH_WAIT_MS = 3000
+
+/** The process tag of a journaled run: the same on every host, so a host that attaches later can stop what the first one started. */
+export function journalRunTag(runId: string): string {
+  return `journal-${createHash('sha256').update(runId).digest('hex').slice(0, 32)}`
+}
+
+/**
+ * Delete the journal of a run that ended without its reader seeing the
+ * sentinel: wait for the sentinel first (the agent was just stopped; a late
+ * sentinel would otherwise recreate the file), up to 3 s, then delete. Never
+ * rejects; a failure goes to `log`.
+ *
+ * @param journal - The run's id and journal folder (default `DEFAULT_JOURNAL_DIR`).
+ */
+export async function finishJournal(handle: SandboxHandle, journal: { runId: string; dir?: string | undefined }, log: (message: string) => void): Promise<void> {
+  const paths = journalPaths(journal.runId, journal.dir)
+  const deadline = Date.now() + JOURNAL_FINISH_WAIT_MS
+  try {
+    for (;;) {
+      const probe = await handle.process.exec(journalExitProbeCommand(paths, 4096))
+      const state = parseJournalExit(probe.stdout).state
+      if (state !== 'running' || Date.now() > deadline) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    await handle.process.exec(journalCleanupCommand(paths))
+  } catch (error) {
+    log(`could not delete the journal of run ${journal.runId}: ${String(error)}`)
+  }
+}
+
+/**
+ * Stop every process of a journaled run (its tag), then delete its journal
+ * ({@link finishJournal}). A run with no journal costs two commands that find
+ * nothing. Never rejects; a failure goes to `log`. A sandbox without `exec`
+ * has nothing this can do.
+ */
+export async function endJournaledRun(handle: SandboxHandle, journal: { runId: string; dir?: string | undefined }, log: (message: string) => void): Promise<void> {
+  if (!handle.capabilities.exec) return
+  try {
+    const stopped = await stopTaggedProcesses(handle, journalRunTag(journal.runId))
+    if (stopped) log(`stopped the processes of run ${journal.runId} (${stopped})`)
+  } catch (error) {
+    log(`could not stop the processes of run ${journal.runId}: ${String(error)}`)
+  }
+  await finishJournal(handle, journal, log)
+}

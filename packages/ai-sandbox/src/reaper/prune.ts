@@ -1,0 +1,174 @@
+/**
+ * `pruneJournals`: bound the journals nothing else deletes. A run that ends
+ * while detached has no reader to see its sentinel, so its journal stays in
+ * the sandbox's journal folder. This sweep lists that folder (with the
+ * sandbox's own clock), asks the run store about each run id it decodes, and
+ * deletes ONLY the journals whose runs the store proves terminal; everything
+ * it cannot prove dead is kept, because deleting a live run's journal makes
+ * it unresumable, with no undo. Invariant: total; once its options are
+ * valid it resolves and never rejects. Source: spec 000 "Cleanup".
+ */
+import { isTerminalRunStatus, type RunStore } from '@tanstack/ai'
+import type { InternalLogger } from '@tanstack/ai/adapter-internals'
+import { z } from 'zod'
+import type { SandboxHandle } from '../contracts/handle.js'
+import { parseOptions } from '../definition/validate.js'
+import { loggerSchema } from '../durability/run-log.js'
+import { DEFAULT_JOURNAL_DIR, journalCleanupCommand, journalMtimeListCommand, journalPaths, parseJournalMtimeListing, type JournalDirEntry } from '../journal/commands.js'
+
+/** A journal younger than this (by its mtime, on the sandbox clock) is kept whatever its record says: 1 hour, in ms. Default of `orphanTtlMs`. */
+export const DEFAULT_ORPHAN_TTL_MS = 60 * 60 * 1000
+
+/** Most journals one sweep deletes; the rest wait for the next sweep. Default of `maxDeletes`. */
+export const DEFAULT_MAX_DELETES = 100
+
+/**
+ * Why a journal was kept.
+ *
+ * - `undecodable`: its file name is not one `encodeRunId` writes, so no run id can be trusted from it.
+ * - `too-young`: modified less than `orphanTtlMs` ago (the run may still be writing or reading it).
+ * - `unknown-run`: the run store has no record of its run (nothing proves it dead).
+ * - `non-terminal`: its run is `running` or `interrupted`.
+ * - `store-failed`: the run store could not be read for it.
+ * - `max-deletes`: it could be deleted, but this sweep reached `maxDeletes`.
+ */
+export type KeptJournalReason = 'undecodable' | 'too-young' | 'unknown-run' | 'non-terminal' | 'store-failed' | 'max-deletes'
+
+/** A journal the sweep kept. */
+export interface KeptJournal {
+  /** Absolute path of the `.ndjson` file inside the sandbox. */
+  readonly path: string
+  /** The run id its name decodes to (absent for `undecodable`). */
+  readonly runId?: string
+  readonly reason: KeptJournalReason
+}
+
+/** Something the sweep could not do: list the folder, or delete one journal. */
+export interface PruneJournalsFailure {
+  readonly stage: 'list' | 'delete'
+  /** The journal, for `delete`. */
+  readonly path?: string
+  readonly runId?: string
+  readonly error: unknown
+}
+
+/** What one prune did. */
+export interface PruneJournalsResult {
+  /** The run ids whose journal (and `.err` sidecar) was deleted. */
+  readonly deleted: readonly string[]
+  readonly kept: readonly KeptJournal[]
+  readonly failures: readonly PruneJournalsFailure[]
+}
+
+/** Options of {@link pruneJournals}. */
+export interface PruneJournalsOptions {
+  /** A sandbox whose journal folder to sweep (capability `exec`). On a provider whose sandboxes share the host's `/tmp` (local-process) any one of them sees every journal. */
+  handle: SandboxHandle
+  /** The SAME `RunStore` the chat routes use: the only authority on whether a run is over. */
+  runs: RunStore
+  /** Absolute journal folder, as given to `withSandbox`'s `durability.journalDir`. Default `DEFAULT_JOURNAL_DIR`. */
+  journalDir?: string
+  /** Keep journals modified less than this many ms ago. Default {@link DEFAULT_ORPHAN_TTL_MS}. */
+  orphanTtlMs?: number
+  /** Most deletions per sweep. Default {@link DEFAULT_MAX_DELETES}. */
+  maxDeletes?: number
+  /** Receives every failure on `errors` (`pruneJournals: ` lines). */
+  logger?: InternalLogger
+}
+
+const optionsSchema = z
+  .object({
+    handle: z.custom<SandboxHandle>((v) => typeof v === 'object' && v !== null && typeof (v as { process?: { exec?: unknown } }).process?.exec === 'function', { message: 'expected a SandboxHandle (an object with process.exec) whose journal folder to sweep' }),
+    runs: z.custom<RunStore>((v) => typeof v === 'object' && v !== null && typeof (v as RunStore).get === 'function', { message: 'expected the RunStore the chat routes use (an object with get)' }),
+    journalDir: z.string('expected an absolute folder inside the sandbox').startsWith('/', `expected an absolute folder inside the sandbox, e.g. ${DEFAULT_JOURNAL_DIR}`).optional(),
+    orphanTtlMs: z.number('expected the orphan TTL in ms').int('expected whole ms').min(0, 'expected 0 ms or more').optional(),
+    maxDeletes: z.number('expected a number of journals').int('expected a whole number').min(1, 'expected at least 1').optional(),
+    logger: loggerSchema,
+  })
+  .strict()
+
+/**
+ * Delete the journals of terminal runs from a sandbox's journal folder. Per journal:
+ *
+ * | the journal                                        | kept as / result |
+ * | -------------------------------------------------- | ---------------- |
+ * | name not written by `encodeRunId`                  | `undecodable`    |
+ * | modified less than `orphanTtlMs` ago (sandbox clock) | `too-young`    |
+ * | `runs.get` throws                                  | `store-failed`   |
+ * | no record                                          | `unknown-run`    |
+ * | record `running` / `interrupted`                   | `non-terminal`   |
+ * | record `completed` / `failed` / `aborted`, under `maxDeletes` | deleted (journal + `.err`) |
+ * | the same, once `maxDeletes` were deleted           | `max-deletes`    |
+ *
+ * Runs from a cron the application schedules, not from a run.
+ *
+ * @param options - {@link PruneJournalsOptions}.
+ * @returns A {@link PruneJournalsResult}; a listing or deletion failure is a `failures` entry. Never rejects.
+ * @throws SandboxConfigError `pruneJournals.<field>` (synchronously) for a missing or mistyped option.
+ * @example
+ * ```ts
+ * const { deleted, kept } = await pruneJournals({ handle, runs })
+ * console.log(`deleted ${deleted.length}, kept ${kept.length}`)
+ * ```
+ */
+export function pruneJournals(options: PruneJournalsOptions): Promise<PruneJournalsResult> {
+  const parsed = parseOptions(optionsSchema, options, 'pruneJournals')
+  return prune({ ...options, ...parsed })
+}
+
+async function prune(options: PruneJournalsOptions): Promise<PruneJournalsResult> {
+  const { handle, runs, journalDir = DEFAULT_JOURNAL_DIR, orphanTtlMs = DEFAULT_ORPHAN_TTL_MS, maxDeletes = DEFAULT_MAX_DELETES, logger } = options
+  const report = (message: string, error: unknown): void => {
+    try {
+      logger?.errors(`pruneJournals: ${message}`, { error })
+    } catch {
+      // a throwing logger changes nothing
+    }
+  }
+  const deleted: string[] = []
+  const kept: KeptJournal[] = []
+  const failures: PruneJournalsFailure[] = []
+  let entries: readonly JournalDirEntry[]
+  let nowMs: number
+  try {
+    const result = await handle.process.exec(journalMtimeListCommand(journalDir))
+    if (result.exitCode !== 0) throw new Error(`the listing exited ${result.exitCode}: ${result.stderr.trim().slice(0, 200)}`)
+    ;({ entries, nowMs } = parseJournalMtimeListing(result.stdout, journalDir))
+  } catch (error) {
+    report(`listing ${journalDir} failed; nothing was deleted`, error)
+    return { deleted, kept, failures: [{ stage: 'list', error }] }
+  }
+  for (const entry of entries) {
+    const { path, runId } = entry
+    if (runId === undefined) {
+      kept.push({ path, reason: 'undecodable' })
+      continue
+    }
+    if (entry.mtimeMs === undefined || nowMs - entry.mtimeMs < orphanTtlMs) {
+      kept.push({ path, runId, reason: 'too-young' })
+      continue
+    }
+    let status
+    try {
+      status = (await runs.get(runId))?.status
+    } catch (error) {
+      report(`reading the record of run ${runId} failed; its journal is kept`, error)
+      kept.push({ path, runId, reason: 'store-failed' })
+      continue
+    }
+    if (status === undefined) kept.push({ path, runId, reason: 'unknown-run' })
+    else if (!isTerminalRunStatus(status)) kept.push({ path, runId, reason: 'non-terminal' })
+    else if (deleted.length >= maxDeletes) kept.push({ path, runId, reason: 'max-deletes' })
+    else {
+      try {
+        const result = await handle.process.exec(journalCleanupCommand(journalPaths(runId, journalDir)))
+        if (result.exitCode !== 0) throw new Error(`the deletion exited ${result.exitCode}: ${result.stderr.trim().slice(0, 200)}`)
+        deleted.push(runId)
+      } catch (error) {
+        report(`deleting the journal of run ${runId} failed`, error)
+        failures.push({ stage: 'delete', path, runId, error })
+      }
+    }
+  }
+  return { deleted, kept, failures }
+}

@@ -1,0 +1,456 @@
+/**
+ * `reapDetachedRuns`: one sweep over a `RunStore`'s detached runs. For each,
+ * an injected out-of-band probe (`hasFinished`, usually over `probeRunExit`)
+ * says whether the agent exited; only a `finished` probe (finalize: drive the
+ * run to its end under the claim, so the log gets the rest of the transcript)
+ * or an expired TTL (expire: terminalize it) leads to a drive, and either one
+ * then reclaims the sandbox. A `producing` or `unknown` run is left untouched.
+ * It NEVER drives a run to learn whether it finished: `pipeToRunLog` is total
+ * and always writes a terminal status and closes the log, which on a live run
+ * is a false transcript, ended tailers, and a record that left
+ * `listReclaimable` forever. Every drive goes through the same claim and
+ * fences as `sandboxRunDriver` (lease, `driverEpoch`, quiescence), so a sweep
+ * racing a takeover never double-writes. Invariant: total; once its options
+ * are valid, the promise resolves and never rejects.
+ * Source: spec 000 "The reaper ships as a function, not a scheduler", spec 002.
+ */
+import { EventType, isTerminalRunStatus, RUN_CANCEL_REASON, type RunDriverOptions, type RunRecord, type RunStatus, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
+import type { InternalLogger } from '@tanstack/ai/adapter-internals'
+import type { LockStore } from '@tanstack/ai/locks'
+import { z } from 'zod'
+import { SandboxConfigError } from '../contracts/errors.js'
+import { parseOptions } from '../definition/validate.js'
+import { awaitLogQuiescence, DEFAULT_FENCE_QUIET_MS, fenceDurability, fenceRunStore, RunClaimLostError, RunClaimNotAcquiredError, withRunClaim, type RunClaim } from '../durability/claim.js'
+import { loggerSchema, pipeToRunLog } from '../durability/run-log.js'
+import type { Reporter } from '../durability/run-report.js'
+import { runExitProbeSchema, type RunExitProbe } from './probe.js'
+
+/** Most runs one sweep looks at (oldest detach first); the rest wait for the next sweep (`ReapResult.deferred`). Default of `maxRuns`. */
+export const DEFAULT_MAX_RUNS = 25
+
+/**
+ * How long, in ms, one run's `hasFinished` probe, and separately one
+ * finalizing replay, may take (120 s). A probe over budget counts as
+ * `unknown`; a replay over budget is stopped and the run terminalized anyway
+ * (`budget-exceeded`). Default of `runBudgetMs`.
+ */
+export const DEFAULT_RUN_BUDGET_MS = 120_000
+
+/** How many runs one sweep works on at once. */
+const CONCURRENCY = 4
+
+/** The `RUN_ERROR` codes the reaper ends a run with. */
+const EXPIRED_CODE = 'detached-run-expired'
+const BUDGET_CODE = 'reap-budget-exceeded'
+
+/**
+ * What the sweep did with one run.
+ *
+ * - `finalized`: the probe said the agent exited; the run was driven to its end (the log has the whole transcript), the record is terminal and `reclaim` ran.
+ * - `expired`: the TTL passed and the probe did not say `finished`; the record is `failed` (code `detached-run-expired`), the log is closed and `reclaim` ran.
+ * - `producing`: the agent is still working and the TTL has not passed; untouched.
+ * - `unknown`: the probe could not tell and the TTL has not passed; untouched.
+ * - `not-claimed`: another driver holds or finished the run (or took it over mid-sweep); untouched by this sweep.
+ * - `budget-exceeded`: the probe said `finished` but the replay did not end within `runBudgetMs`; it was stopped, the record IS terminal (`failed`, code `reap-budget-exceeded`), the log IS closed and `reclaim` ran. A misbehaving journal read, translation or log.
+ * - `reclaim-failed`: the record is terminal and the transcript saved, but `reclaim` rejected: the sandbox may still be up, and no later sweep retries it (the run is no longer listed).
+ */
+export type ReapRunOutcome = 'finalized' | 'expired' | 'producing' | 'unknown' | 'not-claimed' | 'budget-exceeded' | 'reclaim-failed'
+
+/** The ordered outcome names (the keys of `ReapResult.outcomes`). */
+const OUTCOMES: readonly ReapRunOutcome[] = ['finalized', 'expired', 'producing', 'unknown', 'not-claimed', 'budget-exceeded', 'reclaim-failed']
+
+/** One run of a sweep. */
+export interface ReapRunEntry {
+  readonly runId: string
+  readonly threadId: string
+  readonly outcome: ReapRunOutcome
+  /** What `hasFinished` answered (an invalid answer, a throw or a probe over budget is `unknown`). */
+  readonly probe: RunExitProbe
+  /** Whether `detachedRunTtlMs` had passed since `detachedSince` at the sweep's `now`. */
+  readonly expired: boolean
+  /** The record's status after the sweep, when it was read. */
+  readonly status?: RunStatus
+  /** What `reclaim` resolved with (e.g. a `ReclaimOutcome`), when it ran and resolved. */
+  readonly reclaim?: unknown
+  /** Set if and only if the replay exceeded `runBudgetMs` and the run was terminalized anyway; kept when `reclaim-failed` overwrote `budget-exceeded`. */
+  readonly terminalizedAnyway?: true
+  /** Why a run was not claimed, or what `reclaim` rejected with. */
+  readonly error?: unknown
+}
+
+/** What one sweep did. */
+export interface ReapResult {
+  /** How many runs ended in each outcome (every key present, 0 when none). */
+  readonly outcomes: Readonly<Record<ReapRunOutcome, number>>
+  /** One entry per run looked at, oldest detach first. */
+  readonly entries: readonly ReapRunEntry[]
+  /** Detached runs `listReclaimable` returned but this sweep left for the next one (over `maxRuns`). */
+  readonly deferred: number
+  /** Set when `listReclaimable` itself failed (then `entries` is empty). */
+  readonly error?: unknown
+}
+
+/** Options of {@link reapDetachedRuns}. */
+export interface ReapOptions<TOffset extends string = string> {
+  /** The SAME `RunStore` the chat routes use; it must have `listReclaimable` (the sweep's only source of detached runs). */
+  runs: RunStore
+  /** The same distributed `LockStore` `withSandbox` and `sandboxRunDriver` get. */
+  locks: LockStore
+  /** A per-run FACTORY `(runId) => StreamDurability` resolving the SAME log the transport and the attach route use. */
+  durability: (runId: string) => StreamDurability<TOffset>
+  /**
+   * REQUIRED. Whether a run's agent exited, learned out of band (usually
+   * `probeRunExit` over the run's resumed sandbox). Anything it cannot answer
+   * must be `{ state: 'unknown' }`, never `finished`. A throw counts as `unknown`.
+   */
+  hasFinished: (record: RunRecord) => Promise<RunExitProbe>
+  /** The same `drive` the attach route passes `sandboxRunDriver`: `chat()` with `withSandbox(sandbox, { runs, durability: { adapter, attach: true } })`. Called only for a `finished` probe. */
+  drive: RunDriverOptions['drive']
+  /** The sweep's clock, epoch ms (e.g. `Date.now()`). */
+  now: number
+  /** REQUIRED, and the ONLY detached-run TTL: a run detached at least this many ms before `now` is expired unless its probe says `finished`. */
+  detachedRunTtlMs: number
+  /** Tear down a terminal run's sandbox, e.g. `sandboxReclaimer({ provider, instances })`. It must REJECT on failure (that is `reclaim-failed`). Default: none (sandboxes are left). */
+  reclaim?: (record: RunRecord) => Promise<unknown>
+  /** Most runs per sweep. Default {@link DEFAULT_MAX_RUNS}. */
+  maxRuns?: number
+  /** Budget in ms of one probe and of one finalizing replay. Default {@link DEFAULT_RUN_BUDGET_MS}. */
+  runBudgetMs?: number
+  /** Receives every failure on `errors` (`reaper: ` lines) and one `warn` per run made terminal. */
+  logger?: InternalLogger
+}
+
+const isFunction = (v: unknown): boolean => typeof v === 'function'
+const hasMethods = (v: unknown, methods: readonly string[]): boolean => typeof v === 'object' && v !== null && methods.every((m) => isFunction((v as Record<string, unknown>)[m]))
+
+const optionsSchema = z
+  .object({
+    runs: z.custom<RunStore>((v) => hasMethods(v, ['createOrResume', 'update', 'get']), { message: "expected a RunStore (createOrResume, update, get, listReclaimable): the SAME one the chat routes use, e.g. new InMemoryRunStore() from '@tanstack/ai'" }),
+    locks: z.custom<LockStore>((v) => hasMethods(v, ['withLock']), { message: 'expected the LockStore withSandbox and sandboxRunDriver get (withLock(key, fn)); a distributed one across hosts' }),
+    durability: z.custom<(runId: string) => StreamDurability>(isFunction, { message: 'expected a per-run factory (runId) => StreamDurability resolving the SAME log the transport uses, e.g. (runId) => memoryStream({ runId })' }),
+    hasFinished: z.custom<ReapOptions['hasFinished']>(isFunction, {
+      message: 'expected hasFinished(record) => Promise<RunExitProbe>; it is REQUIRED: the sweep must never drive a run to learn whether it finished. Resume the run\'s sandbox and return probeRunExit({ handle, runId: record.runId }), or { state: "unknown" } when you cannot',
+    }),
+    drive: z.custom<RunDriverOptions['drive']>(isFunction, { message: 'expected drive({ runId, threadId, signal }) returning the chat() stream: the same drive the attach route gives sandboxRunDriver' }),
+    now: z.number('expected the sweep clock in epoch ms, e.g. Date.now()').int('expected whole ms').positive('expected epoch ms, e.g. Date.now()'),
+    detachedRunTtlMs: z.number('expected the detached-run TTL in ms, e.g. 30 * 60 * 1000; it is REQUIRED and the only detached-run TTL (nothing derives it from withSandbox)').int('expected whole ms').min(0, 'expected 0 ms or more'),
+    reclaim: z.custom<NonNullable<ReapOptions['reclaim']>>(isFunction, { message: 'expected reclaim(record) => Promise, e.g. sandboxReclaimer({ provider: sandbox.provider, instances })' }).optional(),
+    maxRuns: z.number('expected a number of runs').int('expected a whole number of runs').min(1, 'expected at least 1 run').optional(),
+    runBudgetMs: z.number('expected the per-run budget in ms').int('expected whole ms').min(1, 'expected at least 1 ms').optional(),
+    logger: loggerSchema,
+  })
+  .strict()
+
+/**
+ * Sweep the detached runs once: list them (`runs.listReclaimable({ now, ttlMs: 0 })`,
+ * every detached run, oldest first, at most `maxRuns`), probe each with
+ * `hasFinished`, then per run:
+ *
+ * | probe       | TTL passed | what happens                                              | outcome       |
+ * | ----------- | ---------- | --------------------------------------------------------- | ------------- |
+ * | `finished`  | either     | claim, drive to the end (`drive` + `pipeToRunLog`), reclaim | `finalized` (`budget-exceeded` past `runBudgetMs`) |
+ * | `producing` | no         | nothing                                                   | `producing`   |
+ * | `unknown`   | no         | nothing                                                   | `unknown`     |
+ * | not `finished` | yes     | claim, record `failed` (`detached-run-expired`), log closed, reclaim | `expired` |
+ *
+ * A claim refused or lost (another driver holds or finished the run, or its
+ * lease stays held past `runBudgetMs`) is `not-claimed`; a `reclaim` that
+ * rejects turns the outcome into `reclaim-failed`. The claim is
+ * `sandboxRunDriver`'s: a lease over the whole drive, a `driverEpoch` bump,
+ * the quiescence window (`DEFAULT_FENCE_QUIET_MS`, counted from when the run
+ * was picked up) before the first append, and fenced appends and terminal
+ * writes. Nothing schedules it: call it from a cron route, a queue consumer,
+ * a Durable Object `alarm()` or a guarded `setInterval`.
+ *
+ * @param options - {@link ReapOptions}.
+ * @returns The sweep's {@link ReapResult}. Never rejects: failures are entries, logged to `logger.errors`.
+ * @throws SandboxConfigError `reapDetachedRuns.<field>` (synchronously, before anything runs) for a missing or mistyped option, e.g. no `hasFinished`, no `detachedRunTtlMs`, or a `runs` store without `listReclaimable`.
+ * @example
+ * ```ts
+ * const result = await reapDetachedRuns({ runs, locks, durability: (runId) => memoryStream({ runId }), hasFinished, drive, now: Date.now(), detachedRunTtlMs: 30 * 60 * 1000, reclaim: sandboxReclaimer({ provider: sandbox.provider, instances }) })
+ * console.log(result.outcomes) // { finalized: 1, expired: 0, producing: 2, ... }
+ * ```
+ */
+export function reapDetachedRuns<TOffset extends string = string>(options: ReapOptions<TOffset>): Promise<ReapResult> {
+  parseOptions(optionsSchema, options, 'reapDetachedRuns')
+  if (!isFunction(options.runs.listReclaimable)) {
+    throw new SandboxConfigError(
+      'reapDetachedRuns.runs.listReclaimable',
+      'Invalid option reapDetachedRuns.runs.listReclaimable: expected the RunStore to implement listReclaimable({ now, ttlMs }); it is the only way the sweep finds detached runs, so a store without it cannot be reaped. Implement it (prove it with runDurableRunFieldsConformance) or use a store that has it.',
+    )
+  }
+  return sweep(options as unknown as ReapOptions).catch((error: unknown) => {
+    // Every step below is guarded; this is the last line of totality, for a bug in the sweep itself.
+    reapReporter(options.logger, '*').error('the sweep failed unexpectedly', error)
+    return { outcomes: tally([]), entries: [], deferred: 0, error }
+  })
+}
+
+async function sweep(options: ReapOptions): Promise<ReapResult> {
+  const { runs, now, logger } = options
+  const maxRuns = options.maxRuns ?? DEFAULT_MAX_RUNS
+  let listed: RunRecord[]
+  try {
+    listed = await runs.listReclaimable!({ now, ttlMs: 0 })
+  } catch (error) {
+    reapReporter(logger, '*').error('listing the detached runs (listReclaimable) failed; nothing was swept', error)
+    return { outcomes: tally([]), entries: [], deferred: 0, error }
+  }
+  const candidates = listed.filter((record) => record.status === 'running' && record.detachedSince !== undefined).sort((a, b) => a.detachedSince! - b.detachedSince!)
+  const picked = candidates.slice(0, maxRuns)
+  const entries = await pool(picked, CONCURRENCY, (record) => reapOne(record, options))
+  return { outcomes: tally(entries), entries, deferred: candidates.length - picked.length }
+}
+
+function tally(entries: readonly ReapRunEntry[]): Record<ReapRunOutcome, number> {
+  const counts = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<ReapRunOutcome, number>
+  for (const entry of entries) counts[entry.outcome]++
+  return counts
+}
+
+/** `work` over `items`, at most `limit` at once, results in the order of `items`. */
+async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await work(items[index]!)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
+}
+
+/** One run of the sweep. Never rejects. */
+async function reapOne(record: RunRecord, options: ReapOptions): Promise<ReapRunEntry> {
+  const report = reapReporter(options.logger, record.runId)
+  const budgetMs = options.runBudgetMs ?? DEFAULT_RUN_BUDGET_MS
+  const expired = options.now - record.detachedSince! >= options.detachedRunTtlMs
+  const base = { runId: record.runId, threadId: record.threadId, expired }
+  // The start of the quiescence window: the log's length now, before the probe, so the probe's time counts.
+  const log = await openLog(options, record.runId, report)
+  const pickedUp = { at: Date.now(), length: log ? await logLength(log) : undefined }
+  const probe = await probeWithin(options.hasFinished, record, budgetMs, report)
+  if (probe.state !== 'finished' && !expired) return { ...base, outcome: probe.state, probe }
+  if (!log) return { ...base, outcome: 'not-claimed', probe, error: new Error(`the run log of ${record.runId} could not be opened`) }
+
+  const finalize = probe.state === 'finished'
+  let budgetExceeded = false
+  let driven: RunRecord | null
+  try {
+    driven = await claimWithin(options, record.runId, budgetMs, report, async (claim) => {
+      const quiet = await quietSince(log, pickedUp, claim.signal)
+      if (!quiet) throw claim.signal.reason instanceof RunClaimLostError ? claim.signal.reason : new RunClaimLostError(record.runId, claim.epoch, 'lost while waiting for the log to go quiet')
+      const stream = finalize ? withinBudget(record, options.drive, claim.signal, budgetMs, () => (budgetExceeded = true), report) : expiredStream(options.detachedRunTtlMs)
+      return pipeToRunLog(stream, {
+        runs: fenceRunStore(options.runs, claim, report),
+        durability: fenceDurability(log, claim),
+        runId: record.runId,
+        threadId: record.threadId,
+        signal: claim.signal,
+        ...(options.logger ? { logger: options.logger } : {}),
+      })
+    })
+  } catch (error) {
+    if (!RunClaimNotAcquiredError.isInstance(error) && !RunClaimLostError.isInstance(error)) report.error('claiming the run failed', error)
+    return { ...base, outcome: 'not-claimed', probe, error, ...(await statusOf(options.runs, record.runId)) }
+  }
+  const status = driven?.status
+  if (status === undefined || !isTerminalRunStatus(status)) {
+    // A non-terminal end (an interrupt pause, a record the store lost): not this sweep's to reclaim.
+    return { ...base, outcome: 'not-claimed', probe, ...(status ? { status } : {}) }
+  }
+  const outcome: ReapRunOutcome = budgetExceeded ? 'budget-exceeded' : finalize ? 'finalized' : 'expired'
+  report.warn(`run ${record.runId} ${outcome === 'expired' ? `expired (detached for ${options.now - record.detachedSince!} ms)` : outcome === 'finalized' ? 'finalized: its agent had exited' : `was terminalized anyway: its replay took longer than runBudgetMs (${budgetMs} ms)`}; record ${status}`)
+  const flags = budgetExceeded ? { terminalizedAnyway: true as const } : {}
+  if (!options.reclaim) return { ...base, outcome, probe, status, ...flags }
+  try {
+    const reclaimed = await options.reclaim(driven!)
+    return { ...base, outcome, probe, status, reclaim: reclaimed, ...flags }
+  } catch (error) {
+    report.error(`reclaiming the sandbox of run ${record.runId} failed; its transcript is saved but the sandbox may still be up, and no later sweep retries it`, error)
+    return { ...base, outcome: 'reclaim-failed', probe, status, error, ...flags }
+  }
+}
+
+/**
+ * `withRunClaim`, given up when its lease is not granted within `budgetMs`
+ * (another driver holds the run for longer). A claim given up refuses its
+ * own `driverEpoch` write, so a lease granted after the sweep moved on claims
+ * nothing.
+ */
+function claimWithin<T>(options: ReapOptions, runId: string, budgetMs: number, report: Reporter, fn: (claim: RunClaim) => Promise<T>): Promise<T> {
+  let started = false
+  let gaveUp = false
+  const runs: RunStore = {
+    ...bind(options.runs),
+    update: (id, patch) => (gaveUp && 'driverEpoch' in patch ? Promise.reject(new RunClaimNotAcquiredError(runId, 'superseded', { detail: 'the sweep gave up waiting for the lease' })) : options.runs.update(id, patch)),
+  }
+  const claimed = withRunClaim({ runs, locks: options.locks, runId, report }, (claim) => {
+    started = true
+    return fn(claim)
+  })
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const waited = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      if (started) return
+      gaveUp = true
+      reject(new RunClaimNotAcquiredError(runId, 'superseded', { detail: `another driver held the run's lease for longer than runBudgetMs (${budgetMs} ms)` }))
+    }, budgetMs)
+    timer.unref?.()
+  })
+  claimed.catch(() => {}) // a claim given up settles later, unobserved
+  return Promise.race([claimed, waited]).finally(() => clearTimeout(timer))
+}
+
+/** The store's methods bound to it, so a spread copy still works on a class instance. */
+function bind(runs: RunStore): RunStore {
+  const bound: RunStore = {
+    createOrResume: (input) => runs.createOrResume(input),
+    update: (runId, patch) => runs.update(runId, patch),
+    get: (runId) => runs.get(runId),
+    findActiveRun: (threadId) => runs.findActiveRun(threadId),
+  }
+  if (runs.listByThread) bound.listByThread = (threadId) => runs.listByThread!(threadId)
+  if (runs.listReclaimable) bound.listReclaimable = (opts) => runs.listReclaimable!(opts)
+  return bound
+}
+
+/**
+ * Quiet since the run was picked up: the stored log has not grown since then
+ * and at least `DEFAULT_FENCE_QUIET_MS` passed, so a predecessor's last
+ * append has landed; when it grew, the full window is awaited again.
+ */
+async function quietSince(log: StreamDurability, pickedUp: { at: number; length: number | undefined }, signal: AbortSignal): Promise<boolean> {
+  const left = pickedUp.at + DEFAULT_FENCE_QUIET_MS - Date.now()
+  if (left > 0 && !(await sleep(left, signal))) return false
+  if (pickedUp.length !== undefined && (await log.snapshot()).length === pickedUp.length) return true
+  return awaitLogQuiescence(log, DEFAULT_FENCE_QUIET_MS, signal)
+}
+
+/**
+ * The finalizing drive, bounded: `drive` gets the claim's signal joined with
+ * the budget's (which aborts with `RUN_CANCEL_REASON`, so `withSandbox` stops
+ * the agent and destroys its sandbox). Past the budget the stream ends with a
+ * `RUN_ERROR` `reap-budget-exceeded`, so `pipeToRunLog` records `failed` and
+ * closes the log. A throwing `drive` becomes a stream that throws (`failed`).
+ */
+async function* withinBudget(record: RunRecord, drive: RunDriverOptions['drive'], claimSignal: AbortSignal, budgetMs: number, onExceeded: () => void, report: Reporter): AsyncGenerator<StreamChunk> {
+  const budget = new AbortController()
+  const timer = setTimeout(() => budget.abort(RUN_CANCEL_REASON), budgetMs)
+  const exceeded = new Promise<typeof EXCEEDED>((resolve) => budget.signal.addEventListener('abort', () => resolve(EXCEEDED), { once: true }))
+  let iterator: AsyncIterator<StreamChunk> | undefined
+  let finished = false
+  try {
+    const stream = drive({ runId: record.runId, threadId: record.threadId, signal: AbortSignal.any([claimSignal, budget.signal]) })
+    if (typeof stream !== 'object' || stream === null || !isFunction((stream as unknown as Record<symbol, unknown>)[Symbol.asyncIterator])) {
+      throw new TypeError('reapDetachedRuns: drive({ runId, threadId, signal }) must return an AsyncIterable<StreamChunk>, e.g. the stream chat() returns')
+    }
+    iterator = stream[Symbol.asyncIterator]()
+    for (;;) {
+      const next = iterator.next()
+      const step = await Promise.race([next, exceeded])
+      if (step === EXCEEDED) {
+        next.catch(() => {})
+        onExceeded()
+        report.error(`the replay of run ${record.runId} did not end within runBudgetMs (${budgetMs} ms); it is stopped and the run terminalized anyway`)
+        yield { type: EventType.RUN_ERROR, timestamp: Date.now(), message: `The reaper stopped this run: its agent had exited, but replaying its journal took longer than ${budgetMs} ms.`, code: BUDGET_CODE, error: { message: `replay exceeded the reaper's runBudgetMs (${budgetMs} ms)`, code: BUDGET_CODE } } as StreamChunk
+        return
+      }
+      if (step.done) {
+        finished = true
+        return
+      }
+      yield step.value
+    }
+  } finally {
+    clearTimeout(timer)
+    if (!finished && iterator) void Promise.resolve(iterator.return?.()).catch(() => {})
+  }
+}
+
+const EXCEEDED = Symbol('budget-exceeded')
+
+/** The whole stream of an expired run: one terminal `RUN_ERROR`, so `pipeToRunLog` records `failed` and closes the log. */
+async function* expiredStream(ttlMs: number): AsyncGenerator<StreamChunk> {
+  const message = `The reaper expired this run: it stayed detached longer than detachedRunTtlMs (${ttlMs} ms) and its agent was not seen to finish.`
+  yield { type: EventType.RUN_ERROR, timestamp: Date.now(), message, code: EXPIRED_CODE, error: { message, code: EXPIRED_CODE } } as StreamChunk
+}
+
+/** `hasFinished(record)`, with a throw, an invalid answer or an answer later than `budgetMs` all `unknown`. */
+async function probeWithin(hasFinished: ReapOptions['hasFinished'], record: RunRecord, budgetMs: number, report: Reporter): Promise<RunExitProbe> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<RunExitProbe>((resolve) => {
+    timer = setTimeout(() => resolve({ state: 'unknown', detail: `hasFinished did not answer within runBudgetMs (${budgetMs} ms)` }), budgetMs)
+    timer.unref?.()
+  })
+  try {
+    const answer = await Promise.race([Promise.resolve().then(() => hasFinished(record)), late])
+    const parsed = runExitProbeSchema.safeParse(answer)
+    if (parsed.success) return answer
+    report.error(`hasFinished answered ${JSON.stringify(answer)?.slice(0, 120)}, which is not a RunExitProbe ({ state: 'finished', exitCode } | { state: 'producing' } | { state: 'unknown' }); counted as unknown`)
+    return { state: 'unknown', detail: 'hasFinished gave no RunExitProbe' }
+  } catch (error) {
+    report.error('hasFinished threw; counted as unknown', error)
+    return { state: 'unknown', error }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+async function openLog(options: ReapOptions, runId: string, report: Reporter): Promise<StreamDurability | undefined> {
+  try {
+    return options.durability(runId)
+  } catch (error) {
+    report.error('resolving the run log failed', error)
+    return undefined
+  }
+}
+
+async function logLength(log: StreamDurability): Promise<number | undefined> {
+  try {
+    return (await log.snapshot()).length
+  } catch {
+    return undefined
+  }
+}
+
+async function statusOf(runs: RunStore, runId: string): Promise<{ status?: RunStatus }> {
+  try {
+    const record = await runs.get(runId)
+    return record ? { status: record.status } : {}
+  } catch {
+    return {}
+  }
+}
+
+/** Resolves `true` after `ms`, `false` as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false)
+  return new Promise((resolve) => {
+    const done = (value: boolean): void => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', onAbort)
+      resolve(value)
+    }
+    const onAbort = (): void => done(false)
+    const timer = setTimeout(() => done(true), ms)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+/** The sweep's reporter: `reaper: ` lines with the run id; never throws, even with a throwing logger. */
+function reapReporter(logger: InternalLogger | undefined, runId: string): Reporter {
+  const call = (fn: () => void): void => {
+    try {
+      fn()
+    } catch {
+      // The logger itself failed: nowhere left to report, and the sweep stays total.
+    }
+  }
+  return {
+    error: (message, error) => call(() => logger?.errors(`reaper: ${message}`, { runId, ...(error === undefined ? {} : { error }) })),
+    warn: (message) => call(() => logger?.warn?.(`reaper: ${message}`, { runId })),
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * A durable run server, as an application would write it, for the takeover
+ * suites and the soak: one OS process serving the routes of spec 000
+ * "Takeover" over HTTP (`@hono/node-server`), with the SQLite stores that
+ * every such process on the host shares (`@tanstack/ai-sandbox-sqlite`):
+ *
+ * - `POST /api/run?runId=…` `{ threadId }`: creates the run record, starts the
+ *   real Claude Code CLI in the run's sandbox and streams it over SSE through
+ *   the shared event log (`toServerSentEventsResponse({ durability })`).
+ * - `GET /api/run?runId=…` with `Last-Event-ID`: replays the log from there
+ *   and takes the run over (`resumeServerSentEventsResponse({ adapter, driver:
+ *   sandboxRunDriver(...) })`, the harness with `attach: true`).
+ * - `POST /api/run/cancel` `{ threadId }`: both cancel bands.
+ *
+ * The prompt is the suite's fixed one (a real app loads the thread's messages
+ * from its chat persistence). It prints `listening <port>` once it serves
+ * and `drive <runId>` when its driver holds a run's claim; errors go to
+ * stderr. Input: one JSON argument, see {@link RunServerConfig}. It never exits by itself; the suites kill it.
+ */
+import { serve } from '@hono/node-server'
+import { chat, requestRunCancel, resumeServerSentEventsResponse, RUN_CANCEL_REASON, toServerSentEventsResponse, type StreamChunk, type StreamDurability } from '@tanstack/ai'
+import { resolveDebugOption } from '@tanstack/ai/adapter-internals'
+import { claudeCodeText, type ClaudeCodeOptions } from '@tanstack/ai-claude-code'
+import { defineSandbox, sandboxRunDriver, withSandbox } from '@tanstack/ai-sandbox'
+import { createSqliteStores } from '@tanstack/ai-sandbox-sqlite'
+import { providerFor, type ProviderConfig } from './durable-host.js'
+
+/** What the suite passes on the command line. */
+export interface RunServerConfig {
+  /** The SQLite database file every server of the suite shares. */
+  db: string
+  provider: ProviderConfig
+  claude: ClaudeCodeOptions
+  /** The user message of every run. */
+  prompt: string
+  /** Quiescence window of the run driver, ms. */
+  fenceQuietMs: number
+  /** Lock lease, ms: how long a killed server's claim outlives it. */
+  leaseMs: number
+  /** How often a live run re-reads its record for a remote cancel, ms. */
+  cancelPollMs: number
+  /** The attach preflight's wait for a journal, ms. */
+  attachWaitMs?: number
+}
+
+const config = JSON.parse(process.argv[2] ?? '') as RunServerConfig
+const stores = createSqliteStores({ path: config.db, leaseMs: config.leaseMs })
+const sandbox = defineSandbox({ id: 'durable-e2e', provider: providerFor(config.provider), lifecycle: { reuse: 'thread', destroyOnComplete: true } })
+const logger = resolveDebugOption({ logger: { debug: () => {}, info: () => {}, warn: (m: string) => console.error(`warn ${m}`), error: (m: string) => console.error(`error ${m}`) } })
+/** Runs this process drives, for the in-process cancel band. */
+const driving = new Map<string, AbortController>()
+
+/** The run's `chat()`: the real CLI in the thread's sandbox, durable over the shared stores. */
+function agentRun(input: { runId: string; threadId: string; log: StreamDurability; attach: boolean; abortController: AbortController }): AsyncIterable<StreamChunk> {
+  const durability = { adapter: input.log, attach: input.attach, cancelPollMs: config.cancelPollMs, ...(config.attachWaitMs !== undefined ? { attachWaitMs: config.attachWaitMs } : {}) }
+  return chat({
+    adapter: claudeCodeText('sonnet', config.claude),
+    runId: input.runId,
+    threadId: input.threadId,
+    messages: [{ role: 'user', content: config.prompt }],
+    middleware: [withSandbox(sandbox, { runs: stores.runs, locks: stores.locks, instances: stores.instances, durability })],
+    abortController: input.abortController,
+  } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+}
+
+/** An AbortController that follows `signal` (the claim's), for chat(); forgotten once the run is no longer driven here. */
+function controllerFor(runId: string, signal: AbortSignal): AbortController {
+  const controller = new AbortController()
+  const abort = (): void => controller.abort(signal.reason)
+  if (signal.aborted) abort()
+  else signal.addEventListener('abort', abort, { once: true })
+  driving.set(runId, controller)
+  return controller
+}
+
+async function startRun(request: Request): Promise<Response> {
+  const runId = new URL(request.url).searchParams.get('runId')
+  const body = (await request.json().catch(() => null)) as { threadId?: unknown } | null
+  if (!runId || typeof body?.threadId !== 'string') return Response.json({ error: 'expected ?runId and a JSON body { threadId }' }, { status: 400 })
+  // Created when the run is accepted, so an attach during the sandbox boot finds it (spec 002, finding 3).
+  await stores.runs.createOrResume({ runId, threadId: body.threadId, startedAt: Date.now() })
+  const log = stores.stream(request)
+  const abortController = new AbortController()
+  driving.set(runId, abortController)
+  const stream = agentRun({ runId, threadId: body.threadId, log, attach: false, abortController })
+  return toServerSentEventsResponse(stream, { abortController, durability: { adapter: log, batch: 1 } })
+}
+
+function attachRun(request: Request): Response {
+  return resumeServerSentEventsResponse({
+    adapter: stores.stream(request),
+    driver: sandboxRunDriver({
+      request,
+      runs: stores.runs,
+      locks: stores.locks,
+      durability: (runId) => stores.stream({ runId }),
+      fenceQuietMs: config.fenceQuietMs,
+      logger,
+      drive: ({ runId, threadId, signal }) => {
+        console.log(`drive ${runId}`)
+        return agentRun({ runId, threadId, log: stores.stream({ runId }), attach: true, abortController: controllerFor(runId, signal) })
+      },
+    }),
+  })
+}
+
+async function cancelRun(request: Request): Promise<Response> {
+  const body = (await request.json().catch(() => null)) as { threadId?: unknown } | null
+  if (typeof body?.threadId !== 'string') return Response.json({ error: 'expected a JSON body { threadId }' }, { status: 400 })
+  const active = await stores.runs.findActiveRun(body.threadId)
+  if (!active) return Response.json({ cancelled: null })
+  // Both bands: the record reaches a driver on any process, the abort one on this process at once.
+  await requestRunCancel(stores.runs, active.runId)
+  driving.get(active.runId)?.abort(RUN_CANCEL_REASON)
+  return Response.json({ cancelled: active.runId })
+}
+
+async function route(request: Request): Promise<Response> {
+  const { pathname } = new URL(request.url)
+  if (pathname === '/api/run' && request.method === 'POST') return startRun(request)
+  if (pathname === '/api/run' && request.method === 'GET') return attachRun(request)
+  if (pathname === '/api/run/cancel' && request.method === 'POST') return cancelRun(request)
+  return new Response('not found', { status: 404 })
+}
+
+const server = serve({ fetch: route, port: 0, hostname: '127.0.0.1' }, (info) => console.log(`listening ${info.port}`))
+process.on('SIGTERM', () => {
+  server.close()
+  stores.close()
+  process.exit(0)
+})
