@@ -63,6 +63,8 @@ interface Setting {
   concurrentTrials: number
   /** Runs cancelled from another process. */
   cancels: number
+  /** Trials where the client leaves a live server and reconnects to another. */
+  refreshTrials: number
 }
 
 function takeoverSuite(setting: Setting): void {
@@ -127,6 +129,28 @@ function takeoverSuite(setting: Setting): void {
     }, 120_000)
   }
 
+  for (let i = 1; i <= setting.refreshTrials; i++) {
+    it(`refresh trial ${i}: the client leaves a live server and reconnects to another; the live server keeps driving, nothing is doubled`, async () => {
+      const seed = BASE_SEED + setting.seedOffset + 3000 + i
+      const random = seededRandom(seed)
+      const first = await startRunServer(config)
+      servers.push(first)
+      const runId = `refresh-${randomUUID()}`
+      const threadId = `thread-${randomUUID()}`
+      const leaveAt = 2 + Math.floor(random() * (control.length - 8))
+      // The tab closes: the client hangs up; the server stays up.
+      const before = await postRun(first, runId, threadId, (_e, events) => transcriptOf(events).length >= leaveAt)
+      const after = await attachRun(successor, runId, before.at(-1)!.id!)
+      const tally = tallyTranscript(normalizedFingerprints(transcriptOf(before, after), { runId, threadId }), control)
+      console.info(`[${setting.name} refresh #${i}] seed ${seed}: left after ${leaveAt} events; the other server delivered ${after.length}; lost ${tally.lost}, duplicated ${tally.duplicated}, false terminals ${tally.falseTerminal}`)
+      expect(tally, `the client sees the run once (seed ${seed}):\n${successor.output().slice(-3000)}`).toEqual({ equal: true, lost: 0, duplicated: 0, falseTerminal: 0 })
+      expect(successor.drives().filter((id) => id === runId), 'the other server never drove the live run').toHaveLength(0)
+      expect(await stores.runs.get(runId)).toMatchObject({ status: 'completed' })
+      expect(await waitFor(async () => (await setting.sandboxesLeft()).length === 0, 15_000), 'the sandbox is destroyed').toBe(true)
+      await stopRunServer(first)
+    }, 120_000)
+  }
+
   /** Servers beyond the successor, started on demand, for the concurrent attaches. */
   const pool: RunServer[] = []
   async function attachers(n: number): Promise<RunServer[]> {
@@ -175,7 +199,8 @@ function takeoverSuite(setting: Setting): void {
     for (let i = 1; i <= setting.cancels; i++) {
       const runId = `cancel-${randomUUID()}`
       const threadId = `thread-${randomUUID()}`
-      const cancelAt = 3 + Math.floor(random() * (control.length - 10))
+      // Early in the run (the first reply or the first tool call): later points test nothing new and cost a whole run each.
+      const cancelAt = 3 + Math.floor(random() * 18)
       let cancelledAt = 0
       let cancelled: Promise<string | null> | undefined
       const events = await postRun(driver, runId, threadId, (_e, seen) => {
@@ -191,7 +216,8 @@ function takeoverSuite(setting: Setting): void {
       expect(await cancelled, `the cancel route found the active run (#${i})`).toBe(runId)
       const transcript = transcriptOf(events)
       expect(transcript.filter((c) => c.type === EventType.RUN_FINISHED && (c as { finishReason?: string }).finishReason !== 'tool_calls'), `run #${i} did not finish`).toHaveLength(0)
-      expect(await stores.runs.get(runId), `run #${i}'s record carries the cancel`).toMatchObject({ cancelRequested: true })
+      expect(await waitFor(async () => (await stores.runs.get(runId))?.status === 'aborted', 10_000), `run #${i}'s record is aborted by the process that drove it`).toBe(true)
+      expect(await stores.runs.get(runId)).toMatchObject({ cancelRequested: true })
       expect(await waitFor(async () => (await setting.sandboxesLeft()).length === 0, 15_000), `run #${i}'s sandbox is destroyed`).toBe(true)
       expect(await waitFor(() => processesMatching(journalPaths(runId).journal).length === 0 && processesWithHome(home).length === 0, 15_000), `run #${i} left no process`).toBe(true)
     }
@@ -220,6 +246,7 @@ describe('takeover across processes with the real claude CLI on local-process', 
     seedOffset: 0,
     concurrentTrials: 3,
     cancels: CANCELS,
+    refreshTrials: 3,
   })
 })
 
@@ -244,5 +271,6 @@ describeWithDocker('takeover across processes with the real claude CLI in Docker
     seedOffset: 100_000,
     concurrentTrials: 0,
     cancels: CANCELS,
+    refreshTrials: 2,
   })
 })

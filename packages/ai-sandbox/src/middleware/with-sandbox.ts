@@ -46,6 +46,8 @@ import { provideSandbox, provideSandboxRunChunks, SandboxCapability, SandboxRunC
 import { createRunChunks, SANDBOX_FLUSH_EVENT, type RunChunks } from './run-chunks.js'
 import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
 import { endJournaledRun } from '../harness/journal-run-end.js'
+import type { PumpEnd } from '../durability/run-outcome.js'
+import { holdStartedRunLease, isTerminalChunk, settleStartedRun, type StartedRunLease } from './run-lease.js'
 import { provideSandboxDurability, SandboxDurabilityCapability, type SandboxDurabilityOptions } from '../durability/capability.js'
 import { clearDetach, durabilityOptionShapes, inMemoryLockWarning, isCancel, isInMemoryLock, recordDetach, resolveSandboxDurability, watchForCancel, type ResolvedDurability } from './durability.js'
 
@@ -121,6 +123,10 @@ interface RunState {
   forgetAbort?: () => void
   /** Stops a durable run's poll of its record for a remote cancel. */
   forgetCancel?: () => void
+  /** The driver lease of a durable run this host started (not an attach), released after its terminal hook. */
+  readonly lease: StartedRunLease | undefined
+  /** The last RUN_FINISHED / RUN_ERROR of the model stream: how a started durable run's record is settled. */
+  lastTerminal?: StreamChunk
   destroying?: Promise<void>
 }
 
@@ -134,6 +140,7 @@ interface RunSetup {
   readonly scrubber: SecretScrubber
   readonly releaseTurn: () => void
   readonly durable: ResolvedDurability | undefined
+  readonly lease: StartedRunLease | undefined
 }
 
 const storeSchema = z.custom<SandboxInstanceStore>(
@@ -279,6 +286,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       await work(state)
     } finally {
       state.releaseTurn()
+      state.lease?.release() // after the record is settled, so an attach waiting for it finds the run's end
     }
   }
 
@@ -321,6 +329,12 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     state.logger?.sandbox(`run ${state.runId} detached: keeping sandbox ${state.handle.id} (${state.key}) for a takeover`)
   }
 
+  /** The record of a durable run this host started, settled at its end (see `./run-lease.ts`); nothing for an attach or a non-durable run. */
+  function settleStarted(state: RunState, end: PumpEnd, cancelled: boolean): Promise<void> {
+    if (!state.durable || !state.lease) return Promise.resolve()
+    return settleStartedRun(state.durable.run.runs, state.runId, end, cancelled, state.lease, state.logger)
+  }
+
   /** A durable run ended here (finished, failed or cancelled): it is no longer reclaimable. */
   async function settleDurable(ctx: ChatMiddlewareContext, state: RunState): Promise<void> {
     if (!state.durable) return
@@ -351,7 +365,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
   }
 
   /** Setup once the run has its turn: ensure the sandbox, register the run, provide the capabilities, start the file events. */
-  async function setupRun(ctx: ChatMiddlewareContext, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable }: RunSetup): Promise<void> {
+  async function setupRun(ctx: ChatMiddlewareContext, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable, lease }: RunSetup): Promise<void> {
     const generatedThread = sandbox.lifecycle.reuse === 'thread' && GENERATED_THREAD_ID.test(ctx.threadId)
     if (generatedThread) {
       logger?.warn(`withSandbox: chat() was called without a threadId, so this run's sandbox can never be reused; it is destroyed after the run. Pass chat({ threadId }) to keep one sandbox per conversation.`)
@@ -360,7 +374,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
 
     // Registered before anything else of setup: an abort during the rest of it (baseline capture, projection,
     // watcher start) finds what a detach or a destroy needs.
-    const state: RunState = { key, handle, instances, logger, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, fileDiffs: new Set(), chunks: createRunChunks() }
+    const state: RunState = { key, handle, instances, logger, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, lease, fileDiffs: new Set(), chunks: createRunChunks() }
     runs.set(ctx, state)
     // An abort must stop the agent even while the adapter is blocked inside a
     // command, and an abort that landed while ensure() ran must not leak the
@@ -441,15 +455,21 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
           logger.warn(inMemoryLockWarning(locks))
         }
       }
+      // The host starting a durable run holds its driver lease while the run is live here, from before the sandbox boots:
+      // an attach elsewhere then serves the log instead of driving (or starting afresh) a run this host still drives.
+      const lease = durable && !durable.run.attach ? await holdStartedRunLease(locks, ctx.runId, logger) : undefined
       logger?.sandbox(`ensure ${key} for thread ${ctx.threadId} run ${ctx.runId}`)
-      // One run of a sandbox at a time: a second run of the thread waits here, so its file events are its own work.
-      const releaseTurn = await queueThreadRun(sandbox, key, ctx.signal, () => logger?.sandbox(`run ${ctx.runId} waits for the run of thread ${ctx.threadId} in progress on ${key}`))
+      let releaseTurn: (() => void) | undefined
       try {
+        // One run of a sandbox at a time: a second run of the thread waits here, so its file events are its own work.
+        releaseTurn = await queueThreadRun(sandbox, key, ctx.signal, () => logger?.sandbox(`run ${ctx.runId} waits for the run of thread ${ctx.threadId} in progress on ${key}`))
         // Aborted while it waited: it never started, so it must not touch (or destroy) the sandbox the other run uses.
         if (ctx.signal?.aborted) throw new WorkspaceBootstrapError('aborted', `withSandbox: run ${ctx.runId} was aborted while it waited for the run of thread ${ctx.threadId} in progress; it started nothing.`, { cause: ctx.signal.reason })
-        await setupRun(ctx, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable })
+        await setupRun(ctx, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable, lease })
       } catch (error) {
-        releaseTurn()
+        releaseTurn?.()
+        // Registered runs release it after their terminal hook; a setup that failed before that releases it here.
+        if (!runs.get(ctx)) lease?.release()
         throw error
       }
     },
@@ -468,6 +488,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       const scrubbed = state.chunkScrub.push(chunk)
       if (ctx.phase !== 'modelStream') return passOn(chunk, scrubbed)
       const out = scrubbed.map((c) => state.history.observe(c))
+      if (isTerminalChunk(chunk)) state.lastTerminal = chunk
       if (chunk.type === 'RUN_FINISHED' || chunk.type === 'RUN_ERROR') {
         const recorded = state.history.take((prefix) => ctx.createId(prefix))
         if (recorded.length > 0) ctx.messages = [...ctx.messages, ...recorded]
@@ -486,13 +507,15 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       thenRelease(ctx, async (state) => {
         await finishRun(ctx)
         await settleDurable(ctx, state)
+        await settleStarted(state, { kind: 'ended', lastTerminal: state.lastTerminal }, false)
       }),
     onAbort: (ctx, info: AbortInfo) =>
       thenRelease(ctx, async (state) => {
         // The agent had already finished when the abort came: keep the lifecycle of a finished run.
         if (state.agentFinished) {
           await finishRun(ctx)
-          return settleDurable(ctx, state)
+          await settleDurable(ctx, state)
+          return settleStarted(state, { kind: 'ended', lastTerminal: state.lastTerminal }, false)
         }
         endRun(state)
         const detachable = state.durable?.detachable ? state.durable.run.runs : undefined
@@ -500,8 +523,10 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
         if (detachable && !(info.cancelRequested === true || (await cancelVerdict(state, detachable, { reason: info.reason })))) return detachRun(ctx, state, detachable)
         await destroyRun(state, detachable ? 'run cancelled' : 'run aborted')
         await settleDurable(ctx, state)
+        // Only a cancel settles the record: an abort of a non-detachable run is not a verdict on the run.
+        if (detachable || (state.durable && (await cancelVerdict(state, state.durable.run.runs, { reason: info.reason })))) await settleStarted(state, { kind: 'aborted', lastTerminal: state.lastTerminal }, true)
       }),
-    onError: (ctx) =>
+    onError: (ctx, info) =>
       thenRelease(ctx, async (state) => {
         endRun(state)
         await state.files?.stop({ flush: true })
@@ -511,6 +536,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
           sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
         }
         await settleDurable(ctx, state)
+        await settleStarted(state, { kind: 'threw', error: info.error, lastTerminal: state.lastTerminal }, false)
       }),
   })
 

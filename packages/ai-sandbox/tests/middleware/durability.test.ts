@@ -13,7 +13,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { chat, InMemoryRunStore, memoryStream, requestRunCancel, RUN_CANCEL_REASON, toolDefinition, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
 import { defineLock, InMemoryLockStore, withLocks } from '@tanstack/ai/locks'
-import { pipeToRunLog, SandboxConfigError, withSandbox, type SandboxProvider } from '../../src/index.js'
+import { pipeToRunLog, RunClaimNotAcquiredError, SandboxConfigError, sandboxRunDriver, withSandbox, type SandboxProvider } from '../../src/index.js'
 import { agentAdapter, alive, chatOptions, drive, probe, sandboxLab, waitFor, warnings, type Probed } from './durability-helpers.js'
 
 vi.setConfig({ testTimeout: 15_000 })
@@ -306,9 +306,51 @@ describe('detach versus cancel', () => {
     expect(await waitFor(async () => (await log.snapshot()).some((entry) => entry.chunk.type === 'RUN_FINISHED'))).toBe(true)
     expect(await waitFor(() => writes.length >= 2), 'the detach was written, then cleared').toBe(true)
     await new Promise((resolve) => setTimeout(resolve, 400)) // every write has landed
-    expect(writes).toEqual(['detachedSince,sandboxKey', 'detachedSince'])
-    expect((await runs.get(runId))?.detachedSince, 'the clear landed last').toBeUndefined()
+    // The detach, its clear, then the run's terminal status (the host that started the run settles it).
+    expect(writes).toEqual(['detachedSince,sandboxKey', 'detachedSince', 'status,finishedAt'])
+    expect((await runs.get(runId))?.detachedSince, 'the clear landed before the status').toBeUndefined()
+    expect((await runs.get(runId))?.status).toBe('completed')
     started.push(...agent.pids)
+  })
+})
+
+describe('the host that starts a durable run holds its driver lease', () => {
+  it('an attach with a driver while the run is live here waits, then serves the log and drives nothing; the record is completed by the starting host', async () => {
+    const { runs, runId, threadId, log } = await freshRun('lease')
+    const locks = new InMemoryLockStore()
+    const sandbox = lab.sandbox('lease')
+    const agent = agentAdapter({ turns: ['text'], holdTurn: 1 })
+    const stream = chat(chatOptions({ adapter: agent.adapter, middleware: [withSandbox(sandbox, { runs, locks, durability: { adapter: log } })], runId, threadId, logger: warnings().logger }))
+    const response = toServerSentEventsResponse(stream as AsyncIterable<StreamChunk>, { durability: { adapter: log, batch: 1 } })
+    const reader = response.body!.getReader()
+    let text = ''
+    while (!text.includes('working')) text += new TextDecoder().decode((await reader.read()).value)
+    await reader.cancel() // the tab closes; this host keeps driving the run
+    let drives = 0
+    const driver = sandboxRunDriver({ request: new Request(`http://app.test/api/run?runId=${runId}`), runs, locks, durability: () => log, fenceQuietMs: 50, drive: () => ((drives += 1), (async function* () {})()) })
+    const claimed = driver.claim({ runs, locks, runId }, async () => 'drove').catch((error: unknown) => error)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(drives, 'no drive while the starting host holds the lease').toBe(0)
+    agent.release()
+    const refused = await claimed
+    expect(refused).toBeInstanceOf(RunClaimNotAcquiredError)
+    expect((refused as RunClaimNotAcquiredError).reason).toBe('terminal')
+    expect(drives).toBe(0)
+    expect(await runs.get(runId)).toMatchObject({ status: 'completed' })
+    expect((await runs.get(runId))?.driverEpoch).toBeUndefined()
+    started.push(...agent.pids)
+  })
+
+  it('a detach (the request aborted) releases the lease, so a takeover claims the run at once', async () => {
+    const { runs, runId, threadId, log } = await freshRun('lease-detach')
+    const locks = new InMemoryLockStore()
+    const sandbox = lab.sandbox('lease-detach', { lifecycle: { reuse: 'thread', destroyOnComplete: false } })
+    const { out, seen } = await abortedRun({ middleware: [withSandbox(sandbox, { runs, locks, durability: { adapter: log } })], runId, threadId })
+    expect(out.thrown).toBeUndefined()
+    expect(seen.detached).toBe(true)
+    const driver = sandboxRunDriver({ request: new Request(`http://app.test/api/run?runId=${runId}`), runs, locks, durability: () => log, fenceQuietMs: 50, drive: () => (async function* () {})() })
+    expect(await driver.claim({ runs, locks, runId }, async (claim) => claim.epoch)).toBe(1)
+    expect((await runs.get(runId))?.status, 'a detach settles nothing').toBe('running')
   })
 })
 

@@ -10,6 +10,7 @@
  * confinement, no fs, no escalation to SIGKILL.
  */
 import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -103,6 +104,8 @@ function makeHandle(id: string, dir: string, tag: string, groups: Set<number>, d
     options.signal?.addEventListener('abort', onAbort, { once: true })
     try {
       const exit = await job.exit
+      // 'exit' can come before the last 'data' of the pipes; wait for them to end (bounded: an escaped child may hold them open).
+      await Promise.race([Promise.all([once(job.child.stdout, 'end'), once(job.child.stderr, 'end')]), new Promise((resolve) => setTimeout(resolve, 250))])
       if (stopped) throw new SandboxOperationError(stopped, 'naive-host', `Command ${stopped === 'timeout' ? 'timed out' : 'aborted'}: ${command}`)
       return { exitCode: exit.exitCode, stdout, stderr }
     } finally {
