@@ -6,7 +6,7 @@
  * BENCH_TRANSLATOR_LINES (10000), BENCH_TRANSLATOR_RUNS (20), BENCH_DEMO_RUNS (3),
  * BENCH_BRIDGE_ITERATIONS (500), BENCH_FILE_EVENT_ITERATIONS (50), BENCH_FILE_EVENT_DOCKER_ITERATIONS (20),
  * BENCH_CONFINEMENT_RACES (300), BENCH_CANCEL_ITERATIONS (100), BENCH_WATCH_BURST_FILES (10000),
- * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (1024), BENCH_JOURNALED_RUNS (20), BENCH_RUN_DRIVER_RUNS (5), BENCH_TAKEOVER_RUNS (3), BENCH_DURABLE_TURNS (8), BENCH_SQLITE_LOCKS (2000), BENCH_SQLITE_APPEND_CHUNKS (10000), BENCH_SQLITE_TAIL_SAMPLES (200), BENCH_TAKEOVER_SOAK (200 kills; TAKEOVER_SEED replays one).
+ * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (1024), BENCH_JOURNALED_RUNS (20), BENCH_RUN_DRIVER_RUNS (5), BENCH_TAKEOVER_RUNS (3), BENCH_DURABLE_TURNS (8), BENCH_SQLITE_LOCKS (2000), BENCH_SQLITE_APPEND_CHUNKS (10000), BENCH_SQLITE_TAIL_SAMPLES (200), BENCH_TAKEOVER_SOAK (200 kills; TAKEOVER_SEED replays one), BENCH_REAPER_RUNS (10).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, tmpdir } from 'node:os'
@@ -33,6 +33,7 @@ import { benchTakeoverLatency } from './takeover-latency.js'
 import { benchDurableOverhead, printDurableOverhead } from './durable-overhead.js'
 import { benchSqliteStores } from './sqlite-stores.js'
 import { benchTakeoverSoak } from './takeover-soak.js'
+import { benchReaper } from './reaper.js'
 import { dockerSandbox } from '@tanstack/ai-sandbox-docker'
 
 const resultsDir = fileURLToPath(new URL('../bench-results/', import.meta.url))
@@ -141,6 +142,10 @@ async function main(): Promise<void> {
       console.table([{ ...takeoverSoak, failedSeeds: takeoverSoak.failedSeeds.length, takeoverToEndMedianMs: round(takeoverSoak.takeoverToEndMedianMs, 0), takeoverToEndP95Ms: round(takeoverSoak.takeoverToEndP95Ms, 0) }])
     }
 
+    const reaper = await benchReaper(provider, join(root, 'reaper-journals'), envInt('BENCH_REAPER_RUNS', 10))
+    console.log('\n(s) reaper on local-process: one probeRunExit (median / p95), a sweep over producing runs (probes only), a sweep that expires and reclaims every run (includes the 5 s quiescence window), pruneJournals')
+    console.table(reaper.map((row) => ({ ...row, totalMs: round(row.totalMs, 1), perRunMs: round(row.perRunMs, 1) })))
+
     // Last: the 1M-chunk log stays in memoryStream's process-wide map until the process exits.
     const alignment = await benchAlignment(undefined, envInt('BENCH_ALIGNMENT_RUNS', 3))
     console.log('\n(l) replay alignment: alignToStoredLog over a memoryStream log, 1,000 new chunks past it (goal: linear, 100k under 500 ms)')
@@ -171,6 +176,7 @@ async function main(): Promise<void> {
       durableOverhead,
       sqliteStores,
       takeoverSoak,
+      reaper,
     }
     await mkdir(resultsDir, { recursive: true })
     await writeFile(join(resultsDir, 'results.json'), JSON.stringify(results, null, 2) + '\n')

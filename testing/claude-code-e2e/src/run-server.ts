@@ -18,7 +18,7 @@
  * stderr. Input: one JSON argument, see {@link RunServerConfig}. It never exits by itself; the suites kill it.
  */
 import { serve } from '@hono/node-server'
-import { chat, requestRunCancel, resumeServerSentEventsResponse, RUN_CANCEL_REASON, toServerSentEventsResponse, type StreamChunk, type StreamDurability } from '@tanstack/ai'
+import { chat, defineChatMiddleware, requestRunCancel, resolveResumeRunId, resumeServerSentEventsResponse, RUN_CANCEL_REASON, toServerSentEventsResponse, type StreamChunk, type StreamDurability } from '@tanstack/ai'
 import { resolveDebugOption } from '@tanstack/ai/adapter-internals'
 import { claudeCodeText, type ClaudeCodeOptions } from '@tanstack/ai-claude-code'
 import { defineSandbox, sandboxRunDriver, withSandbox } from '@tanstack/ai-sandbox'
@@ -50,7 +50,13 @@ const logger = resolveDebugOption({ logger: { debug: () => {}, info: () => {}, w
 /** Runs this process drives, for the in-process cancel band. */
 const driving = new Map<string, AbortController>()
 
-/** The run's `chat()`: the real CLI in the thread's sandbox, durable over the shared stores. */
+/** Forgets a run in `driving` once it ends on this process (finished, failed, aborted). */
+function forgetWhenDone(runId: string) {
+  const forget = () => void driving.delete(runId)
+  return defineChatMiddleware({ name: 'forget-when-done', onFinish: forget, onAbort: forget, onError: forget })
+}
+
+/** The run's `chat()`: the real CLI in the thread's sandbox, durable over the shared stores. Passed on as it is: core finds the run from its stream. */
 function agentRun(input: { runId: string; threadId: string; log: StreamDurability; attach: boolean; abortController: AbortController }): AsyncIterable<StreamChunk> {
   const durability = { adapter: input.log, attach: input.attach, cancelPollMs: config.cancelPollMs, ...(config.attachWaitMs !== undefined ? { attachWaitMs: config.attachWaitMs } : {}) }
   return chat({
@@ -58,7 +64,7 @@ function agentRun(input: { runId: string; threadId: string; log: StreamDurabilit
     runId: input.runId,
     threadId: input.threadId,
     messages: [{ role: 'user', content: config.prompt }],
-    middleware: [withSandbox(sandbox, { runs: stores.runs, locks: stores.locks, instances: stores.instances, durability })],
+    middleware: [withSandbox(sandbox, { runs: stores.runs, locks: stores.locks, instances: stores.instances, durability }), forgetWhenDone(input.runId)],
     abortController: input.abortController,
   } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
 }
@@ -87,6 +93,7 @@ async function startRun(request: Request): Promise<Response> {
 }
 
 function attachRun(request: Request): Response {
+  if (!resolveResumeRunId(request)) return Response.json({ error: 'name the run: ?runId=… or an X-Run-Id header' }, { status: 400 })
   return resumeServerSentEventsResponse({
     adapter: stores.stream(request),
     driver: sandboxRunDriver({

@@ -11,9 +11,11 @@ import type { RunDriverOptions, StreamChunk, StreamDurability } from '@tanstack/
 import type { LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
 import { SandboxError } from '../contracts/errors.js'
+import { MAX_TIMER_MS } from '../definition/long-timeout.js'
 import { parseOptions } from '../definition/validate.js'
 import { awaitLogQuiescence, DEFAULT_FENCE_QUIET_MS, fenceDurability, fenceRunStore, RunClaimLostError, withRunClaim, type RunClaim } from './claim.js'
-import { loggerSchema, pipeToRunLog, runStoreSchema } from './run-log.js'
+import { driveRunLog, loggerSchema, runStoreSchema } from './run-log.js'
+import { storedRunEnd } from './run-outcome.js'
 import { reporter } from './run-report.js'
 
 /** Options of {@link sandboxRunDriver}: core's `RunDriverOptions` without `claim` / `pipe` (which it fills), plus the log factory and the quiescence window. */
@@ -62,7 +64,7 @@ const optionsSchema = z
     durability: z.custom<(runId: string) => StreamDurability>(isFunction, { message: 'expected a per-run factory (runId) => StreamDurability, e.g. () => memoryStream(request)' }),
     drive: z.custom<RunDriverOptions['drive']>(isFunction, { message: 'expected drive({ runId, threadId, signal }) returning the chat() stream' }),
     waitUntil: z.custom<(promise: Promise<unknown>) => void>(isFunction, { message: 'expected waitUntil(promise), e.g. (p) => ctx.waitUntil(p)' }).optional(),
-    fenceQuietMs: z.number('expected fenceQuietMs in ms as a number').int('expected a whole number of ms').min(0, 'expected 0 ms or more').optional(),
+    fenceQuietMs: z.number('expected fenceQuietMs in ms as a number').int('expected a whole number of ms').min(0, 'expected 0 ms or more').max(MAX_TIMER_MS, `expected at most ${MAX_TIMER_MS} ms (a Node timer's limit)`).optional(),
     logger: loggerSchema,
   })
   .strict()
@@ -140,14 +142,13 @@ export function sandboxRunDriver<TOffset extends string = string>(options: Sandb
       await release(stream)
       throw runClaim.signal.reason instanceof RunClaimLostError ? runClaim.signal.reason : new RunClaimLostError(input.runId, runClaim.epoch, 'lost while waiting for the log to go quiet')
     }
-    return pipeToRunLog(stream, {
-      runs: fenceRunStore(runs, runClaim, report),
-      durability: fenceDurability(log, runClaim),
-      runId: input.runId,
-      threadId: input.threadId,
-      signal: runClaim.signal,
-      ...(logger ? { logger } : {}),
-    })
+    // A predecessor that delivered the run's end and died before it settled the record: the end counts, and the drive
+    // (which replays nothing new) only lets the sandbox lifecycle and the journal cleanup run.
+    const stored = await log.snapshot().catch(() => [])
+    const storedEnd = storedRunEnd(stored.map((entry) => entry.chunk))
+    if (storedEnd) report.warn(`the log already holds the run's end (${storedEnd.type}) but the record is not terminal: its last driver died before it settled the record; settling it from the log`)
+    const fenced = fenceDurability(log, runClaim)
+    return driveRunLog(stream, { runs: fenceRunStore(runs, runClaim, report), runId: input.runId, threadId: input.threadId, signal: runClaim.signal, logger, storedEnd }, () => fenced)
   }
 
   return {

@@ -119,6 +119,8 @@ export interface RunLogTarget {
   threadId: string
   signal?: AbortSignal | undefined
   logger?: InternalLogger | undefined
+  /** The run's end the log already holds (a takeover of a run whose end was delivered): counts as the last terminal chunk until the stream yields one. */
+  storedEnd?: StreamChunk | undefined
 }
 
 /**
@@ -168,7 +170,7 @@ async function drive<TOffset extends string>(stream: AsyncIterable<StreamChunk>,
 
   const writer = new LogWriter(log, report)
   if (record && record.startedAt === startedAt && record.status === 'running') writer.push({ type: EventType.CUSTOM, name: RUN_ACCEPTED_EVENT, value: {}, timestamp: startedAt })
-  let end = await pump(stream, writer, signal, report)
+  let end = await pump(stream, writer, signal, report, target.storedEnd)
   await writer.settled()
   // An append that failed after the stream ended lost the run's tail: it cannot count as completed.
   if (writer.failure && end.kind === 'ended') end = { kind: 'log-failed', error: writer.failure.error, lastTerminal: end.lastTerminal }
@@ -182,8 +184,8 @@ async function drive<TOffset extends string>(stream: AsyncIterable<StreamChunk>,
 }
 
 /** Pull the stream into `writer` until it ends, throws, `signal` aborts or an append fails. Never rejects. */
-async function pump(stream: AsyncIterable<StreamChunk>, writer: LogWriter, signal: AbortSignal | undefined, report: Reporter): Promise<PumpEnd> {
-  let lastTerminal: StreamChunk | undefined
+async function pump(stream: AsyncIterable<StreamChunk>, writer: LogWriter, signal: AbortSignal | undefined, report: Reporter, storedEnd: StreamChunk | undefined): Promise<PumpEnd> {
+  let lastTerminal: StreamChunk | undefined = storedEnd
   let iterator: AsyncIterator<StreamChunk>
   try {
     iterator = stream[Symbol.asyncIterator]()

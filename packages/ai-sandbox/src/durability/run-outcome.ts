@@ -57,6 +57,22 @@ export function isFinalFinish(chunk: StreamChunk | undefined): boolean {
   return chunk?.type === EventType.RUN_FINISHED && chunk.finishReason !== 'tool_calls'
 }
 
+/**
+ * The chunk that ended the run, when a stored log already holds it: the last
+ * `RUN_FINISHED` / `RUN_ERROR` in `chunks`, if it is a `RUN_ERROR` or a final
+ * `RUN_FINISHED` ({@link isFinalFinish}); otherwise `undefined` (the run is
+ * not over in the log). A predecessor that delivered its run's end and died
+ * before it settled the record leaves exactly this.
+ */
+export function storedRunEnd(chunks: readonly StreamChunk[]): StreamChunk | undefined {
+  for (let i = chunks.length - 1; i >= 0; i--) {
+    const chunk = chunks[i]!
+    if (chunk.type === EventType.RUN_ERROR) return chunk
+    if (chunk.type === EventType.RUN_FINISHED) return isFinalFinish(chunk) ? chunk : undefined
+  }
+  return undefined
+}
+
 function endedOutcome(last: StreamChunk | undefined, cancelled: boolean, now: number): RunOutcome {
   // Cut short by a cancel: after a tool-calling turn, or with the error the agent died of when its sandbox went.
   if (cancelled && !isFinalFinish(last)) return last?.type === EventType.RUN_ERROR || last?.type === EventType.RUN_FINISHED ? { patch: { status: 'aborted', finishedAt: now } } : abortedOutcome(now)

@@ -25,6 +25,7 @@ import { alignedIfAttaching, getSandboxDurability, journalOptionsFor, type Sandb
 import { awaitAttachableJournal, JournalAttachUnavailableError } from '../journal/attach-preflight.js'
 import { journalExistsCommand, journalPaths } from '../journal/commands.js'
 import { finishJournal, journalRunTag } from './journal-run-end.js'
+import { storedRunEnd } from '../durability/run-outcome.js'
 import { DurableAttachNotSupportedError, resolveDurableRunId, resolveDurableThreadId } from './durable-ids.js'
 import { readJournalNdjson, type JournalOptions } from './journaled-spawn.js'
 import { buildHarnessPrompt } from './build-prompt.js'
@@ -232,6 +233,13 @@ async function* durableHarnessRun(input: RunHarnessOptions, durability: SandboxR
   if (durability.attach) {
     const handle = getSandbox(options.capabilities!)
     const paths = journalPaths(runId, journal.dir)
+    // The log already holds the run's end (its host delivered it, then died before the record said so): nothing is
+    // left to replay. The journal, if any, is deleted once its sentinel is there.
+    if (storedRunEnd((await durability.log.snapshot()).map((entry) => entry.chunk))) {
+      options.logger.provider(`${harness}: the log of run ${runId} already holds its end; nothing to attach to`)
+      await finishJournal(handle, journal, (message) => options.logger.provider(`${harness}: ${message}`))
+      return
+    }
     try {
       // Up front, so the caller gets the typed error to branch on (404 / 410 / 504), not a RUN_ERROR mid-stream.
       await awaitAttachableJournal(handle, {

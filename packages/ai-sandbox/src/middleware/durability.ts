@@ -12,6 +12,7 @@ import { isCancelRequestedReason, wasCancelRequested, type RunStore } from '@tan
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
+import { MAX_TIMER_MS } from '../definition/long-timeout.js'
 import type { SandboxDurabilityOptions, SandboxRunDurability } from '../durability/capability.js'
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null
@@ -35,7 +36,7 @@ export const durabilityOptionShapes = {
       attach: z.boolean({ error: 'expected true (an attach route) or false' }).optional(),
       attachWaitMs: z.number({ error: 'expected a number of ms' }).int('expected whole ms').positive('expected more than 0 ms').optional(),
       journalDir: z.string({ error: 'expected an absolute folder inside the sandbox' }).startsWith('/', 'expected an absolute folder inside the sandbox, e.g. "/tmp/tanstack-runs"').optional(),
-      cancelPollMs: z.number({ error: 'expected a number of ms' }).int('expected whole ms').min(50, 'expected at least 50 ms: every poll reads the run record').optional(),
+      cancelPollMs: z.number({ error: 'expected a number of ms' }).int('expected whole ms').min(50, 'expected at least 50 ms: every poll reads the run record').max(MAX_TIMER_MS, `expected at most ${MAX_TIMER_MS} ms (a Node timer's limit)`).optional(),
     })
     .strict()
     .optional(),
@@ -83,7 +84,7 @@ export function resolveSandboxDurability(options: { runs?: RunStore | undefined;
 }
 
 /**
- * Poll `wasCancelRequested(runs, runId)` every `intervalMs` until stopped, and
+ * Poll `wasCancelRequested(runs, runId)` at once, then every `intervalMs` until stopped, and
  * call `onCancel` once when it answers `true`. Polls never overlap, the timer
  * does not keep the process alive, and a store that cannot be read answers
  * `false` (core's rule), so the poll simply tries again.
@@ -93,19 +94,20 @@ export function resolveSandboxDurability(options: { runs?: RunStore | undefined;
 export function watchForCancel(runs: RunStore, runId: string, intervalMs: number, onCancel: () => void): () => void {
   let stopped = false
   let timer: ReturnType<typeof setTimeout> | undefined
-  const schedule = (): void => {
+  const schedule = (delayMs: number): void => {
     if (stopped) return
     timer = setTimeout(() => {
       void wasCancelRequested(runs, runId).then((cancelled) => {
         if (stopped) return
-        if (!cancelled) return schedule()
+        if (!cancelled) return schedule(intervalMs)
         stopped = true
         onCancel()
       })
-    }, intervalMs)
+    }, delayMs)
     timer.unref?.()
   }
-  schedule()
+  // The first look is at once: a cancel recorded while nobody drove the run (its host died) is seen by the takeover's first step.
+  schedule(0)
   return () => {
     stopped = true
     clearTimeout(timer)

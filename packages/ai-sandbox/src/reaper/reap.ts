@@ -157,8 +157,8 @@ const optionsSchema = z
  * lease stays held past `runBudgetMs`) is `not-claimed`; a `reclaim` that
  * rejects turns the outcome into `reclaim-failed`. The claim is
  * `sandboxRunDriver`'s: a lease over the whole drive, a `driverEpoch` bump,
- * the quiescence window (`DEFAULT_FENCE_QUIET_MS`, counted from when the run
- * was picked up) before the first append, and fenced appends and terminal
+ * the quiescence window (`DEFAULT_FENCE_QUIET_MS`, 5 s) before the first
+ * append, and fenced appends and terminal
  * writes. Nothing schedules it: call it from a cron route, a queue consumer,
  * a Durable Object `alarm()` or a guarded `setInterval`.
  *
@@ -228,11 +228,9 @@ async function reapOne(record: RunRecord, options: ReapOptions): Promise<ReapRun
   const budgetMs = options.runBudgetMs ?? DEFAULT_RUN_BUDGET_MS
   const expired = options.now - record.detachedSince! >= options.detachedRunTtlMs
   const base = { runId: record.runId, threadId: record.threadId, expired }
-  // The start of the quiescence window: the log's length now, before the probe, so the probe's time counts.
-  const log = await openLog(options, record.runId, report)
-  const pickedUp = { at: Date.now(), length: log ? await logLength(log) : undefined }
   const probe = await probeWithin(options.hasFinished, record, budgetMs, report)
   if (probe.state !== 'finished' && !expired) return { ...base, outcome: probe.state, probe }
+  const log = await openLog(options, record.runId, report)
   if (!log) return { ...base, outcome: 'not-claimed', probe, error: new Error(`the run log of ${record.runId} could not be opened`) }
 
   const finalize = probe.state === 'finished'
@@ -240,7 +238,8 @@ async function reapOne(record: RunRecord, options: ReapOptions): Promise<ReapRun
   let driven: RunRecord | null
   try {
     driven = await claimWithin(options, record.runId, budgetMs, report, async (claim) => {
-      const quiet = await quietSince(log, pickedUp, claim.signal)
+      // As sandboxRunDriver: the stored log must stop growing before the first append, so a predecessor's last append has landed.
+      const quiet = await awaitLogQuiescence(log, DEFAULT_FENCE_QUIET_MS, claim.signal)
       if (!quiet) throw claim.signal.reason instanceof RunClaimLostError ? claim.signal.reason : new RunClaimLostError(record.runId, claim.epoch, 'lost while waiting for the log to go quiet')
       const stream = finalize ? withinBudget(record, options.drive, claim.signal, budgetMs, () => (budgetExceeded = true), report) : expiredStream(options.detachedRunTtlMs)
       return pipeToRunLog(stream, {
@@ -288,6 +287,7 @@ function claimWithin<T>(options: ReapOptions, runId: string, budgetMs: number, r
     update: (id, patch) => (gaveUp && 'driverEpoch' in patch ? Promise.reject(new RunClaimNotAcquiredError(runId, 'superseded', { detail: 'the sweep gave up waiting for the lease' })) : options.runs.update(id, patch)),
   }
   const claimed = withRunClaim({ runs, locks: options.locks, runId, report }, (claim) => {
+    if (gaveUp) throw new RunClaimNotAcquiredError(runId, 'superseded', { detail: 'the sweep gave up waiting for the lease' })
     started = true
     return fn(claim)
   })
@@ -315,18 +315,6 @@ function bind(runs: RunStore): RunStore {
   if (runs.listByThread) bound.listByThread = (threadId) => runs.listByThread!(threadId)
   if (runs.listReclaimable) bound.listReclaimable = (opts) => runs.listReclaimable!(opts)
   return bound
-}
-
-/**
- * Quiet since the run was picked up: the stored log has not grown since then
- * and at least `DEFAULT_FENCE_QUIET_MS` passed, so a predecessor's last
- * append has landed; when it grew, the full window is awaited again.
- */
-async function quietSince(log: StreamDurability, pickedUp: { at: number; length: number | undefined }, signal: AbortSignal): Promise<boolean> {
-  const left = pickedUp.at + DEFAULT_FENCE_QUIET_MS - Date.now()
-  if (left > 0 && !(await sleep(left, signal))) return false
-  if (pickedUp.length !== undefined && (await log.snapshot()).length === pickedUp.length) return true
-  return awaitLogQuiescence(log, DEFAULT_FENCE_QUIET_MS, signal)
 }
 
 /**
@@ -408,14 +396,6 @@ async function openLog(options: ReapOptions, runId: string, report: Reporter): P
   }
 }
 
-async function logLength(log: StreamDurability): Promise<number | undefined> {
-  try {
-    return (await log.snapshot()).length
-  } catch {
-    return undefined
-  }
-}
-
 async function statusOf(runs: RunStore, runId: string): Promise<{ status?: RunStatus }> {
   try {
     const record = await runs.get(runId)
@@ -423,21 +403,6 @@ async function statusOf(runs: RunStore, runId: string): Promise<{ status?: RunSt
   } catch {
     return {}
   }
-}
-
-/** Resolves `true` after `ms`, `false` as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false)
-  return new Promise((resolve) => {
-    const done = (value: boolean): void => {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', onAbort)
-      resolve(value)
-    }
-    const onAbort = (): void => done(false)
-    const timer = setTimeout(() => done(true), ms)
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
 }
 
 /** The sweep's reporter: `reaper: ` lines with the run id; never throws, even with a throwing logger. */

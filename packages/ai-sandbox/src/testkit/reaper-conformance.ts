@@ -139,8 +139,6 @@ export async function checkReapSweep(context: ReaperConformanceContext): Promise
 
   const sweep = (now: number) => reapDetachedRuns({ runs: context.stores.runs, locks: context.stores.locks, durability: context.stores.log, hasFinished: context.hasFinished, drive: context.drive, now, detachedRunTtlMs: ttl, reclaim: context.reclaim })
   const first = await sweep(Date.now())
-  console.log("DEBUG", JSON.stringify(first.entries.map((e) => [e.runId.slice(0, 30), e.outcome, e.probe])))
-  if (first.outcomes.finalized !== 1 || first.outcomes.producing !== 2) for (const r of [finished, forged]) { const p = journalPaths(r.runId, context.journalDir); console.log('DEBUGJ', r.runId, JSON.stringify((await producing.handle.process.exec(`ls -la ${p.dir}; cat ${shellQuote(p.journal)}`)).stdout)) }
   expect(first.outcomes, 'first sweep: one finalized, one expired, two producing, one reclaim-failed, one unknown').toEqual(outcomes({ finalized: 1, expired: 1, producing: 2, 'reclaim-failed': 1, unknown: 1 }))
   expect(context.drives(), 'only the two runs whose probe said finished were driven (a sweep never drives a run to learn whether it finished)').toBe(2)
 

@@ -104,6 +104,8 @@ describe('sandboxRunDriver: the claim', () => {
   it('rejects bad options naming the field', () => {
     const good = { request: request('r'), runs: new InMemoryRunStore(), locks: new InMemoryLockStore(), durability: () => memoryStream({ runId: 'r' }), drive: () => paced([]) }
     expect(() => sandboxRunDriver({ ...good, fenceQuietMs: -1 })).toThrow(/sandboxRunDriver\.fenceQuietMs/)
+    // Above a Node timer's limit, setTimeout would fire after 1 ms and turn the quiescence wait off.
+    expect(() => sandboxRunDriver({ ...good, fenceQuietMs: 2 ** 31 })).toThrow(/sandboxRunDriver\.fenceQuietMs.*at most 2147483647 ms/)
     expect(() => sandboxRunDriver({ ...good, locks: {} as never })).toThrow(SandboxConfigError)
     expect(() => sandboxRunDriver({ ...good, durability: memoryStream({ runId: 'r' }) as never })).toThrow(/sandboxRunDriver\.durability: expected a per-run factory/)
   })

@@ -425,6 +425,9 @@ describe('options', () => {
     [{ durability: { adapter: memoryStream({ runId: 'x' }), journalDir: 'runs' } }, 'withSandbox.options.durability.journalDir', 'absolute'],
     [{ durability: { adapter: memoryStream({ runId: 'x' }), detach: true } }, 'withSandbox.options.durability.detach', ''],
     [{ detachOnDisconnect: 'yes' }, 'withSandbox.options.detachOnDisconnect', 'expected true'],
+    [{ durability: { adapter: memoryStream({ runId: 'x' }), cancelPollMs: 10 } }, 'withSandbox.options.durability.cancelPollMs', 'at least 50 ms'],
+    // Above a Node timer's limit, setTimeout would fire after 1 ms: the record would be read hundreds of times a second.
+    [{ durability: { adapter: memoryStream({ runId: 'x' }), cancelPollMs: 2 ** 31 } }, 'withSandbox.options.durability.cancelPollMs', 'at most 2147483647 ms'],
   ])('refuses %j naming the field', (options, field, message) => {
     let thrown: unknown
     try {

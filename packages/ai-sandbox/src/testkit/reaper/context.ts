@@ -17,6 +17,7 @@ import type { SandboxHandle } from '../../contracts/handle.js'
 import type { SandboxProvider } from '../../contracts/provider.js'
 import { defineSandbox, type SandboxDefinition } from '../../definition/define-sandbox.js'
 import { InMemorySandboxInstanceStore } from '../../definition/instance-store.js'
+import { runDriverLockKey } from '../../durability/claim.js'
 import { endJournaledRun } from '../../harness/journal-run-end.js'
 import { withSandbox } from '../../middleware/with-sandbox.js'
 import { probeRunExit, type RunExitProbe } from '../../reaper/probe.js'
@@ -181,6 +182,12 @@ export function createReaperConformanceContext(base: SandboxProvider, options: {
         record = await stores.runs.get(runId)
         return record?.detachedSince !== undefined && record.sandboxKey !== undefined
       }, timeoutMs / 2)
+      // The detach is over once the host that started the run let its driver lease go (after its last record write).
+      await Promise.race([
+        stores.locks.withLock(runDriverLockKey(runId), async () => undefined),
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`reaper conformance: the host that started ${runId} kept its driver lease after the detach`)), timeoutMs / 2).unref?.()),
+      ])
+      record = await stores.runs.get(runId)
       const sandboxKey = (record as RunRecord | null)!.sandboxKey!
       const instance = await instances.get(sandboxKey)
       const handle = instance ? await base.resume({ id: instance.providerSandboxId }) : null
