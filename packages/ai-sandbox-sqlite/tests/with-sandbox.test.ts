@@ -105,7 +105,9 @@ describe('a durable withSandbox over the SQLite stores', () => {
       const instance = await b.instances.get(key)
       expect(instance).toMatchObject({ key, provider: 'local-process', threadId })
       expect(existsSync(join(root, instance!.providerSandboxId))).toBe(true)
-      expect(await b.runs.findActiveRun(threadId)).toMatchObject({ runId, threadId })
+      // withSandbox settled the record of the run it started: completed, so the thread has no active run left.
+      expect(await b.runs.get(runId)).toMatchObject({ runId, threadId, status: 'completed' })
+      expect(await b.runs.findActiveRun(threadId)).toBeNull()
     } finally {
       await sandbox.destroy({ key, instances: a.instances })
     }

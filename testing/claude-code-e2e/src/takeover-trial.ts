@@ -34,7 +34,7 @@ export interface RunServer {
 
 /**
  * Start a run server and wait until it listens.
- * @throws Error with its output when it exits or stays silent for 30 s.
+ * @throws Error with its output when it exits or stays silent for 90 s (a loaded machine can take long to load tsx and the packages).
  */
 export async function startRunServer(config: RunServerConfig): Promise<RunServer> {
   const child = spawn(process.execPath, ['--import', TSX_LOADER, SERVER_SCRIPT, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TSX_TSCONFIG_PATH: SERVER_TSCONFIG } })
@@ -42,7 +42,7 @@ export async function startRunServer(config: RunServerConfig): Promise<RunServer
   child.stdout!.on('data', (data: Buffer) => (output += data.toString()))
   child.stderr!.on('data', (data: Buffer) => (output += data.toString()))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  const deadline = Date.now() + 30_000
+  const deadline = Date.now() + 90_000
   for (;;) {
     const port = /^listening (\d+)$/m.exec(output)?.[1]
     if (port) {

@@ -96,7 +96,7 @@ function takeoverSuite(setting: Setting): void {
     expect(chunks.at(-1)?.type, `the control run finished:\n${successor.output()}`).toBe(EventType.RUN_FINISHED)
     control = normalizedFingerprints(chunks, { runId, threadId })
     console.info(`[${setting.name}] control run: ${control.length} chunks`)
-  }, 120_000)
+  }, 180_000)
 
   afterAll(async () => {
     for (const server of servers) await stopRunServer(server)
@@ -128,7 +128,7 @@ function takeoverSuite(setting: Setting): void {
       const journal = journalPaths(runId).journal
       expect(await waitFor(() => processesMatching(journal).length === 0 && processesWithHome(home).length === 0, 15_000), 'no CLI, tool or tail process of the run is left').toBe(true)
       expect(await waitFor(async () => (await setting.sandboxesLeft()).length === 0, 15_000), 'the sandbox is destroyed (destroyOnComplete)').toBe(true)
-    }, 120_000)
+    }, 180_000)
   }
 
   for (let i = 1; i <= setting.refreshTrials; i++) {
@@ -150,7 +150,7 @@ function takeoverSuite(setting: Setting): void {
       expect(await stores.runs.get(runId)).toMatchObject({ status: 'completed' })
       expect(await waitFor(async () => (await setting.sandboxesLeft()).length === 0, 15_000), 'the sandbox is destroyed').toBe(true)
       await stopRunServer(first)
-    }, 120_000)
+    }, 180_000)
   }
 
   /** Servers beyond the successor, started on demand, for the concurrent attaches. */
@@ -225,7 +225,7 @@ function takeoverSuite(setting: Setting): void {
     }
     const sorted = [...stops].sort((a, b) => a - b)
     console.info(`[${setting.name}] ${setting.cancels} cancels from another process: stream ended after the cancel in median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms (poll ${config.cancelPollMs} ms); 0 orphaned processes or sandboxes`)
-  }, 600_000)
+  }, 900_000)
 }
 
 const localRoot = mkdtempSync(join(tmpdir(), 'driver-takeover-sandboxes-'))
