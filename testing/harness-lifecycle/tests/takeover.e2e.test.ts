@@ -12,12 +12,12 @@ import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chat, InMemoryRunStore, memoryStream, requestRunCancel, resumeServerSentEventsResponse, RUN_ACCEPTED_EVENT, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
-import { restoreInboundChunk } from '@tanstack/ai/client'
+import { chat, InMemoryRunStore, memoryStream, requestRunCancel, resumeServerSentEventsResponse, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
 import { InMemoryLockStore } from '@tanstack/ai/locks'
 import { afterAll, describe, expect, it } from 'vitest'
 import { journalPaths, sandboxRunDriver, withSandbox } from '@tanstack/ai-sandbox'
 import { processesMatching } from '@testing/support/harness-run'
+import { isRunAcceptedMarker, readSseEvents, transcriptOf } from '@testing/support/sse-client'
 import { CLAUDE, processesOf, waitFor, type Scenario } from './helpers/harnesses.js'
 import { fingerprints, JOURNAL_MESSAGES, textOf } from './helpers/journal-runs.js'
 import { localSuite } from './helpers/local-sandboxes.js'
@@ -45,41 +45,6 @@ function controllerFor(signal: AbortSignal): AbortController {
   return controller
 }
 
-/** An SSE event as a client reads it: its `id:` (the resume offset) and its chunk, restored as the client does. */
-interface SseEvent {
-  id?: string
-  chunk: StreamChunk
-}
-
-/** Read SSE events off `body` until `stop(event)` says so (then the client hangs up) or the body ends. */
-async function readEvents(body: ReadableStream<Uint8Array>, stop: (event: SseEvent) => boolean = () => false): Promise<SseEvent[]> {
-  const reader = body.getReader()
-  const decoder = new TextDecoder()
-  const events: SseEvent[] = []
-  let buffer = ''
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) return events
-    buffer += decoder.decode(value, { stream: true })
-    let cut: number
-    while ((cut = buffer.indexOf('\n\n')) !== -1) {
-      const raw = buffer.slice(0, cut)
-      buffer = buffer.slice(cut + 2)
-      const lines = raw.split('\n')
-      const data = lines.find((l) => l.startsWith('data: '))
-      if (!data) continue
-      const id = lines.find((l) => l.startsWith('id: '))?.slice(4)
-      const event: SseEvent = { ...(id ? { id } : {}), chunk: restoreInboundChunk(JSON.parse(data.slice(6)) as StreamChunk) as StreamChunk }
-      events.push(event)
-      if (stop(event)) {
-        await reader.cancel()
-        return events
-      }
-    }
-  }
-}
-
-const isMarker = (c: StreamChunk): boolean => c.type === 'CUSTOM' && (c as { name?: string }).name === RUN_ACCEPTED_EVENT
 
 /** A control run, then host 1's durable run that its client and host leave mid-run; what a reconnecting client needs. */
 async function detachedRun(name: string) {
@@ -90,7 +55,7 @@ async function detachedRun(name: string) {
     chat({ adapter, messages: JOURNAL_MESSAGES, middleware: [withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId }), journalDir } })], runId, threadId, ...(abortController ? { abortController } : {}) } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
 
   // The control: the same turn, uninterrupted, over plain SSE (no log).
-  const control = (await readEvents(toServerSentEventsResponse(run(fake().adapter, new InMemoryRunStore())).body!)).map((e) => e.chunk)
+  const control = (await readSseEvents(toServerSentEventsResponse(run(fake().adapter, new InMemoryRunStore())).body!)).map((e) => e.chunk)
   expect(control.at(-1)?.type).toBe('RUN_FINISHED')
   expect(await waitFor(() => journalGone(runId))).toBe(true)
 
@@ -102,7 +67,7 @@ async function detachedRun(name: string) {
   const post = new Request(`http://app.test/api/run?runId=${encodeURIComponent(runId)}`, { method: 'POST' })
   const response1 = toServerSentEventsResponse(run(adapter, runs, host1), { abortController: host1, durability: { adapter: memoryStream(post), batch: 1 } })
   let ends = 0
-  const before = await readEvents(response1.body!, (e) => e.chunk.type === 'TEXT_MESSAGE_END' && ++ends === 2)
+  const before = await readSseEvents(response1.body!, (e) => e.chunk.type === 'TEXT_MESSAGE_END' && ++ends === 2)
   host1.abort()
   expect(await waitFor(async () => (await runs.get(runId))?.detachedSince !== undefined), 'host 1 detached').toBe(true)
   expect(before.length, 'host 1 left mid-run').toBeLessThan(control.length - 3)
@@ -133,14 +98,12 @@ function attachRoute(run: Pick<Detached, 'sandbox' | 'runs' | 'runId' | 'lastId'
   })
 }
 
-/** What the client assembled: the events before the disconnect, then those after the reconnect, without core's run.accepted marker. */
-const transcriptOf = (before: SseEvent[], after: SseEvent[]): StreamChunk[] => [...before, ...after].map((e) => e.chunk).filter((c) => !isMarker(c))
 
 describe('takeover through sandboxRunDriver (claude-code, local-process)', () => {
   it('a detached run is taken over by a GET with a driver: the client transcript has no duplicate and no gap', async () => {
     const run = await detachedRun('takeover-one')
     const counters = { drives: 0, background: [] as Promise<unknown>[] }
-    const after = await readEvents(attachRoute(run, new InMemoryLockStore(), counters).body!)
+    const after = await readSseEvents(attachRoute(run, new InMemoryLockStore(), counters).body!)
     await Promise.all(counters.background)
 
     const transcript = transcriptOf(run.before, after)
@@ -157,7 +120,7 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     const run = await detachedRun('takeover-three')
     const locks = new InMemoryLockStore()
     const counters = { drives: 0, background: [] as Promise<unknown>[] }
-    const afters = await Promise.all([0, 1, 2].map(() => readEvents(attachRoute(run, locks, counters).body!)))
+    const afters = await Promise.all([0, 1, 2].map(() => readSseEvents(attachRoute(run, locks, counters).body!)))
     await Promise.all(counters.background)
 
     expect(counters.drives).toBe(1)
@@ -175,7 +138,7 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     const fake = () => suite.fake(CLAUDE, 'slow' as Scenario)
     const run = (adapter: unknown, runs: InMemoryRunStore, abortController?: AbortController) =>
       chat({ adapter, messages: JOURNAL_MESSAGES, middleware: [withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId }), journalDir } })], runId, threadId, ...(abortController ? { abortController } : {}) } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
-    const control = (await readEvents(toServerSentEventsResponse(run(fake().adapter, new InMemoryRunStore())).body!)).map((e) => e.chunk)
+    const control = (await readSseEvents(toServerSentEventsResponse(run(fake().adapter, new InMemoryRunStore())).body!)).map((e) => e.chunk)
     expect(await waitFor(() => journalGone(runId))).toBe(true)
 
     // Host 1 accepts the run; its client has the run.accepted marker when it leaves.
@@ -186,7 +149,7 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     const post = new Request(`http://app.test/api/run?runId=${encodeURIComponent(runId)}`, { method: 'POST' })
     const body = toServerSentEventsResponse(run(first.adapter, runs, host1), { abortController: host1, durability: { adapter: memoryStream(post), batch: 1 } }).body!
     const left = new Promise<void>((resolve) => (leave = () => (host1.abort(), resolve())))
-    const before = await readEvents(body, (e) => isMarker(e.chunk))
+    const before = await readSseEvents(body, (e) => isRunAcceptedMarker(e.chunk))
     await left
     leave = undefined
     expect(await waitFor(async () => (await runs.get(runId))?.detachedSince !== undefined), 'host 1 detached during setup').toBe(true)
@@ -194,7 +157,7 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     expect(journalGone(runId), 'so there is no journal to attach to').toBe(true)
 
     const counters = { drives: 0, background: [] as Promise<unknown>[] }
-    const after = await readEvents(attachRoute({ sandbox, runs, runId, lastId: before.at(-1)!.id!, fake }, new InMemoryLockStore(), counters, { attachWaitMs: 500 }).body!)
+    const after = await readSseEvents(attachRoute({ sandbox, runs, runId, lastId: before.at(-1)!.id!, fake }, new InMemoryLockStore(), counters, { attachWaitMs: 500 }).body!)
     await Promise.all(counters.background)
     expect(counters.drives).toBe(1)
     expect(fingerprints(transcriptOf(before, after)), 'the fresh start delivers the whole run once').toEqual(fingerprints(control))
@@ -206,7 +169,7 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     const run = await detachedRun('takeover-cancel')
     const counters = { drives: 0, background: [] as Promise<unknown>[] }
     let cancelledAt = 0
-    const after = await readEvents(attachRoute(run, new InMemoryLockStore(), counters, { cancelPollMs: 100 }).body!, (e) => {
+    const after = await readSseEvents(attachRoute(run, new InMemoryLockStore(), counters, { cancelPollMs: 100 }).body!, (e) => {
       // The driver delivers past the stored log: the takeover is driving. Now "another host" records the cancel.
       if (cancelledAt === 0 && e.chunk.type === 'TEXT_MESSAGE_CONTENT') {
         cancelledAt = Date.now()

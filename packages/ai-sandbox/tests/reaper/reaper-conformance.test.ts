@@ -8,8 +8,7 @@ import { join } from 'node:path'
 import { afterAll, expect } from 'vitest'
 import { runReaperConformance } from '../../src/testkit/index.js'
 import { memoryProvider } from '../testkit/memory-provider.js'
-import { naiveHostProvider } from '../testkit/naive-host-provider.js'
-import { taggedProcesses } from './helpers.js'
+import { naiveHostProvider, naiveTaggedProcesses } from '../testkit/naive-host-provider.js'
 
 const root = mkdtempSync(join(tmpdir(), 'reaper-kit-test-'))
 const tag = randomUUID()
@@ -21,5 +20,5 @@ afterAll(async () => {
   const dir = join(root, 'journals')
   expect(existsSync(dir) ? readdirSync(dir) : [], 'no journal is left').toEqual([])
   rmSync(root, { recursive: true, force: true })
-  expect(await taggedProcesses(tag), 'no process of the naive provider is left').toEqual([])
+  expect(await naiveTaggedProcesses(tag), 'no process of the naive provider is left').toEqual([])
 })

@@ -5,14 +5,14 @@
 // skips the follow cases naming that flag. Journals go to a temp folder that
 // is checked empty afterwards, and no process of the naive provider is left.
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, expect } from 'vitest'
 import type { SandboxCapabilities, SandboxProvider } from '../../src/contracts/index.js'
 import { runJournalConformance } from '../../src/testkit/index.js'
 import { memoryProvider } from './memory-provider.js'
-import { NAIVE_TAG_ENV, naiveHostProvider } from './naive-host-provider.js'
+import { naiveHostProvider, naiveTaggedProcesses } from './naive-host-provider.js'
 
 const root = mkdtempSync(join(tmpdir(), 'journal-kit-test-'))
 const tag = randomUUID()
@@ -30,17 +30,6 @@ runJournalConformance('naive host provider, poll only', { makeProvider: () => wi
 afterAll(async () => {
   for (const dir of ['follow', 'poll']) expect(existsSync(join(root, dir)) ? readdirSync(join(root, dir)) : [], `no journal is left in ${dir}`).toEqual([])
   rmSync(root, { recursive: true, force: true })
-  if (process.platform !== 'linux') return
   // Every agent and every tail of the kit has ended (agents wait for markers at most 20 s, but each case lets its agent finish).
-  const needle = Buffer.from(`\0${NAIVE_TAG_ENV}=${tag}\0`)
-  const tagged = () =>
-    readdirSync('/proc').filter((name) => {
-      try {
-        return /^\d+$/.test(name) && Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${name}/environ`)]).includes(needle)
-      } catch {
-        return false
-      }
-    })
-  for (let i = 0; i < 50 && tagged().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
-  expect(tagged(), 'no process of the naive provider is left').toEqual([])
+  expect(await naiveTaggedProcesses(tag), 'no process of the naive provider is left').toEqual([])
 })

@@ -11,7 +11,7 @@
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -143,4 +143,20 @@ function makeHandle(id: string, dir: string, tag: string, groups: Set<number>, d
     env: { set: unsupported('env', 'env.set') },
     destroy,
   }
+}
+
+/** Pids of live processes carrying `NAIVE_HOST_RUN=<tag>`, after waiting up to 1 s for them to go. */
+export async function naiveTaggedProcesses(tag: string): Promise<string[]> {
+  if (process.platform !== 'linux') return []
+  const needle = Buffer.from(`\0${NAIVE_TAG_ENV}=${tag}\0`)
+  const tagged = () =>
+    readdirSync('/proc').filter((name) => {
+      try {
+        return /^\d+$/.test(name) && Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${name}/environ`)]).includes(needle)
+      } catch {
+        return false
+      }
+    })
+  for (let i = 0; i < 50 && tagged().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  return tagged()
 }
