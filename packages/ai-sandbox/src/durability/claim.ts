@@ -10,6 +10,7 @@
 import { isTerminalRunStatus, type RunRecord, type RunStore, type StreamDurability } from '@tanstack/ai'
 import type { LockStore } from '@tanstack/ai/locks'
 import { SandboxError } from '../contracts/errors.js'
+import { isEpochFencedRunStore, isEpochFencedStreamDurability, StaleEpochError } from './epoch-fence.js'
 import type { Reporter } from './run-report.js'
 
 /**
@@ -99,6 +100,8 @@ export interface RunClaim {
   stillOwned: () => Promise<boolean>
   /** True once a check failed (the latch). */
   readonly lost: boolean
+  /** Latch the loss from outside (the store's engine refused a write at this epoch); aborts `signal`. */
+  refuse: (detail: string) => void
 }
 
 /** Options of {@link withRunClaim}. Internal. */
@@ -200,6 +203,10 @@ class HeldClaim implements RunClaim {
     this.leaseSignal.removeEventListener('abort', this.onLeaseLost)
   }
 
+  refuse(detail: string): void {
+    this.latch(detail)
+  }
+
   private latch(detail: string): false {
     if (!this.lost) {
       this.lossDetail = detail
@@ -213,14 +220,25 @@ class HeldClaim implements RunClaim {
  * The run's log with its `append` fenced: each append first checks
  * `claim.stillOwned()` and, when it is not, is refused with
  * {@link RunClaimLostError} (the claim latches, so every later append is
- * refused too). `close`, `read`, `snapshot`, `resumeFrom` pass through. Internal.
+ * refused too). When the log is an `EpochFencedStreamDurability`, the append
+ * itself goes through `atEpoch(claim.epoch)`, so the engine refuses it too if
+ * a successor claimed between the check and the write; that refusal latches
+ * the claim the same way. `close`, `read`, `snapshot`, `resumeFrom` pass
+ * through. Internal.
  */
 export function fenceDurability<TOffset extends string>(log: StreamDurability<TOffset>, claim: RunClaim): StreamDurability<TOffset> {
+  const writer = isEpochFencedStreamDurability(log) ? log.atEpoch(claim.epoch) : log
   return {
     resumeFrom: () => log.resumeFrom(),
     append: async (chunks) => {
       if (!(await claim.stillOwned())) throw new RunClaimLostError(claim.runId, claim.epoch, 'the append was refused by the epoch fence')
-      return log.append(chunks)
+      try {
+        return await writer.append(chunks)
+      } catch (error) {
+        if (!(error instanceof StaleEpochError)) throw error
+        claim.refuse(`the store refused an append at epoch ${claim.epoch} (stored driverEpoch ${error.storedEpoch ?? 'unset'})`)
+        throw new RunClaimLostError(claim.runId, claim.epoch, 'the append was refused by the store\'s epoch check', { cause: error })
+      }
     },
     read: (offset, signal) => log.read(offset, signal),
     snapshot: () => log.snapshot(),
@@ -230,20 +248,26 @@ export function fenceDurability<TOffset extends string>(log: StreamDurability<TO
 
 /**
  * The run store with a lost claim's terminal-status `update` suppressed (it
- * resolves without writing, and is reported). Every other call, and every
+ * resolves without writing, and is reported). When the store is an
+ * `EpochFencedRunStore`, a terminal patch is written with
+ * `updateAtEpoch(claim.epoch)`, so the engine suppresses it too if a successor
+ * claimed between the check and the write. Every other call, and every
  * non-terminal patch, passes through. Internal.
  */
 export function fenceRunStore(runs: RunStore, claim: RunClaim, report: Reporter): RunStore {
+  const suppressed = (runId: string, status: string): void =>
+    report.error(`suppressed the terminal status ${status} of run ${runId}: this host lost its claim (epoch ${claim.epoch}), so it may not finish the run`)
   const fenced: RunStore = {
     createOrResume: (input) => runs.createOrResume(input),
     get: (runId) => runs.get(runId),
     findActiveRun: (threadId) => runs.findActiveRun(threadId),
     update: async (runId, patch) => {
-      if (patch.status !== undefined && isTerminalRunStatus(patch.status) && !(await claim.stillOwned())) {
-        report.error(`suppressed the terminal status ${patch.status} of run ${runId}: this host lost its claim (epoch ${claim.epoch}), so it may not finish the run`)
-        return
-      }
-      return runs.update(runId, patch)
+      if (patch.status === undefined || !isTerminalRunStatus(patch.status)) return runs.update(runId, patch)
+      if (!(await claim.stillOwned())) return suppressed(runId, patch.status)
+      if (!isEpochFencedRunStore(runs)) return runs.update(runId, patch)
+      if (await runs.updateAtEpoch(runId, claim.epoch, patch)) return
+      claim.refuse(`the store refused the terminal status ${patch.status} at epoch ${claim.epoch}`)
+      return suppressed(runId, patch.status)
     },
   }
   if (runs.listByThread) fenced.listByThread = (threadId) => runs.listByThread!(threadId)

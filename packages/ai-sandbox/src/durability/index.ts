@@ -12,3 +12,6 @@ export type { RunDeps, RunControllerStartInput, RunHandle } from './run-controll
 export { sandboxRunDriver, RunDriverPipeOutsideClaimError } from './driver.js'
 export type { SandboxRunDriverOptions } from './driver.js'
 export { RunClaimNotAcquiredError, RunClaimLostError, DEFAULT_FENCE_QUIET_MS } from './claim.js'
+// Engine-enforced fencing: optional store methods a database store implements so its engine refuses a superseded writer.
+export { StaleEpochError, isEpochFencedRunStore, isEpochFencedStreamDurability } from './epoch-fence.js'
+export type { EpochFencedRunStore, EpochFencedStreamDurability, RunRecordPatch } from './epoch-fence.js'

@@ -17,6 +17,7 @@ import { isTerminalRunStatus, type RunStore, type StreamChunk } from '@tanstack/
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
 import { runDriverLockKey } from '../durability/claim.js'
+import { isEpochFencedRunStore } from '../durability/epoch-fence.js'
 import { decideOutcome, type PumpEnd } from '../durability/run-outcome.js'
 
 /** The lease of a run this host started. */
@@ -71,7 +72,9 @@ export async function holdStartedRunLease(locks: LockStore | undefined, runId: s
  * table decides it from how the run ended (`end`, `cancelled`); a detach (an
  * abort with no cancel) writes nothing. Skipped when the lease was lost, when
  * a driver claimed the run (its `driverEpoch` is set), or when the record is
- * already terminal. Never throws.
+ * already terminal. On an `EpochFencedRunStore` the write itself is
+ * conditional on `driverEpoch` still being unset, so a driver that claims
+ * between the read and the write wins. Never throws.
  */
 export async function settleStartedRun(runs: RunStore, runId: string, end: PumpEnd, cancelled: boolean, lease: StartedRunLease, logger: InternalLogger | undefined): Promise<void> {
   const { patch } = decideOutcome(end, cancelled)
@@ -79,7 +82,8 @@ export async function settleStartedRun(runs: RunStore, runId: string, end: PumpE
   try {
     const record = await runs.get(runId)
     if (!record || isTerminalRunStatus(record.status) || record.driverEpoch !== undefined) return
-    await runs.update(runId, patch)
+    if (!isEpochFencedRunStore(runs)) return await runs.update(runId, patch)
+    if (!(await runs.updateAtEpoch(runId, undefined, patch))) logger?.errors(`withSandbox: the store refused the terminal status of run ${runId}: a driver claimed it meanwhile, which settles it`)
   } catch (error) {
     logger?.errors(`withSandbox: settling the record of run ${runId} failed`, { error })
   }

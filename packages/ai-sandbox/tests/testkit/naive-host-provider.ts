@@ -71,9 +71,22 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** One started shell: its output so far, its exit, and a group-only kill. */
-function start(dir: string, tag: string, groups: Set<number>, command: string, options: ProcessOptions) {
+/**
+ * One started shell: its output so far, its exit, and a group-only kill.
+ * A shell that cannot start (the sandbox folder is gone after `destroy()`)
+ * is a `SandboxOperationError` `spawn-failed`, never an unhandled 'error'.
+ */
+async function start(dir: string, tag: string, groups: Set<number>, command: string, options: ProcessOptions) {
   const child = spawn('/bin/sh', ['-c', command], { cwd: dir, env: { ...process.env, ...options.env, [NAIVE_TAG_ENV]: tag }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve)
+      child.once('error', reject)
+    })
+  } catch (error) {
+    throw new SandboxOperationError('spawn-failed', 'naive-host', `Could not start /bin/sh in ${dir}: ${String(error)}`, { cause: error })
+  }
+  child.on('error', () => undefined)
   const pgid = child.pid!
   groups.add(pgid)
   const exit = new Promise<{ exitCode: number; signal?: string }>((resolve) =>
@@ -87,7 +100,7 @@ function start(dir: string, tag: string, groups: Set<number>, command: string, o
 
 function makeHandle(id: string, dir: string, tag: string, groups: Set<number>, destroy: () => Promise<void>): SandboxHandle {
   const exec = async (command: string, options: ExecOptions = {}) => {
-    const job = start(dir, tag, groups, command, options)
+    const job = await start(dir, tag, groups, command, options)
     let stdout = ''
     let stderr = ''
     job.child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -114,7 +127,7 @@ function makeHandle(id: string, dir: string, tag: string, groups: Set<number>, d
     }
   }
   const spawnProcess = async (command: string, options: ProcessOptions = {}): Promise<SpawnedProcess> => {
-    const job = start(dir, tag, groups, command, options)
+    const job = await start(dir, tag, groups, command, options)
     options.signal?.addEventListener('abort', () => job.kill(), { once: true })
     return {
       pid: job.pgid,
