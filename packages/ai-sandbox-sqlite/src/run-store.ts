@@ -5,6 +5,7 @@
  * `RunStatus` is refused (core's `isRunStatus`), never handed on.
  */
 import { isRunStatus, type RunRecord, type RunStatus, type RunStore } from '@tanstack/ai'
+import type { EpochFencedRunStore } from '@tanstack/ai-sandbox'
 import type { Statement } from 'better-sqlite3'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteDatabaseError } from './errors.js'
@@ -38,8 +39,8 @@ const PATCH_COLUMNS: ReadonlyArray<readonly [keyof RunPatch, string, (value: unk
   ['driverEpoch', 'driver_epoch', (v) => v],
 ]
 
-/** A `RunStore` with the optional methods present. */
-export type SqliteRunStore = Required<RunStore>
+/** A `RunStore` with the optional methods present, and the engine-enforced epoch fence (`updateAtEpoch`). */
+export type SqliteRunStore = Required<RunStore> & EpochFencedRunStore
 
 /**
  * The `RunStore` of `createSqliteStores`, over an open database (see
@@ -65,6 +66,25 @@ export function sqliteRunStore(db: SqliteDatabase): SqliteRunStore {
   const reclaimable = db.prepare<[number], RunRow>("SELECT * FROM runs WHERE status = 'running' AND detached_since IS NOT NULL AND detached_since <= ? ORDER BY rowid ASC")
   // One prepared UPDATE per set of patched columns (at most 2^8 shapes).
   const updates = new Map<string, Statement<unknown[]>>()
+  const fenceHolds = db.prepare<[string, number | null], { one: number }>('SELECT 1 AS one FROM runs WHERE run_id = ? AND driver_epoch IS ?')
+  /** One UPDATE of the patched columns, conditional on the epoch when `fence` is given; true when a row changed. */
+  const patchRun = (runId: string, patch: RunPatch, fence: { epoch: number | undefined } | undefined): boolean => {
+    const sets: string[] = []
+    const values: unknown[] = []
+    for (const [field, column, encode] of PATCH_COLUMNS) {
+      if (!Object.hasOwn(patch, field)) continue
+      const value = patch[field]
+      // `status` is required on a record, so an explicit undefined leaves it as it is.
+      if (field === 'status' && value === undefined) continue
+      sets.push(`${column} = ?`)
+      values.push(value === undefined ? null : encode(value))
+    }
+    if (sets.length === 0) return false
+    const sql = `UPDATE runs SET ${sets.join(', ')} WHERE run_id = ?${fence ? ' AND driver_epoch IS ?' : ''}`
+    let statement = updates.get(sql)
+    if (statement === undefined) updates.set(sql, (statement = db.prepare<unknown[]>(sql)))
+    return statement.run(...values, runId, ...(fence ? [fence.epoch ?? null] : [])).changes === 1
+  }
   const createOrResume = db.transaction((input: { runId: string; threadId: string; startedAt: number; status: RunStatus }) => {
     insert.run(input.runId, input.threadId, input.status, input.startedAt)
     return byId.get(input.runId)!
@@ -77,21 +97,12 @@ export function sqliteRunStore(db: SqliteDatabase): SqliteRunStore {
     },
     async update(runId, patch) {
       assertOpen(db)
-      const sets: string[] = []
-      const values: unknown[] = []
-      for (const [field, column, encode] of PATCH_COLUMNS) {
-        if (!Object.hasOwn(patch, field)) continue
-        const value = patch[field]
-        // `status` is required on a record, so an explicit undefined leaves it as it is.
-        if (field === 'status' && value === undefined) continue
-        sets.push(`${column} = ?`)
-        values.push(value === undefined ? null : encode(value))
-      }
-      if (sets.length === 0) return
-      const sql = `UPDATE runs SET ${sets.join(', ')} WHERE run_id = ?`
-      let statement = updates.get(sql)
-      if (statement === undefined) updates.set(sql, (statement = db.prepare<unknown[]>(sql)))
-      statement.run(...values, runId)
+      patchRun(runId, patch, undefined)
+    },
+    async updateAtEpoch(runId, epoch, patch) {
+      assertOpen(db)
+      // An empty patch still answers whether the epoch holds.
+      return patchRun(runId, patch, { epoch }) || (Object.keys(patch).length === 0 && fenceHolds.get(runId, epoch ?? null) !== undefined)
     },
     async get(runId) {
       assertOpen(db)

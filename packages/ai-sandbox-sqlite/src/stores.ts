@@ -6,7 +6,7 @@
  */
 import type { UpsertableStreamDurability } from '@tanstack/ai'
 import type { LockStore } from '@tanstack/ai/locks'
-import { parseOptions, type SandboxInstanceStore } from '@tanstack/ai-sandbox'
+import { parseOptions, type EpochFencedStreamDurability, type SandboxInstanceStore } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { DEFAULT_BUSY_TIMEOUT_MS, openSqliteDatabase, type SqliteDatabase } from './database.js'
 import { sqliteInstanceStore } from './instance-store.js'
@@ -39,10 +39,11 @@ export interface SqliteStores {
   /**
    * The event log of one run, like core's `memoryStream(source)`: pass the
    * incoming Request (run id from `X-Run-Id` / `?runId`, offset from
-   * `Last-Event-ID` / `?offset`) or `{ runId, offset? }`.
+   * `Last-Event-ID` / `?offset`) or `{ runId, offset? }`. Its `atEpoch(epoch)`
+   * is the engine-enforced fence (`EpochFencedStreamDurability`).
    * @throws SqliteStreamError `invalid-run-id`.
    */
-  stream(source: Request | SqliteStreamInit): UpsertableStreamDurability
+  stream(source: Request | SqliteStreamInit): UpsertableStreamDurability & EpochFencedStreamDurability
   /** The open connection, for your own queries (the tables are this package's: read, do not write). */
   readonly db: SqliteDatabase
   /** Close the database handle. Later calls throw `SqliteDatabaseError` `closed`; a lease still held is lost (its signal aborts) and expires `leaseMs` later. Idempotent. */

@@ -6,6 +6,7 @@
  * `memoryStream`, including the from-start join's first-chunk deadline.
  */
 import { resolveResumeRunId, type StreamChunk, type UpsertableStreamDurability } from '@tanstack/ai'
+import { StaleEpochError, type EpochFencedStreamDurability } from '@tanstack/ai-sandbox'
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { assertOpen, type SqliteDatabase } from './database.js'
@@ -117,13 +118,21 @@ function seqOf(offset: string): number | undefined {
  * - `close()` marks the log closed, which ends every reader in every process.
  * - `upsert(entries)` re-stores entries at offsets already returned (replacing
  *   the chunk) and appends new ones at exactly the next offsets, all or nothing.
+ * - `atEpoch(epoch)` (`EpochFencedStreamDurability`): a view whose `append`
+ *   and `upsert` store their batch only while the run's record in the same
+ *   database has `driverEpoch` equal to `epoch`, checked inside the write
+ *   transaction; otherwise nothing is stored and they reject with
+ *   `StaleEpochError`. The log itself writes at epoch `undefined`: once a
+ *   driver has claimed the run, only a view at the claimed epoch writes. A run
+ *   with no record writes freely.
  *
  * @param db - An open database from `openSqliteDatabase`.
  * @param source - The incoming Request, or `{ runId, offset? }`.
  * @throws SqliteStreamError `invalid-run-id` for an empty run id or one with CR/LF; `invalid-offset`, `unknown-run`, `no-data` from `read`; `invalid-upsert` from `upsert`.
+ * @throws StaleEpochError from `append` / `upsert` when another epoch holds the run.
  * @throws SqliteDatabaseError `closed` from any call after the database was closed.
  */
-export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamInit, options: SqliteStreamOptions = {}): UpsertableStreamDurability {
+export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamInit, options: SqliteStreamOptions = {}): UpsertableStreamDurability & EpochFencedStreamDurability {
   const pollMs = options.pollMs ?? DEFAULT_STREAM_POLL_MS
   const firstChunkDeadlineMs = options.firstChunkDeadlineMs ?? DEFAULT_FIRST_CHUNK_DEADLINE_MS
   const resumeOffset = source instanceof Request ? readResumeOffset(source) : (source.offset ?? null)
@@ -138,14 +147,22 @@ export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamI
   const closedAt = db.prepare<[string], { closed_at: number | null }>('SELECT closed_at FROM stream_logs WHERE run_id = ?')
   const markClosed = db.prepare<[string, number]>('INSERT INTO stream_logs (run_id, closed_at) VALUES (?, ?) ON CONFLICT (run_id) DO UPDATE SET closed_at = COALESCE(closed_at, excluded.closed_at)')
 
-  const appendBatch = db.transaction((chunks: readonly StreamChunk[]): string[] => {
+  const storedEpoch = db.prepare<[string], { driver_epoch: number | null }>('SELECT driver_epoch FROM runs WHERE run_id = ?')
+  /** Inside a write transaction: refuse unless the run has no record or its `driverEpoch` is the writer's. */
+  const checkEpoch = (epoch: number | undefined): void => {
+    const row = storedEpoch.get(runId)
+    if (row !== undefined && row.driver_epoch !== (epoch ?? null)) throw new StaleEpochError(runId, epoch, row.driver_epoch ?? undefined)
+  }
+  const appendBatch = db.transaction((chunks: readonly StreamChunk[], epoch: number | undefined): string[] => {
+    checkEpoch(epoch)
     const first = (tailSeq.get(runId)?.tail ?? -1) + 1
     return chunks.map((chunk, index) => {
       insert.run(runId, first + index, JSON.stringify(chunk))
       return String(first + index)
     })
   })
-  const upsertBatch = db.transaction((entries: ReadonlyArray<{ chunk: StreamChunk; offset: string }>): string[] => {
+  const upsertBatch = db.transaction((entries: ReadonlyArray<{ chunk: StreamChunk; offset: string }>, epoch: number | undefined): string[] => {
+    checkEpoch(epoch)
     // Validate the whole batch before writing anything.
     let planned = tailSeq.get(runId)?.tail ?? -1
     const seen = new Set<number>()
@@ -176,21 +193,25 @@ export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamI
 
   const toEntry = (row: ChunkRow): Entry => ({ offset: String(row.seq), chunk: JSON.parse(row.chunk) as StreamChunk })
 
-  return {
+  const append = async (chunks: readonly StreamChunk[], epoch: number | undefined): Promise<string[]> => {
+    assertOpen(db)
+    if (chunks.length === 0) return []
+    const offsets = appendBatch.immediate(chunks, epoch)
+    wake(db, runId)
+    return offsets
+  }
+  const upsert = async (entries: ReadonlyArray<{ chunk: StreamChunk; offset: string }>, epoch: number | undefined): Promise<string[]> => {
+    assertOpen(db)
+    const offsets = upsertBatch.immediate(entries, epoch)
+    wake(db, runId)
+    return offsets
+  }
+
+  const log: UpsertableStreamDurability & EpochFencedStreamDurability = {
     resumeFrom: () => resumeOffset,
-    async append(chunks) {
-      assertOpen(db)
-      if (chunks.length === 0) return []
-      const offsets = appendBatch.immediate(chunks)
-      wake(db, runId)
-      return offsets
-    },
-    async upsert(entries) {
-      assertOpen(db)
-      const offsets = upsertBatch.immediate(entries)
-      wake(db, runId)
-      return offsets
-    },
+    append: (chunks) => append(chunks, undefined),
+    upsert: (entries) => upsert(entries, undefined),
+    atEpoch: (epoch): UpsertableStreamDurability => ({ ...log, append: (chunks) => append(chunks, epoch), upsert: (entries) => upsert(entries, epoch) }),
     async snapshot() {
       assertOpen(db)
       return all.all(runId).map(toEntry)
@@ -243,4 +264,5 @@ export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamI
       }
     },
   }
+  return log
 }

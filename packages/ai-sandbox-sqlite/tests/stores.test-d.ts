@@ -1,8 +1,8 @@
 // The shapes createSqliteStores promises: core's store contracts, the
-// upsertable log, and options that refuse an unknown key or a missing path.
+// upsertable, epoch-fenced log, and options that refuse an unknown key or a missing path.
 import type { RunStore, StreamDurability, UpsertableStreamDurability } from '@tanstack/ai'
 import type { LockStore } from '@tanstack/ai/locks'
-import type { SandboxInstanceStore } from '@tanstack/ai-sandbox'
+import type { EpochFencedRunStore, EpochFencedStreamDurability, SandboxInstanceStore } from '@tanstack/ai-sandbox'
 import { expectTypeOf, test } from 'vitest'
 import { createSqliteStores, sqliteStream, type SqliteStores, type SqliteStoresOptions } from '../src/index.js'
 
@@ -11,7 +11,8 @@ test('the stores are core contracts', () => {
   expectTypeOf<SqliteStores['runs']['listReclaimable']>().toEqualTypeOf<NonNullable<RunStore['listReclaimable']>>()
   expectTypeOf<SqliteStores['locks']>().toExtend<LockStore>()
   expectTypeOf<SqliteStores['instances']>().toEqualTypeOf<SandboxInstanceStore>()
-  expectTypeOf<ReturnType<SqliteStores['stream']>>().toEqualTypeOf<UpsertableStreamDurability>()
+  expectTypeOf<ReturnType<SqliteStores['stream']>>().toEqualTypeOf<UpsertableStreamDurability & EpochFencedStreamDurability>()
+  expectTypeOf<SqliteStores['runs']>().toExtend<EpochFencedRunStore>()
   expectTypeOf<ReturnType<typeof sqliteStream>>().toExtend<StreamDurability>()
   expectTypeOf<SqliteStores['stream']>().parameter(0).toEqualTypeOf<Request | { runId: string; offset?: string | null }>()
 })

@@ -124,6 +124,10 @@ export {
   checkRunListReclaimable,
 } from './durable-run-fields-conformance.js'
 
+// Epoch-fence kit: a store's engine refuses a superseded writer's append and terminal update
+export { runEpochFenceConformance, EPOCH_FENCE_CHECKS, checkUpdateAtEpoch, checkStaleAppendRefused, checkFirstHostFenced, checkClaimRace } from './epoch-fence-conformance.js'
+export type { EpochFenceConformanceOptions, EpochFenceStores, EpochFenceCheck } from './epoch-fence-conformance.js'
+
 // Takeover kit: two sandboxRunDrivers, one run, over a store author's RunStore, LockStore and log
 export { runTakeoverConformance, TAKEOVER_CHECKS, DEFAULT_KIT_FENCE_QUIET_MS } from './takeover-conformance.js'
 export type { TakeoverConformanceOptions, TakeoverCheck, TakeoverCheckSettings, TakeoverStores } from './takeover-conformance.js'

@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto'
 import { expect } from 'vitest'
 import { chunkFingerprint } from '../../durability/chunk-identity.js'
 import { sandboxRunDriver } from '../../durability/driver.js'
+import { isEpochFencedStreamDurability, type EpochFencedStreamDurability } from '../../durability/epoch-fence.js'
 
 /**
  * The stores under test, as a store author hands them to the kit: the run
@@ -264,9 +265,9 @@ export function epochFlickerView(runs: RunStore, heldEpoch: number): { runs: Run
   return { runs: view, arm: () => void (armed = true), foreignReads: () => foreign }
 }
 
-/** `log`, with each batch an append delivered and each `close()` recorded. Every method delegates. */
+/** `log`, with each batch an append delivered and each `close()` recorded. Every method delegates, `atEpoch` (when the log has it) to an observed view. */
 function observedLog<TOffset extends string>(log: StreamDurability<TOffset>, appended: StreamChunk[][], onClose: () => void): StreamDurability<TOffset> {
-  return {
+  const observed: StreamDurability<TOffset> = {
     resumeFrom: () => log.resumeFrom(),
     append: async (chunks) => {
       const offsets = await log.append(chunks)
@@ -280,4 +281,7 @@ function observedLog<TOffset extends string>(log: StreamDurability<TOffset>, app
       await log.close()
     },
   }
+  if (!isEpochFencedStreamDurability(log)) return observed
+  const fenced: EpochFencedStreamDurability<TOffset> = { ...observed, atEpoch: (epoch) => observedLog(log.atEpoch(epoch), appended, onClose) }
+  return fenced
 }
