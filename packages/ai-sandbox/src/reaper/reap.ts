@@ -19,6 +19,7 @@ import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import type { LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
 import { SandboxConfigError } from '../contracts/errors.js'
+import { MAX_TIMER_MS } from '../definition/long-timeout.js'
 import { parseOptions } from '../definition/validate.js'
 import { awaitLogQuiescence, DEFAULT_FENCE_QUIET_MS, fenceDurability, fenceRunStore, RunClaimLostError, RunClaimNotAcquiredError, withRunClaim, type RunClaim } from '../durability/claim.js'
 import { loggerSchema, pipeToRunLog } from '../durability/run-log.js'
@@ -116,6 +117,8 @@ export interface ReapOptions<TOffset extends string = string> {
   maxRuns?: number
   /** Budget in ms of one probe and of one finalizing replay. Default {@link DEFAULT_RUN_BUDGET_MS}. */
   runBudgetMs?: number
+  /** The claim's quiescence window in ms: the stored log must stop growing this long before the sweep's first write. Pass the attach route's `sandboxRunDriver` value (keep it above your lock's lease renewal interval). Default `DEFAULT_FENCE_QUIET_MS` (5000). */
+  fenceQuietMs?: number
   /** Receives every failure on `errors` (`reaper: ` lines) and one `warn` per run made terminal. */
   logger?: InternalLogger
 }
@@ -137,6 +140,7 @@ const optionsSchema = z
     reclaim: z.custom<NonNullable<ReapOptions['reclaim']>>(isFunction, { message: 'expected reclaim(record) => Promise, e.g. sandboxReclaimer({ provider: sandbox.provider, instances })' }).optional(),
     maxRuns: z.number('expected a number of runs').int('expected a whole number of runs').min(1, 'expected at least 1 run').optional(),
     runBudgetMs: z.number('expected the per-run budget in ms').int('expected whole ms').min(1, 'expected at least 1 ms').optional(),
+    fenceQuietMs: z.number("expected fenceQuietMs in ms as a number, the same as sandboxRunDriver's").int('expected a whole number of ms').min(0, 'expected 0 ms or more').max(MAX_TIMER_MS, `expected at most ${MAX_TIMER_MS} ms (a Node timer's limit)`).optional(),
     logger: loggerSchema,
   })
   .strict()
@@ -157,7 +161,7 @@ const optionsSchema = z
  * lease stays held past `runBudgetMs`) is `not-claimed`; a `reclaim` that
  * rejects turns the outcome into `reclaim-failed`. The claim is
  * `sandboxRunDriver`'s: a lease over the whole drive, a `driverEpoch` bump,
- * the quiescence window (`DEFAULT_FENCE_QUIET_MS`, 5 s) before the first
+ * the quiescence window (`fenceQuietMs`, default `DEFAULT_FENCE_QUIET_MS`, 5 s) before the first
  * append, and fenced appends and terminal
  * writes. Nothing schedules it: call it from a cron route, a queue consumer,
  * a Durable Object `alarm()` or a guarded `setInterval`.
@@ -239,7 +243,7 @@ async function reapOne(record: RunRecord, options: ReapOptions): Promise<ReapRun
   try {
     driven = await claimWithin(options, record.runId, budgetMs, report, async (claim) => {
       // As sandboxRunDriver: the stored log must stop growing before the first append, so a predecessor's last append has landed.
-      const quiet = await awaitLogQuiescence(log, DEFAULT_FENCE_QUIET_MS, claim.signal)
+      const quiet = await awaitLogQuiescence(log, options.fenceQuietMs ?? DEFAULT_FENCE_QUIET_MS, claim.signal)
       if (!quiet) throw claim.signal.reason instanceof RunClaimLostError ? claim.signal.reason : new RunClaimLostError(record.runId, claim.epoch, 'lost while waiting for the log to go quiet')
       const stream = finalize ? withinBudget(record, options.drive, claim.signal, budgetMs, () => (budgetExceeded = true), report) : expiredStream(options.detachedRunTtlMs)
       return pipeToRunLog(stream, {

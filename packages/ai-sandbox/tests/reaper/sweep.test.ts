@@ -6,7 +6,8 @@
  * overwrites it); a sweep racing a live driver that holds the run's lease
  * gives up (`not-claimed`) without writing anything, not even a
  * `driverEpoch`; probes that throw, lie or hang are `unknown`; randomized
- * sweeps over producing runs never drive or touch one; `maxRuns` defers the
+ * sweeps over producing runs never drive or touch one; `fenceQuietMs` is the
+ * claim's quiet window; `maxRuns` defers the
  * newest; a failing `listReclaimable` resolves with the error.
  */
 import { EventType, InMemoryRunStore, memoryStream, RUN_CANCEL_REASON, type RunRecord, type RunStore, type StreamChunk } from '@tanstack/ai'
@@ -169,6 +170,31 @@ describe('reapDetachedRuns: budget, races, lying probes', () => {
     expect(String(failed.error)).toMatch(/database is down/)
     expect(Object.values(failed.outcomes).every((n) => n === 0)).toBe(true)
   })
+
+  it('fenceQuietMs is the claim\'s quiet window: an append inside it delays the drive until it lands, and a short window does not wait out the 5 s default', async () => {
+    const runs = new InMemoryRunStore()
+    const run = await seed(runs, 'quiet')
+    const log = memoryStream({ runId: run.runId })
+    // A predecessor's late append, 150 ms into the sweep: inside the first 400 ms window.
+    const late = setTimeout(() => void log.append([{ type: EventType.TEXT_MESSAGE_START, messageId: 'late', role: 'assistant', timestamp: Date.now() } as StreamChunk]), 150)
+    let seenAtDrive = -1
+    const started = Date.now()
+    const result = await reapDetachedRuns(
+      baseOptions(runs, {
+        fenceQuietMs: 400,
+        hasFinished: async () => ({ state: 'finished', exitCode: 0 }),
+        drive: async function* ({ runId, threadId }) {
+          seenAtDrive = (await memoryStream({ runId }).snapshot()).length
+          yield { type: EventType.RUN_FINISHED, runId, threadId, finishReason: 'stop', timestamp: Date.now() } as StreamChunk
+        },
+      }),
+    )
+    clearTimeout(late)
+    expect(result.entries[0]).toMatchObject({ outcome: 'finalized', status: 'completed' })
+    expect(seenAtDrive, "the predecessor's append inside the window had landed before the drive began").toBe(2)
+    // A generous bound, only to tell the option from the 5 s default it replaces (which would take 10 s here: two windows).
+    expect(Date.now() - started, 'the sweep used the 400 ms window, not DEFAULT_FENCE_QUIET_MS').toBeLessThan(4_000)
+  }, 15_000)
 
   it('a finished run whose drive throws is finalized as failed, its log says why, and reclaim runs', async () => {
     const runs = new InMemoryRunStore()
