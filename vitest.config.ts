@@ -16,6 +16,7 @@ const alias = [
   { find: /^@tanstack\/ai-sandbox-local-process$/, replacement: join(root, 'packages/ai-sandbox-local-process/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-docker$/, replacement: join(root, 'packages/ai-sandbox-docker/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-sqlite$/, replacement: join(root, 'packages/ai-sandbox-sqlite/src/index.ts') },
+  { find: /^@tanstack\/ai-sandbox-postgres$/, replacement: join(root, 'packages/ai-sandbox-postgres/src/index.ts') },
   { find: /^@tanstack\/ai-claude-code$/, replacement: join(root, 'packages/ai-claude-code/src/index.ts') },
   { find: /^@tanstack\/ai-opencode$/, replacement: join(root, 'packages/ai-opencode/src/index.ts') },
   { find: /^@tanstack\/ai-grok-build$/, replacement: join(root, 'packages/ai-grok-build/src/index.ts') },
@@ -33,6 +34,8 @@ function projectsIn(folder: string) {
         name,
         root: join(dir, name),
         include: ['tests/**/*.test.ts'],
+        // A suite that needs a service started once for all its files (a database) has tests/global-setup.ts.
+        ...(existsSync(join(dir, name, 'tests', 'global-setup.ts')) ? { globalSetup: [join(dir, name, 'tests', 'global-setup.ts')] } : {}),
       },
     }))
 }

@@ -1,0 +1,180 @@
+/**
+ * The leased `LockStore` over the `locks` table: one row `(key, holder,
+ * expires_at)` per held key, judged by the DATABASE clock
+ * (`clock_timestamp()`), taken in one `INSERT … ON CONFLICT DO UPDATE … WHERE
+ * expired`, renewed every `leaseMs / 3` through one dedicated connection,
+ * deleted by its own holder only. Invariant: a key has at most one unexpired
+ * row, so at most one holder; a holder stops (its signal aborts) before its
+ * row can expire unless it renewed.
+ */
+import { randomUUID } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { LockStore } from '@tanstack/ai/locks'
+import { parseOptions } from '@tanstack/ai-sandbox'
+import { z } from 'zod'
+import { assertOpen, contextOf, query, schemaName, type PostgresContext, type PostgresPool } from './database.js'
+import { DedicatedClient } from './dedicated-client.js'
+import { PostgresLockLostError } from './errors.js'
+
+/** Default lease, in ms: how long a key stays held by a holder that stopped renewing (killed, paused, cut off). */
+export const DEFAULT_LEASE_MS = 10_000
+
+/** Default cap, in ms, of the wait between two tries to take a held key. */
+export const DEFAULT_LOCK_POLL_MS = 50
+
+/** Options of {@link postgresLockStore}. */
+export interface PostgresLockStoreOptions {
+  /** The schema the tables live in (default `tanstack_sandbox`). */
+  schema?: string
+  /** Lease in ms (default {@link DEFAULT_LEASE_MS}, at least 30); renewed every `leaseMs / 3` while the callback runs. */
+  leaseMs?: number
+  /** Longest wait in ms between two tries to take a held key (default {@link DEFAULT_LOCK_POLL_MS}, at least 1); the wait starts at 1 ms and doubles. */
+  lockPollMs?: number
+}
+
+/** The option schema of the lock store, shared with `createPostgresStores`. Internal. */
+export const leaseMsSchema = z.number().int('expected an integer number of milliseconds (the lock lease)').min(30, 'expected at least 30 ms').max(3_600_000, 'expected at most 3 600 000 ms (one hour)')
+export const lockPollMsSchema = z.number().int('expected an integer number of milliseconds (the lock retry interval)').min(1, 'expected at least 1 ms').max(60_000, 'expected at most 60 000 ms')
+
+const optionsSchema = z.object({ schema: schemaName.optional(), leaseMs: leaseMsSchema.optional(), lockPollMs: lockPollMsSchema.optional() }).strict()
+
+/** A lock store and the way to let go of its lease connection. Internal. */
+export interface ClosableLockStore {
+  readonly store: LockStore
+  /** Destroy the lease connection: every lease still held is lost (its signal aborts with `renewal-failed`). */
+  close: () => void
+}
+
+/**
+ * A `LockStore` (`@tanstack/ai/locks`) whose mutual exclusion holds across
+ * every process and host that reaches the same database.
+ *
+ * `withLock(key, fn)` waits until it holds `key` (retrying with a backoff from
+ * 1 ms up to `lockPollMs`), then runs `fn(signal)` while renewing the lease
+ * every `leaseMs / 3`. Expiry is judged by the database's clock, so the hosts'
+ * clocks need not agree. `signal` aborts, with a {@link PostgresLockLostError}
+ * as its reason, when the lease is lost: a renewal finds the row taken
+ * (`taken`) or expired (`expired`), a renewal throws or the lease connection
+ * drops (`renewal-failed`), or no renewal succeeded by shortly before the
+ * lease runs out, measured on this process's monotonic clock from when the
+ * last successful renewal was sent (`expired`) — so a holder cut off from the
+ * database stops before another can take the key. When `fn` settles the row
+ * is deleted (only if it is still this holder's) and `withLock` returns or
+ * rethrows `fn`'s outcome. A holder that dies leaves its row, which anyone
+ * takes once it expires.
+ *
+ * The lock store keeps ONE pooled connection checked out while any
+ * `withLock` of it runs (takes and renewals go through it; it goes back to
+ * the pool when the last one ends).
+ *
+ * @param pool - A node-postgres `Pool` whose schema was migrated (`migratePostgres`).
+ * @param options - `schema` (`tanstack_sandbox`), `leaseMs` (10 000), `lockPollMs` (50).
+ * @throws SandboxConfigError naming the option (e.g. `postgresLockStore.leaseMs`) when one is invalid.
+ * @throws PostgresDatabaseError from `withLock` when the key cannot be taken because the database refused (`closed`, `schema-missing`, `connect-failed`, `query-failed`); `fn` is not called then.
+ * @example
+ * ```ts
+ * const locks = postgresLockStore(pool, { leaseMs: 5000 })
+ * await locks.withLock('thread-1', async (signal) => { if (!signal.aborted) await work() })
+ * ```
+ */
+export function postgresLockStore(pool: PostgresPool, options: PostgresLockStoreOptions = {}): LockStore {
+  const parsed = parseOptions(optionsSchema, options, 'postgresLockStore')
+  return lockStoreOf(contextOf(pool, parsed.schema, 'postgresLockStore'), parsed).store
+}
+
+/** The lock store over a context, with its lease connection's `close`. Internal. */
+export function lockStoreOf(ctx: PostgresContext, options: { leaseMs?: number | undefined; lockPollMs?: number | undefined }): ClosableLockStore {
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
+  const pollMs = options.lockPollMs ?? DEFAULT_LOCK_POLL_MS
+  // Stop a little before the row expires, so a late timer cannot leave this holder running while another takes the key.
+  const marginMs = Math.min(1000, Math.floor(leaseMs / 10))
+  const t = ctx.tables
+  const lease = new DedicatedClient(ctx)
+  const interval = `($3::integer * interval '1 millisecond')`
+  // Taken when absent, expired, or already this holder's (a retry after a take whose answer was lost).
+  const acquireSql = `INSERT INTO ${t.locks} AS l (key, holder, expires_at) VALUES ($1, $2, clock_timestamp() + ${interval})
+    ON CONFLICT (key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+    WHERE l.expires_at <= clock_timestamp() OR l.holder = EXCLUDED.holder RETURNING 1 AS taken`
+  // Renewed only while unexpired and ours; otherwise the holder now stored (the CTE's outer SELECT sees the row as it was).
+  const renewSql = `WITH renewed AS (UPDATE ${t.locks} SET expires_at = clock_timestamp() + ${interval} WHERE key = $1 AND holder = $2 AND expires_at > clock_timestamp() RETURNING 1)
+    SELECT (SELECT count(*) FROM renewed)::integer AS renewed, (SELECT holder FROM ${t.locks} WHERE key = $1) AS holder`
+
+  const store: LockStore = {
+    async withLock(key, fn) {
+      assertOpen(ctx)
+      const holder = randomUUID()
+      const controller = new AbortController()
+      let held = false
+      let deadline: NodeJS.Timeout | undefined
+      let renewal: NodeJS.Timeout | undefined
+      const lose = (error: PostgresLockLostError): void => {
+        if (controller.signal.aborted) return
+        clearInterval(renewal)
+        clearTimeout(deadline)
+        controller.abort(error)
+      }
+      lease.enter()
+      const stopWatching = lease.onLost((cause) => {
+        if (!held) return
+        lose(new PostgresLockLostError('renewal-failed', key, `The connection renewing the lease on lock ${JSON.stringify(key)} was lost (${messageOf(cause)}); another holder may take the key once it expires.`, { cause }))
+      })
+      try {
+        let sentAt = performance.now()
+        for (let delay = 1; ; delay = Math.min(delay * 2, pollMs)) {
+          sentAt = performance.now()
+          if ((await lease.query(acquireSql, [key, holder, leaseMs])).length === 1) break
+          await sleep(delay * (0.5 + Math.random()))
+          assertOpen(ctx)
+        }
+        held = true
+        // The row expires leaseMs after the database ran the statement, which is after `sentAt`: this deadline is never late.
+        const armDeadline = (from: number): NodeJS.Timeout =>
+          setTimeout(
+            () => lose(new PostgresLockLostError('expired', key, `No renewal of the lease on lock ${JSON.stringify(key)} succeeded within leaseMs ${leaseMs}; this holder stops before another may take the key.`)),
+            Math.max(0, from + leaseMs - marginMs - performance.now()),
+          )
+        deadline = armDeadline(sentAt)
+        let renewing = false
+        renewal = setInterval(() => {
+          if (renewing || controller.signal.aborted) return
+          renewing = true
+          const renewSentAt = performance.now()
+          lease
+            .query<{ renewed: number; holder: string | null }>(renewSql, [key, holder, leaseMs])
+            .then(([row]) => {
+              if (controller.signal.aborted) return
+              if (row?.renewed === 1) {
+                clearTimeout(deadline)
+                deadline = armDeadline(renewSentAt)
+                return
+              }
+              lose(
+                row?.holder != null && row.holder !== holder
+                  ? new PostgresLockLostError('taken', key, `The lease on lock ${JSON.stringify(key)} was lost: another holder took the key after it expired.`)
+                  : new PostgresLockLostError('expired', key, `The lease on lock ${JSON.stringify(key)} expired before it was renewed (leaseMs ${leaseMs}).`),
+              )
+            })
+            .catch((cause: unknown) => lose(new PostgresLockLostError('renewal-failed', key, `Renewing the lease on lock ${JSON.stringify(key)} failed: ${messageOf(cause)}.`, { cause })))
+            .finally(() => (renewing = false))
+        }, Math.max(1, Math.floor(leaseMs / 3)))
+
+        return await fn(controller.signal)
+      } finally {
+        clearInterval(renewal)
+        clearTimeout(deadline)
+        stopWatching()
+        if (held && !ctx.isClosed()) {
+          // Through the pool, not the lease connection (it may be the one that failed). A failed release only delays the next holder until the row expires.
+          await query(ctx, `DELETE FROM ${t.locks} WHERE key = $1 AND holder = $2`, [key, holder]).catch(() => undefined)
+        }
+        lease.leave()
+      }
+    },
+  }
+  return { store, close: () => lease.fail(new Error('the stores were closed')) }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
