@@ -135,6 +135,8 @@ export function journaledCommand(paths: JournalPaths, command: string, options: 
  * would read nothing; and `-c +N` rather than plain `-f` matters because plain
  * `tail -f` starts at the last 10 lines. Output is the journal's raw bytes
  * (not base64: `base64` buffers a pipe that never closes). Kill the process to stop it.
+ * Where `tail` takes a fractional `-s` (GNU), it polls every 100 ms when
+ * inotify does not reach the file (overlayfs in Docker), instead of once a second.
  *
  * A follow never outlives its journal: a watchdog beside the `tail` (a
  * background `sh` loop, one `test -e` a second) stops it two seconds
@@ -151,8 +153,14 @@ export function journalFollowCommand(paths: JournalPaths, fromByte = 0): string 
   const j = shellQuote(paths.journal)
   // `$$` is the shell's pid, which `exec` hands to `tail`: the watchdog kills exactly the tail it guards.
   const watchdog = `(while kill -0 $$ 2>/dev/null; do if [ ! -e ${j} ]; then sleep ${FOLLOW_GONE_GRACE_S}; kill $$ 2>/dev/null; exit 0; fi; sleep 1; done) </dev/null >/dev/null 2>&1 &`
-  return `mkdir -p ${shellQuote(posix.dirname(paths.journal))} && : >> ${j} && { ${watchdog} } && exec tail -c +${offset(fromByte) + 1} -f ${j}`
+  const from = offset(fromByte) + 1
+  // GNU tail polls once a second where inotify does not reach (overlayfs: Docker); `-s 0.1` polls every 100 ms there. BusyBox refuses a fraction: it keeps its default.
+  const follow = `if tail -s ${FOLLOW_POLL_S} -c 0 /dev/null >/dev/null 2>&1; then exec tail -s ${FOLLOW_POLL_S} -c +${from} -f ${j}; else exec tail -c +${from} -f ${j}; fi`
+  return `mkdir -p ${shellQuote(posix.dirname(paths.journal))} && : >> ${j} && { ${watchdog} } && ${follow}`
 }
+
+/** Seconds between two looks at the journal of a GNU `tail -f` that cannot use inotify (overlayfs). */
+const FOLLOW_POLL_S = '0.1'
 
 /**
  * Seconds a follow's `tail` keeps running after its journal is gone, so a
