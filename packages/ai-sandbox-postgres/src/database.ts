@@ -38,10 +38,22 @@ export interface PostgresTables {
   readonly channel: string
 }
 
+/**
+ * Default ms the server lets one of the stores' transactions sit idle between
+ * two of its statements before it ends the session (`SET LOCAL
+ * idle_in_transaction_session_timeout`). The stores send a transaction's
+ * statements back to back, so only a paused or cut-off process reaches it;
+ * it bounds how long such a process can keep a successor waiting on the row
+ * locks it holds.
+ */
+export const DEFAULT_TRANSACTION_IDLE_TIMEOUT_MS = 5000
+
 /** What every store holds: the pool, the tables, and whether the store set was closed. Internal. */
 export interface PostgresContext {
   readonly pool: PostgresPool
   readonly tables: PostgresTables
+  /** See {@link DEFAULT_TRANSACTION_IDLE_TIMEOUT_MS}. */
+  readonly transactionIdleTimeoutMs: number
   /** True once `close()` of the store set ran (or the pool was ended). */
   readonly isClosed: () => boolean
 }
@@ -67,9 +79,15 @@ function tablesOf(schema: string): PostgresTables {
 }
 
 /** The context of a factory called with a bare pool. Internal. */
-export function contextOf(pool: PostgresPool, schema: string | undefined, factory: string, isClosed?: () => boolean): PostgresContext {
+export function contextOf(pool: PostgresPool, schema: string | undefined, factory: string, extra: { isClosed?: () => boolean; transactionIdleTimeoutMs?: number | undefined } = {}): PostgresContext {
   const name = parseOptions(z.object({ schema: schemaName.optional() }), { schema }, factory).schema ?? DEFAULT_SCHEMA
-  return { pool, tables: tablesOf(name), isClosed: () => pool.ending || (isClosed?.() ?? false) }
+  const { isClosed } = extra
+  return {
+    pool,
+    tables: tablesOf(name),
+    transactionIdleTimeoutMs: extra.transactionIdleTimeoutMs ?? DEFAULT_TRANSACTION_IDLE_TIMEOUT_MS,
+    isClosed: () => pool.ending || (isClosed?.() ?? false),
+  }
 }
 
 /**
@@ -211,7 +229,8 @@ export async function transaction<T>(ctx: PostgresContext, fn: (client: Postgres
   }
   let broken: unknown
   try {
-    await client.query('BEGIN')
+    // One round trip: the simple-query protocol runs both statements.
+    await client.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${Math.floor(ctx.transactionIdleTimeoutMs)}`)
     const result = await fn(client)
     await client.query('COMMIT')
     return result

@@ -8,7 +8,7 @@
  */
 export { createPostgresStores } from './stores.js'
 export type { PostgresStores, PostgresStoresOptions } from './stores.js'
-export { migratePostgres, SCHEMA_VERSION, DEFAULT_SCHEMA } from './database.js'
+export { migratePostgres, SCHEMA_VERSION, DEFAULT_SCHEMA, DEFAULT_TRANSACTION_IDLE_TIMEOUT_MS } from './database.js'
 export type { MigrationResult, PostgresPool, PostgresSchemaOptions } from './database.js'
 export { postgresRunStore } from './run-store.js'
 export type { PostgresRunStore } from './run-store.js'

@@ -36,6 +36,8 @@ export interface PostgresStoresOptions {
   firstChunkDeadlineMs?: number
   /** ms a tailing reader waits for a NOTIFY before re-querying anyway (default 2000): only the backstop for a lost notification. At least 100. */
   recheckMs?: number
+  /** ms the server lets a transaction of the stores sit idle before ending its session (default 5000): bounds how long a paused process holding row locks keeps others waiting. At least 100. */
+  transactionIdleTimeoutMs?: number
 }
 
 /** What {@link createPostgresStores} returns. */
@@ -82,6 +84,7 @@ const optionsSchema = z
     lockPollMs: lockPollMsSchema.optional(),
     firstChunkDeadlineMs: firstChunkDeadlineMsSchema.optional(),
     recheckMs: recheckMsSchema.optional(),
+    transactionIdleTimeoutMs: ms('the idle-in-transaction timeout', 100).max(3_600_000, 'expected at most 3 600 000 ms').optional(),
   })
   .strict()
   .superRefine((value, issue) => {
@@ -107,7 +110,7 @@ const optionsSchema = z
  * withSandbox(sandbox, { runs: stores.runs, locks: stores.locks, instances: stores.instances, durability: { adapter: stores.stream(request) } })
  * ```
  *
- * @param options - `connectionString` or `pool` (one is required), `maxConnections` (10), `schema` (`tanstack_sandbox`), `migrate` (`true`), `leaseMs` (10 000), `lockPollMs` (50), `firstChunkDeadlineMs` (100), `recheckMs` (2000).
+ * @param options - `connectionString` or `pool` (one is required), `maxConnections` (10), `schema` (`tanstack_sandbox`), `migrate` (`true`), `leaseMs` (10 000), `lockPollMs` (50), `firstChunkDeadlineMs` (100), `recheckMs` (2000), `transactionIdleTimeoutMs` (5000).
  * @returns The stores, once the schema is migrated.
  * @throws SandboxConfigError naming the option (e.g. `createPostgresStores.leaseMs`) when one is invalid.
  * @throws PostgresDatabaseError `connect-failed` when the database cannot be reached, `schema-too-new` when a newer version of this package migrated the schema, `schema-missing` (with `migrate: false`) when the tables are not there. A pool opened here is ended before throwing.
@@ -119,7 +122,7 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
   // An idle pooled connection dropped by the server emits 'error' on the pool; without a listener that would crash the process.
   if (owned) pool.on('error', () => undefined)
   let closed = false
-  const ctx = contextOf(pool, parsed.schema ?? DEFAULT_SCHEMA, 'createPostgresStores', () => closed)
+  const ctx = contextOf(pool, parsed.schema ?? DEFAULT_SCHEMA, 'createPostgresStores', { isClosed: () => closed, transactionIdleTimeoutMs: parsed.transactionIdleTimeoutMs })
   let migration: MigrationResult | null = null
   try {
     if (parsed.migrate !== false) migration = await migratePostgres(pool, { schema: ctx.tables.schema })
