@@ -56,7 +56,7 @@ export async function benchTakeoverSoak(input: { kills: number; baseSeed?: numbe
   const servers: RunServer[] = []
   try {
     const config = {
-      db: join(dir, 'runs.db'),
+      stores: { kind: 'sqlite' as const, path: join(dir, 'runs.db') },
       provider: { kind: 'local-process' as const, root },
       claude: { executable: claudeBinary(), env: home.env(model.url) },
       prompt: PROMPT,

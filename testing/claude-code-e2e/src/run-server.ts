@@ -1,8 +1,9 @@
 /**
  * A durable run server, as an application would write it, for the takeover
  * suites and the soak: one OS process serving the routes of spec 000
- * "Takeover" over HTTP (`@hono/node-server`), with the SQLite stores that
- * every such process on the host shares (`@tanstack/ai-sandbox-sqlite`):
+ * "Takeover" over HTTP (`@hono/node-server`), with the stores that every such
+ * process shares: one SQLite file (`@tanstack/ai-sandbox-sqlite`) or one
+ * PostgreSQL schema (`@tanstack/ai-sandbox-postgres`), by `config.stores`:
  *
  * - `POST /api/run?runId=…` `{ threadId }`: creates the run record, starts the
  *   real Claude Code CLI in the run's sandbox and streams it over SSE through
@@ -22,13 +23,13 @@ import { chat, defineChatMiddleware, requestRunCancel, resolveResumeRunId, resum
 import { resolveDebugOption } from '@tanstack/ai/adapter-internals'
 import { claudeCodeText, type ClaudeCodeOptions } from '@tanstack/ai-claude-code'
 import { defineSandbox, sandboxRunDriver, withSandbox } from '@tanstack/ai-sandbox'
-import { createSqliteStores } from '@tanstack/ai-sandbox-sqlite'
 import { providerFor, type ProviderConfig } from './durable-host.js'
+import { openServerStores, type StoresConfig } from './server-stores.js'
 
 /** What the suite passes on the command line. */
 export interface RunServerConfig {
-  /** The SQLite database file every server of the suite shares. */
-  db: string
+  /** The stores every server of the suite shares: a SQLite file or a PostgreSQL schema. */
+  stores: StoresConfig
   provider: ProviderConfig
   claude: ClaudeCodeOptions
   /** The user message of every run. */
@@ -44,7 +45,7 @@ export interface RunServerConfig {
 }
 
 const config = JSON.parse(process.argv[2] ?? '') as RunServerConfig
-const stores = createSqliteStores({ path: config.db, leaseMs: config.leaseMs })
+const stores = await openServerStores(config.stores, config.leaseMs)
 const sandbox = defineSandbox({ id: 'durable-e2e', provider: providerFor(config.provider), lifecycle: { reuse: 'thread', destroyOnComplete: true } })
 const logger = resolveDebugOption({ logger: { debug: () => {}, info: () => {}, warn: (m: string) => console.error(`warn ${m}`), error: (m: string) => console.error(`error ${m}`) } })
 /** Runs this process drives, for the in-process cancel band. */
@@ -133,6 +134,7 @@ async function route(request: Request): Promise<Response> {
 const server = serve({ fetch: route, port: 0, hostname: '127.0.0.1' }, (info) => console.log(`listening ${info.port}`))
 process.on('SIGTERM', () => {
   server.close()
-  stores.close()
-  process.exit(0)
+  // A PostgreSQL pool ends asynchronously; exit once it has (or after 2 s).
+  setTimeout(() => process.exit(0), 2000).unref()
+  void stores.close().finally(() => process.exit(0))
 })

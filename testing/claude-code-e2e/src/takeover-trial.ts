@@ -1,11 +1,11 @@
 /**
  * One cross-process takeover trial and the parts around it, shared by the
- * takeover suite (20 kills in CI) and the soak benchmark (200): run servers
- * (`run-server.ts`, each its own OS process over one SQLite file), the
- * client's POST / attach / cancel calls, a seeded kill point, and the
- * comparison of the transcript the client assembled with a control run. It
- * asserts nothing: it returns what it saw, and the caller judges (a test with
- * `expect`, the soak with a tally).
+ * takeover suites (20 kills in CI each) and the soak benchmarks (200): run
+ * servers (`run-server.ts`, each its own OS process over one SQLite file or
+ * one PostgreSQL schema), the client's POST / attach / cancel calls, a seeded
+ * kill point, and the comparison of the transcript the client assembled with
+ * a control run. It asserts nothing: it returns what it saw, and the caller
+ * judges (a test with `expect`, the soak with a tally).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
@@ -161,17 +161,35 @@ export interface TakeoverTrial {
   after: SseEvent[]
   transcript: StreamChunk[]
   tally: TranscriptTally
+  /** The transcripts of the clients that attached through the bystanders, compared with the control (in their order). */
+  bystanderTallies: TranscriptTally[]
   /** Whether the killed server died of the SIGKILL (not of its own accord). */
   killed: boolean
 }
 
 /**
  * One trial: `first` starts the run and is SIGKILLed once the client has read
- * `killAt` events (drawn from `seed` in `[minKill, maxKill]`); the client
- * reconnects to `successor` from its last event id; the transcript is
- * compared with `control` (normalized fingerprints).
+ * `killAt` events (drawn from `seed` in `[minKill, maxKill]`, or `killAt`
+ * itself when given); the client reconnects to `successor` from its last
+ * event id, and each of `bystanders` attaches from the same id at the same
+ * moment (other clients of the run, so every one of those servers competes
+ * for the claim); each transcript is compared with `control` (normalized
+ * fingerprints).
  */
-export async function killAndTakeOver(input: { first: RunServer; successor: RunServer; runId: string; threadId: string; seed: number; minKill: number; maxKill: number; control: readonly string[]; onReconnect?: () => void }): Promise<TakeoverTrial> {
+export async function killAndTakeOver(input: {
+  first: RunServer
+  successor: RunServer
+  bystanders?: readonly RunServer[]
+  runId: string
+  threadId: string
+  seed: number
+  minKill: number
+  maxKill: number
+  control: readonly string[]
+  onReconnect?: () => void
+  /** Called once the first server is dead, before the reconnect (e.g. to start its replacement). */
+  onKilled?: () => void
+}): Promise<TakeoverTrial> {
   const random = seededRandom(input.seed)
   const killAt = input.minKill + Math.floor(random() * (input.maxKill - input.minKill + 1))
   // The marker does not count: K is the number of the run's own events the client saw.
@@ -181,11 +199,13 @@ export async function killAndTakeOver(input: { first: RunServer; successor: RunS
     return seen >= killAt
   })
   await input.first.exited
+  input.onKilled?.()
   const lastId = before.at(-1)?.id
   if (!lastId) throw new Error(`the first server delivered no event id before it died:\n${input.first.output()}`)
   input.onReconnect?.()
-  const after = await attachRun(input.successor, input.runId, lastId)
-  const transcript = transcriptOf(before, after)
+  const [after, ...others] = await Promise.all([input.successor, ...(input.bystanders ?? [])].map((server) => attachRun(server, input.runId, lastId)))
+  const transcript = transcriptOf(before, after!)
   const tally = tallyTranscript(normalizedFingerprints(transcript, input), input.control)
-  return { seed: input.seed, killAt, before, after, transcript, tally, killed: input.first.child.signalCode === 'SIGKILL' }
+  const bystanderTallies = others.map((events) => tallyTranscript(normalizedFingerprints(transcriptOf(before, events), input), input.control))
+  return { seed: input.seed, killAt, before, after: after!, transcript, tally, bystanderTallies, killed: input.first.child.signalCode === 'SIGKILL' }
 }

@@ -84,8 +84,8 @@ function takeoverSuite(setting: Setting): void {
     const claude = setting.claude(model)
     home = claude.home
     if (claude.cleanup) cleanups.push(claude.cleanup)
-    config = { db: join(dir, 'runs.db'), provider: setting.provider, claude: claude.options, prompt: PROMPT, fenceQuietMs: 1000, leaseMs: 3000, cancelPollMs: 500, attachWaitMs: 3000 }
-    stores = createSqliteStores({ path: config.db })
+    config = { stores: { kind: 'sqlite', path: join(dir, 'runs.db') }, provider: setting.provider, claude: claude.options, prompt: PROMPT, fenceQuietMs: 1000, leaseMs: 3000, cancelPollMs: 500, attachWaitMs: 3000 }
+    stores = createSqliteStores({ path: join(dir, 'runs.db') })
     successor = await startRunServer(config)
     servers.push(successor)
     // The control: the same turn, uninterrupted, on the successor.
