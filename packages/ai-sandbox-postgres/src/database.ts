@@ -228,6 +228,12 @@ export async function transaction<T>(ctx: PostgresContext, fn: (client: Postgres
     throw databaseError(ctx, cause)
   }
   let broken: unknown
+  // The server may end the session between two statements (idle timeout, pg_terminate_backend): without a listener the
+  // client's 'error' event would crash the process. The next statement then rejects, and the client is destroyed.
+  const onError = (error: Error): void => {
+    broken = error
+  }
+  client.on('error', onError)
   try {
     // One round trip: the simple-query protocol runs both statements.
     await client.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${Math.floor(ctx.transactionIdleTimeoutMs)}`)
@@ -243,6 +249,7 @@ export async function transaction<T>(ctx: PostgresContext, fn: (client: Postgres
     }
     throw databaseError(ctx, error)
   } finally {
+    client.off('error', onError)
     client.release(broken instanceof Error ? broken : undefined)
   }
 }

@@ -89,7 +89,8 @@ export function tempSchemas(url: string): TempSchemas {
     async open(options = {}) {
       const name = options.schema ?? schema()
       schemas.add(name)
-      const stores = await createPostgresStores({ connectionString: url, maxConnections: 6, ...options, schema: name })
+      const connection = options.pool ? {} : { connectionString: url, maxConnections: 6 }
+      const stores = await createPostgresStores({ ...connection, ...options, schema: name })
       opened.push(stores)
       // Open connections up front, as a serving replica's pool has them: a first query that must connect first (tens of
       // ms on a loaded machine) would otherwise reorder racing hosts that the kits start in the same tick.
