@@ -1,0 +1,142 @@
+// The leased PostgreSQL LockStore within one process, over several pools on
+// one schema (the cross-process proofs are in multi-process.test.ts):
+// exclusion, renewal past the lease, release of its own row only, expiry on
+// the database's clock, and the signal that aborts when the lease is lost.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { expect, it } from 'vitest'
+import { PostgresDatabaseError, PostgresLockLostError, type PostgresStores } from '../src/index.js'
+import { describePostgres, tempSchemas } from './helpers/postgres.js'
+
+describePostgres('postgresLockStore', (url) => {
+  const schemas = tempSchemas(url)
+
+  async function lockRows(stores: PostgresStores): Promise<Array<{ key: string; holder: string }>> {
+    return (await stores.pool.query<{ key: string; holder: string }>(`SELECT key, holder FROM "${stores.schema}".locks ORDER BY key`)).rows
+  }
+
+  it('never lets two callers in at once, across two pools', async () => {
+    const schema = schemas.schema()
+    const a = await schemas.open({ schema })
+    const b = await schemas.open({ schema })
+    let inside = 0
+    let maxInside = 0
+    const entries: number[] = []
+    const enter = async (i: number): Promise<number> => {
+      inside++
+      maxInside = Math.max(maxInside, inside)
+      entries.push(i)
+      await sleep(2)
+      inside--
+      return i
+    }
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).locks.withLock('k', () => enter(i))))
+    expect(maxInside).toBe(1)
+    expect(results).toEqual(Array.from({ length: 20 }, (_, i) => i))
+    expect(entries.sort((x, y) => x - y)).toEqual(results)
+    expect(await lockRows(a)).toEqual([])
+  })
+
+  it('keys are independent', async () => {
+    const stores = await schemas.open()
+    const order: string[] = []
+    await Promise.all([
+      stores.locks.withLock('x', async () => {
+        order.push('x in')
+        await sleep(300)
+        order.push('x out')
+      }),
+      (async () => {
+        await sleep(50)
+        await stores.locks.withLock('y', async () => {
+          order.push('y in')
+          order.push('y out')
+        })
+      })(),
+    ])
+    expect(order).toEqual(['x in', 'y in', 'y out', 'x out'])
+  })
+
+  it('rethrows the callback error and releases the key', async () => {
+    const stores = await schemas.open()
+    await expect(stores.locks.withLock('k', () => Promise.reject(new Error('inner')))).rejects.toThrow('inner')
+    expect(await lockRows(stores)).toEqual([])
+    await expect(stores.locks.withLock('k', async () => 'next')).resolves.toBe('next')
+  })
+
+  it('renews the lease while the callback runs past leaseMs; the signal stays quiet', async () => {
+    const schema = schemas.schema()
+    const a = await schemas.open({ schema, leaseMs: 300 })
+    const b = await schemas.open({ schema, leaseMs: 300 })
+    let bEnteredAt = 0
+    let aLeftAt = 0
+    let aborted = true
+    const aHeld = a.locks.withLock('k', async (signal) => {
+      await sleep(1200)
+      aLeftAt = Date.now()
+      aborted = signal.aborted
+    })
+    await sleep(50)
+    await b.locks.withLock('k', async () => {
+      bEnteredAt = Date.now()
+    })
+    await aHeld
+    expect(aborted).toBe(false)
+    expect(bEnteredAt).toBeGreaterThanOrEqual(aLeftAt)
+  })
+
+  it('aborts the signal with reason "taken" when another holder has the key, and releases only its own row', async () => {
+    const stores = await schemas.open({ leaseMs: 300 })
+    const reason = await stores.locks.withLock('k', async (signal) => {
+      // Forge what a successor does after the lease expired: the row now names another holder.
+      await stores.pool.query(`UPDATE "${stores.schema}".locks SET holder = 'someone-else', expires_at = clock_timestamp() - interval '1 second' WHERE key = 'k'`)
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+      return signal.reason as unknown
+    })
+    expect(PostgresLockLostError.isInstance(reason) && reason.reason).toBe('taken')
+    expect((await lockRows(stores)).map((row) => row.holder)).toEqual(['someone-else'])
+  })
+
+  it('aborts with "expired" when the event loop was blocked past the lease, and a waiter takes the key meanwhile', async () => {
+    const schema = schemas.schema()
+    const a = await schemas.open({ schema, leaseMs: 100 })
+    const b = await schemas.open({ schema, leaseMs: 100 })
+    let bEntered = false
+    const reason = await a.locks.withLock('k', async (signal) => {
+      const spinUntil = Date.now() + 250
+      while (Date.now() < spinUntil) {
+        // blocked: no renewal can run, and the row expires on the database's clock
+      }
+      // No timer can run during the spin, so the signal is still quiet; the overdue deadline fires at the next turn.
+      expect(signal.aborted).toBe(false)
+      await sleep(0)
+      await b.locks.withLock('k', async () => {
+        bEntered = true
+      })
+      return signal.reason as unknown
+    })
+    expect(bEntered).toBe(true)
+    expect(PostgresLockLostError.isInstance(reason) && reason.reason).toBe('expired')
+  })
+
+  it('aborts with "renewal-failed" when the stores are closed under a holder; later calls throw closed', async () => {
+    const stores = await schemas.open({ leaseMs: 300 })
+    const reason = await stores.locks.withLock('k', async (signal) => {
+      await stores.close()
+      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+      return signal.reason as unknown
+    })
+    expect(PostgresLockLostError.isInstance(reason) && reason.reason).toBe('renewal-failed')
+    const error = await stores.locks.withLock('k', async () => undefined).catch((e: unknown) => e)
+    expect(PostgresDatabaseError.isInstance(error) && error.reason).toBe('closed')
+  })
+
+  it('takes a key whose holder left a row behind once it expires on the database clock', async () => {
+    const stores = await schemas.open({ leaseMs: 1000 })
+    const { rows } = await stores.pool.query<{ expires: number }>(
+      `INSERT INTO "${stores.schema}".locks (key, holder, expires_at) VALUES ('k', 'dead-holder', clock_timestamp() + interval '300 milliseconds') RETURNING extract(epoch FROM expires_at) * 1000 AS expires`,
+    )
+    const enteredAt = await stores.locks.withLock('k', async () => Date.now())
+    expect(enteredAt).toBeGreaterThanOrEqual(Number(rows[0]!.expires) - 20)
+    expect(await lockRows(stores)).toEqual([])
+  })
+})
