@@ -2,7 +2,7 @@
  * The SQLite stores of `@tanstack/ai-sandbox-sqlite` beside core's in-memory
  * ones (issue 17's embedded default): lock acquire+release latency, append
  * throughput in chunks/s (one chunk per append, and core's default batch of
- * 32), and tail latency from `append` returning to a tailing `read` yielding
+ * 32), and tail latency from calling `append` to a tailing `read` yielding
  * the chunk, on the same connection (woken at once) and on a second
  * connection to the file (what another process sees: it polls every
  * `pollMs`). Invariant: every measured log holds exactly the chunks appended,
@@ -41,7 +41,7 @@ export interface TailLatencyRow {
   readonly reader: string
   readonly pollMs: number | null
   readonly samples: number
-  /** Median ms from `append` resolving to the tailer receiving the chunk. */
+  /** Median ms from calling `append` to the tailer receiving the chunk. */
   readonly medianMs: number
   readonly p95Ms: number
 }
@@ -55,7 +55,8 @@ export interface SqliteStoresBench {
 
 const chunk = (i: number): StreamChunk => ({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: 'm1', delta: `token ${i} `, timestamp: Date.now() }) as StreamChunk
 
-async function lockLatency(store: string, locks: LockStore, iterations: number): Promise<LockLatencyRow> {
+/** Median and p95 ms of one uncontended `withLock(key, noop)`, after 20 warm-up calls. */
+export async function lockLatency(store: string, locks: LockStore, iterations: number): Promise<LockLatencyRow> {
   const samples: number[] = []
   for (let i = 0; i < iterations + 20; i++) {
     const start = performance.now()
@@ -65,7 +66,8 @@ async function lockLatency(store: string, locks: LockStore, iterations: number):
   return { store, iterations, medianMs: median(samples), p95Ms: percentile(samples, 95) }
 }
 
-async function appendThroughput(store: string, log: StreamDurability, batch: number, chunks: number): Promise<AppendThroughputRow> {
+/** Chunks/s of appending `chunks` chunks `batch` at a time; checks the log holds them all. */
+export async function appendThroughput(store: string, log: StreamDurability, batch: number, chunks: number): Promise<AppendThroughputRow> {
   const start = performance.now()
   for (let i = 0; i < chunks; i += batch) await log.append(Array.from({ length: Math.min(batch, chunks - i) }, (_, j) => chunk(i + j)))
   const seconds = (performance.now() - start) / 1000
@@ -74,15 +76,20 @@ async function appendThroughput(store: string, log: StreamDurability, batch: num
   return { store, batch, chunks, chunksPerSecond: chunks / seconds }
 }
 
-/** Append `samples` chunks one at a time, `gapMs` apart, and time each from `append` resolving to `reader` yielding it. */
-async function tailLatency(store: string, reader: string, pollMs: number | null, writer: StreamDurability, tail: StreamDurability, samples: number, gapMs: number): Promise<TailLatencyRow> {
+/**
+ * Append `samples` chunks one at a time, `gapMs` apart, and time each from the
+ * `append` call to `reader` yielding it. Chunks are matched by their text, not
+ * their offset: a tailer woken by the commit may yield a chunk before the
+ * writer's `append` has resolved.
+ */
+export async function tailLatency(store: string, reader: string, pollMs: number | null, writer: StreamDurability, tail: StreamDurability, samples: number, gapMs: number): Promise<TailLatencyRow> {
   const appendedAt = new Map<string, number>()
   const latencies: number[] = []
   await writer.append([chunk(-1)]) // so the tailer's from-start join has its first chunk
   const received = (async () => {
     let n = 0
-    for await (const { offset } of tail.read('-1')) {
-      const at = appendedAt.get(offset)
+    for await (const { chunk: got } of tail.read('-1')) {
+      const at = appendedAt.get((got as { delta?: string }).delta ?? '')
       if (at !== undefined) latencies.push(performance.now() - at)
       n++
     }
@@ -90,13 +97,13 @@ async function tailLatency(store: string, reader: string, pollMs: number | null,
   })()
   for (let i = 0; i < samples; i++) {
     await new Promise((resolve) => setTimeout(resolve, gapMs))
-    const before = performance.now()
-    const [offset] = await writer.append([chunk(i)])
-    appendedAt.set(offset!, before)
+    const next = chunk(i)
+    appendedAt.set((next as { delta: string }).delta, performance.now())
+    await writer.append([next])
   }
   await writer.close()
   const count = await received
-  if (count !== samples + 1 || latencies.length !== samples) throw new BenchError(`${store} (${reader}): the tailer received ${count} of ${samples + 1} chunks.`)
+  if (count !== samples + 1 || latencies.length !== samples) throw new BenchError(`${store} (${reader}): the tailer received ${count} of ${samples + 1} chunks (${latencies.length} of the ${samples} timed ones).`)
   return { store, reader, pollMs, samples, medianMs: median(latencies), p95Ms: percentile(latencies, 95) }
 }
 

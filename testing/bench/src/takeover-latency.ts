@@ -6,16 +6,31 @@
  * aligned against the stored log (what `attach: true` does), so the figure is
  * the driver's own cost: the claim, the quiescence window and the alignment,
  * not a harness's journal preflight. Goal: <= fenceQuietMs + 300 ms. With
- * several attaches at once, exactly one may drive; the bench checks it.
+ * several attaches at once, exactly one may drive; the bench checks it. The
+ * same measure runs over other stores (`stores`: the PostgreSQL ones in
+ * `postgres-stores.ts`).
  */
 import { randomUUID } from 'node:crypto'
-import { EventType, InMemoryRunStore, memoryStream, resumeServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
-import { InMemoryLockStore } from '@tanstack/ai/locks'
+import { EventType, InMemoryRunStore, memoryStream, resumeServerSentEventsResponse, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
+import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
 import { alignToStoredLog, sandboxRunDriver } from '@tanstack/ai-sandbox'
 import { BenchError, median, percentile } from './stats.js'
 
+/** The stores a takeover is measured over: `open()` once per run (fresh in-memory ones, or one shared database). */
+export interface LatencyStores {
+  readonly name: string
+  open(): { runs: RunStore; locks: LockStore; stream: (source: Request | { runId: string }) => StreamDurability }
+}
+
+/** Core's in-memory stores, fresh per run. */
+export const IN_MEMORY_STORES: LatencyStores = {
+  name: 'in-memory',
+  open: () => ({ runs: new InMemoryRunStore(), locks: new InMemoryLockStore(), stream: (source) => memoryStream(source) }),
+}
+
 /** One row of the table. */
 export interface TakeoverLatencyRow {
+  readonly stores: string
   readonly fenceQuietMs: number
   /** Clients attaching to the run at once. */
   readonly attaches: number
@@ -44,26 +59,25 @@ async function* replay(chunks: readonly StreamChunk[]): AsyncGenerator<StreamChu
 }
 
 /** ms from each attach to its first new chunk, for one detached run of `total` chunks with `prefix` stored. */
-async function timeOne(fenceQuietMs: number, attaches: number, total: number, prefix: number): Promise<{ latencies: number[]; drives: number }> {
+async function timeOne(stores: LatencyStores, fenceQuietMs: number, attaches: number, total: number, prefix: number): Promise<{ latencies: number[]; drives: number }> {
   const runId = `bench-takeover-${randomUUID()}`
   const chunks = runChunks(runId, total)
-  const runs = new InMemoryRunStore()
+  const { runs, locks, stream } = stores.open()
   await runs.createOrResume({ runId, threadId, startedAt: Date.now(), status: 'running' })
-  await memoryStream({ runId }).append(chunks.slice(0, prefix))
-  const locks = new InMemoryLockStore()
+  await stream({ runId }).append(chunks.slice(0, prefix))
   const background: Promise<unknown>[] = []
   let drives = 0
   const attach = async (): Promise<number> => {
     const start = performance.now()
     const request = new Request(`http://bench.test/api/run?runId=${encodeURIComponent(runId)}&offset=-1`)
     const response = resumeServerSentEventsResponse({
-      adapter: memoryStream(request),
+      adapter: stream(request),
       driver: sandboxRunDriver({
         request,
         runs,
         locks,
-        durability: () => memoryStream(request),
-        drive: () => (drives++, alignToStoredLog(replay(chunks), { durability: memoryStream({ runId }) })),
+        durability: () => stream({ runId }),
+        drive: () => (drives++, alignToStoredLog(replay(chunks), { durability: stream({ runId }) })),
         fenceQuietMs,
         waitUntil: (p) => void background.push(p),
       }),
@@ -100,20 +114,22 @@ async function timeOne(fenceQuietMs: number, attaches: number, total: number, pr
  * @param options.runs - Runs per row.
  * @param options.windows - `fenceQuietMs` values, in ms.
  * @param options.attaches - Concurrent attach counts.
+ * @param options.stores - The stores (default {@link IN_MEMORY_STORES}).
  */
-export async function benchTakeoverLatency(options: { runs: number; windows: readonly number[]; attaches: readonly number[] }): Promise<TakeoverLatencyRow[]> {
+export async function benchTakeoverLatency(options: { runs: number; windows: readonly number[]; attaches: readonly number[]; stores?: LatencyStores }): Promise<TakeoverLatencyRow[]> {
+  const stores = options.stores ?? IN_MEMORY_STORES
   const rows: TakeoverLatencyRow[] = []
   for (const fenceQuietMs of options.windows) {
     for (const attaches of options.attaches) {
       const samples: number[] = []
       let drives = 0
       for (let i = 0; i < options.runs; i++) {
-        const one = await timeOne(fenceQuietMs, attaches, 2000, 1000)
+        const one = await timeOne(stores, fenceQuietMs, attaches, 2000, 1000)
         samples.push(...one.latencies)
         drives += one.drives
       }
       const medianMs = median(samples)
-      rows.push({ fenceQuietMs, attaches, runs: options.runs, medianMs, p95Ms: percentile(samples, 95), overQuietMs: medianMs - fenceQuietMs, drivesPerRun: drives / options.runs })
+      rows.push({ stores: stores.name, fenceQuietMs, attaches, runs: options.runs, medianMs, p95Ms: percentile(samples, 95), overQuietMs: medianMs - fenceQuietMs, drivesPerRun: drives / options.runs })
     }
   }
   return rows

@@ -159,6 +159,8 @@ export interface TakeoverTrial {
   /** Events the client read from the killed server, and from the successor. */
   before: SseEvent[]
   after: SseEvent[]
+  /** `performance.now()` at which the client received each event of `after`. */
+  afterTimes: number[]
   transcript: StreamChunk[]
   tally: TranscriptTally
   /** The transcripts of the clients that attached through the bystanders, compared with the control (in their order). */
@@ -187,8 +189,8 @@ export async function killAndTakeOver(input: {
   maxKill: number
   control: readonly string[]
   onReconnect?: () => void
-  /** Called once the first server is dead, before the reconnect (e.g. to start its replacement). */
-  onKilled?: () => void
+  /** Called (and awaited) once the first server is dead, before the reconnect (e.g. to start its replacement, or to read the log). */
+  onKilled?: () => void | Promise<void>
 }): Promise<TakeoverTrial> {
   const random = seededRandom(input.seed)
   const killAt = input.minKill + Math.floor(random() * (input.maxKill - input.minKill + 1))
@@ -199,13 +201,15 @@ export async function killAndTakeOver(input: {
     return seen >= killAt
   })
   await input.first.exited
-  input.onKilled?.()
+  await input.onKilled?.()
   const lastId = before.at(-1)?.id
   if (!lastId) throw new Error(`the first server delivered no event id before it died:\n${input.first.output()}`)
   input.onReconnect?.()
-  const [after, ...others] = await Promise.all([input.successor, ...(input.bystanders ?? [])].map((server) => attachRun(server, input.runId, lastId)))
+  const afterTimes: number[] = []
+  const timed = (): boolean => (afterTimes.push(performance.now()), false)
+  const [after, ...others] = await Promise.all([input.successor, ...(input.bystanders ?? [])].map((server, i) => attachRun(server, input.runId, lastId, i === 0 ? timed : undefined)))
   const transcript = transcriptOf(before, after!)
   const tally = tallyTranscript(normalizedFingerprints(transcript, input), input.control)
   const bystanderTallies = others.map((events) => tallyTranscript(normalizedFingerprints(transcriptOf(before, events), input), input.control))
-  return { seed: input.seed, killAt, before, after: after!, transcript, tally, bystanderTallies, killed: input.first.child.signalCode === 'SIGKILL' }
+  return { seed: input.seed, killAt, before, after: after!, afterTimes, transcript, tally, bystanderTallies, killed: input.first.child.signalCode === 'SIGKILL' }
 }
