@@ -51,6 +51,7 @@ describe('the packed tarballs', () => {
       '@tanstack/ai-sandbox',
       '@tanstack/ai-sandbox-docker',
       '@tanstack/ai-sandbox-local-process',
+      '@tanstack/ai-sandbox-postgres',
       '@tanstack/ai-sandbox-sqlite',
     ])
   })
