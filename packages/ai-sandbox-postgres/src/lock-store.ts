@@ -15,13 +15,16 @@ import { parseOptions } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { assertOpen, contextOf, query, schemaName, type PostgresContext, type PostgresPool } from './database.js'
 import { DedicatedClient } from './dedicated-client.js'
-import { PostgresLockLostError } from './errors.js'
+import { PostgresDatabaseError, PostgresLockLostError } from './errors.js'
 
 /** Default lease, in ms: how long a key stays held by a holder that stopped renewing (killed, paused, cut off). */
 export const DEFAULT_LEASE_MS = 10_000
 
 /** Default cap, in ms, of the wait between two tries to take a held key. */
 export const DEFAULT_LOCK_POLL_MS = 50
+
+/** Tries to take a key in a row that may fail on a lost connection before `withLock` gives up. */
+const MAX_DROPPED_TAKES = 3
 
 /** Options of {@link postgresLockStore}. */
 export interface PostgresLockStoreOptions {
@@ -121,9 +124,17 @@ export function lockStoreOf(ctx: PostgresContext, options: { leaseMs?: number | 
       })
       try {
         let sentAt = performance.now()
+        let dropped = 0
         for (let delay = 1; ; delay = Math.min(delay * 2, pollMs)) {
           sentAt = performance.now()
-          if ((await lease.query(acquireSql, [key, holder, leaseMs])).length === 1) break
+          try {
+            if ((await lease.query(acquireSql, [key, holder, leaseMs])).length === 1) break
+            dropped = 0
+          } catch (error) {
+            // A lease connection lost while waiting is reopened (a take whose answer was lost is retried as this holder's);
+            // a database that stays unreachable, or refuses the statement, fails the call.
+            if (!PostgresDatabaseError.isInstance(error) || error.reason !== 'connect-failed' || ++dropped >= MAX_DROPPED_TAKES) throw error
+          }
           await sleep(delay * (0.5 + Math.random()))
           assertOpen(ctx)
         }

@@ -130,6 +130,24 @@ describePostgres('postgresLockStore', (url) => {
     expect(PostgresDatabaseError.isInstance(error) && error.reason).toBe('closed')
   })
 
+  it('a waiter whose connections the server terminates reconnects and still takes the key', async () => {
+    const schema = schemas.schema()
+    const holder = await schemas.open({ schema })
+    const appName = `waiter-${Math.random().toString(16).slice(2, 10)}`
+    const waiter = await schemas.open({ schema, connectionString: `${url}${url.includes('?') ? '&' : '?'}application_name=${appName}` })
+    let release!: () => void
+    const held = holder.locks.withLock('k', () => new Promise<void>((resolve) => (release = resolve)))
+    await sleep(50)
+    const waited = waiter.locks.withLock('k', async (signal) => signal.aborted)
+    await sleep(100)
+    const { rows } = await schemas.pool().query<{ ok: boolean }>('SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1', [appName])
+    expect(rows.length).toBeGreaterThanOrEqual(1)
+    release()
+    await held
+    expect(await waited).toBe(false)
+    expect(await lockRows(holder)).toEqual([])
+  })
+
   it('takes a key whose holder left a row behind once it expires on the database clock', async () => {
     const stores = await schemas.open({ leaseMs: 1000 })
     const { rows } = await stores.pool.query<{ expires: number }>(
