@@ -10,8 +10,9 @@
  * `probeRunExit`, `sandboxReclaimer`) come at seeded random times with
  * random TTLs, quiet windows and `maxRuns`, sometimes two at once, while
  * runs start, write and exit. Before each sweep the suite notes which
- * detached runs are producing (no genuine sentinel in the journal, agent
- * alive); after it, such a run may only be terminal because its TTL passed
+ * detached runs are producing (the agent alive and not at its end: its exit
+ * marker, written just before it exits and so before the journal's
+ * sentinel, is absent); after it, such a run may only be terminal because its TTL passed
  * (`expired`) or because its agent exited during the sweep (`finalized`,
  * and the agent's own exit marker proves it). Every finalized log holds the
  * whole transcript once. Seeds are printed; `REAPER_SEED` replays them.
@@ -32,9 +33,9 @@ import { seededRandom } from '../src/takeover-trial.js'
 import { waitFor } from './helpers/run-claude.js'
 
 const SWEEPS = Number(process.env.REAPER_SWEEPS ?? 100)
-/** Live runs kept going while the sweeps race them, and the most started in all. */
-const LIVE = 5
-const MAX_RUNS_STARTED = 30
+/** Live runs kept going while the sweeps race them (no new ones for the last 10 sweeps), and the most started in all. */
+const LIVE = 4
+const MAX_RUNS_STARTED = 40
 const SEED = Number(process.env.REAPER_SEED ?? randomInt(2 ** 30))
 console.info(`[reaper race] seed ${SEED}: REAPER_SEED=${SEED} replays these runs, detach points, sweep times and TTLs`)
 /** The driver lease's key prefix (`runDriverLockKey`, internal to @tanstack/ai-sandbox). */
@@ -175,8 +176,8 @@ describe('the reaper racing live journaled runs on local-process', () => {
     async function startAndAbandon(): Promise<void> {
       const runId = `race-${randomUUID()}`
       const threadId = `thread-${randomUUID()}`
-      const lines = between(8, 40)
-      const script: Script = { lines, delay: (between(10, 40) / 100).toFixed(2), forge: random() < 0.3, pidFile: join(marks, `${safe(runId)}.pid`), exitFile: join(marks, `${safe(runId)}.exit`) }
+      const lines = between(20, 60)
+      const script: Script = { lines, delay: (between(15, 40) / 100).toFixed(2), forge: random() < 0.3, pidFile: join(marks, `${safe(runId)}.pid`), exitFile: join(marks, `${safe(runId)}.exit`) }
       const detachAfter = between(2, 4)
       scripts.set(runId, script)
       all.push(runId)
@@ -198,8 +199,8 @@ describe('the reaper racing live journaled runs on local-process', () => {
       }
     }
 
-    function topUp(): void {
-      while (live.size + starting.size < LIVE && tally.started < MAX_RUNS_STARTED) {
+    function topUp(sweepsLeft: number): void {
+      while (live.size + starting.size < LIVE && tally.started < MAX_RUNS_STARTED && sweepsLeft > 10) {
         const start: Promise<void> = startAndAbandon().finally(() => starting.delete(start))
         starting.add(start)
       }
@@ -267,26 +268,19 @@ describe('the reaper racing live journaled runs on local-process', () => {
     const began = Date.now()
     let sweepMs = 0
     try {
-      topUp()
+      topUp(SWEEPS)
       await waitFor(() => live.size > 0, 30_000)
       for (let i = 0; i < SWEEPS; i++) {
-        topUp()
-        await new Promise((resolve) => setTimeout(resolve, between(0, 250)))
+        topUp(SWEEPS - i)
+        await new Promise((resolve) => setTimeout(resolve, between(0, 120)))
         // Mostly a TTL no run reaches; sometimes one short enough to expire live runs.
-        const ttl = random() < 0.15 ? between(0, 4000) : 120_000
+        const ttl = random() < 0.06 ? between(0, 8000) : 120_000
         const quietMs = between(20, 250)
         const maxRuns = between(1, 8)
         const overlap = random() < 0.15
-        // What each detached run was at the sweep's start: a genuine sentinel in its journal, and its agent alive.
-        const before = new Map(
-          await Promise.all(
-            [...live].map(async ([runId, { sandboxKey }]) => {
-              const handle = await handleOf(sandboxKey)
-              const probe = handle ? await probeRunExit({ handle, runId, journalDir }) : { state: 'unknown' as const }
-              return [runId, { sentinel: probe.state === 'finished', alive: pidAlive(runId) }] as const
-            }),
-          ),
-        )
+        // What each detached run was at the sweep's start: whether its agent had reached its end (its exit marker, written
+        // before it exits and so before the journal's sentinel), and whether its process was alive.
+        const before = new Map([...live.keys()].map((runId) => [runId, { ended: exited(runId), alive: pidAlive(runId) }] as const))
         const sweepStart = Date.now()
         const results = await Promise.all(Array.from({ length: overlap ? 2 : 1 }, () => sweep(ttl, quietMs, maxRuns)))
         sweepMs += Date.now() - sweepStart
@@ -305,10 +299,10 @@ describe('the reaper racing live journaled runs on local-process', () => {
         }
         // The runs noted before the sweep, and any it saw that were detached meanwhile (their state at its start is not known).
         for (const runId of new Set([...before.keys(), ...entries.map((e) => e.runId)])) {
-          const was = before.get(runId) ?? { sentinel: false, alive: false }
+          const was = before.get(runId) ?? { ended: false, alive: false }
           const record = await stores.runs.get(runId)
           const mine = entries.filter((e) => e.runId === runId)
-          const producing = !was.sentinel && was.alive
+          const producing = !was.ended && was.alive
           if (!record || !isTerminalRunStatus(record.status)) {
             if (producing && mine.length > 0) tally.producingLeftAlone++
             continue
@@ -323,9 +317,9 @@ describe('the reaper racing live journaled runs on local-process', () => {
           } else if (final?.outcome === 'expired' && final.expired) {
             tally.expired++
             if (producing) tally.expiredWhileProducing++
-            if (was.sentinel) violations.push(`sweep ${i}: run ${runId} had finished, yet it was expired instead of finalized`)
+            if (final.probe.state === 'finished') violations.push(`sweep ${i}: run ${runId} had finished, yet it was expired instead of finalized`)
           } else {
-            violations.push(`sweep ${i}: run ${runId} (${!before.has(runId) ? 'detached during the sweep' : producing ? 'producing' : was.sentinel ? 'finished' : 'agent gone'} at the start, TTL ${ttl} ms) became ${record.status} without an outcome that allows it: ${JSON.stringify(mine.map((e) => e.outcome))}; its sweeps ${JSON.stringify(history.get(runId) ?? [])}; record ${JSON.stringify(record)}; log ${(await stores.stream({ runId }).snapshot()).map((e) => e.chunk.type).join(' ')}`)
+            violations.push(`sweep ${i}: run ${runId} (${!before.has(runId) ? 'detached during the sweep' : producing ? 'producing' : was.ended ? 'finished' : 'agent gone'} at the start, TTL ${ttl} ms) became ${record.status} without an outcome that allows it: ${JSON.stringify(mine.map((e) => e.outcome))}; its sweeps ${JSON.stringify(history.get(runId) ?? [])}; record ${JSON.stringify(record)}; log ${(await stores.stream({ runId }).snapshot()).map((e) => e.chunk.type).join(' ')}`)
           }
         }
         if (violations.length > 0) break
