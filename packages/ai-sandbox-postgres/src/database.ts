@@ -92,9 +92,10 @@ export function contextOf(pool: PostgresPool, schema: string | undefined, factor
 
 /**
  * The schema, one entry per version: entry `i` migrates version `i` to `i + 1`.
- * Append new versions; never edit a shipped one. Times are epoch ms (`double
- * precision`, exact for every integer ms) as the records carry them, except the lease's `expires_at`, which is the
- * database's own clock (`clock_timestamp()`), so no process's clock is trusted.
+ * Append new versions; never edit a shipped one. Times are epoch ms as the
+ * records carry them (`double precision`, exact for every integer ms), except
+ * the lease's `expires_at`, the database's own clock (`clock_timestamp()`), so
+ * no process's clock is trusted.
  */
 const MIGRATIONS: ReadonlyArray<(t: PostgresTables) => string> = [
   (t) => `

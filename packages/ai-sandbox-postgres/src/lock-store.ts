@@ -36,8 +36,9 @@ export interface PostgresLockStoreOptions {
   lockPollMs?: number
 }
 
-/** The option schema of the lock store, shared with `createPostgresStores`. Internal. */
+/** `leaseMs`: whole ms, 30 ms to one hour. Shared with `createPostgresStores`. Internal. */
 export const leaseMsSchema = z.number().int('expected an integer number of milliseconds (the lock lease)').min(30, 'expected at least 30 ms').max(3_600_000, 'expected at most 3 600 000 ms (one hour)')
+/** `lockPollMs`: whole ms, 1 to 60 000. Shared with `createPostgresStores`. Internal. */
 export const lockPollMsSchema = z.number().int('expected an integer number of milliseconds (the lock retry interval)').min(1, 'expected at least 1 ms').max(60_000, 'expected at most 60 000 ms')
 
 const optionsSchema = z.object({ schema: schemaName.optional(), leaseMs: leaseMsSchema.optional(), lockPollMs: lockPollMsSchema.optional() }).strict()

@@ -44,8 +44,9 @@ export interface PostgresStreamOptions {
   recheckMs?: number
 }
 
-/** The option schema of the stream, shared with `createPostgresStores`. Internal. */
+/** `firstChunkDeadlineMs`: whole ms, 0 to one hour. Shared with `createPostgresStores`. Internal. */
 export const firstChunkDeadlineMsSchema = z.number().int('expected an integer number of milliseconds (the first-chunk deadline)').min(0, 'expected at least 0 ms').max(3_600_000, 'expected at most 3 600 000 ms')
+/** `recheckMs`: whole ms, 100 to 600 000. Shared with `createPostgresStores`. Internal. */
 export const recheckMsSchema = z.number().int('expected an integer number of milliseconds (the missed-notification recheck)').min(100, 'expected at least 100 ms').max(600_000, 'expected at most 600 000 ms')
 
 const optionsSchema = z.object({ schema: schemaName.optional(), firstChunkDeadlineMs: firstChunkDeadlineMsSchema.optional(), recheckMs: recheckMsSchema.optional() }).strict()
