@@ -160,7 +160,7 @@ describe('the reaper racing live journaled runs on local-process', () => {
     const live = new Map<string, { threadId: string; sandboxKey: string }>()
     const all: string[] = []
     const starting = new Set<Promise<void>>()
-    let stillOpen: string[] = []
+    let stillOpen: string[] | undefined
 
     const agentRun = (runId: string, threadId: string, attach: boolean, abortController: AbortController) =>
       chat({
