@@ -20,10 +20,11 @@ export type PostgresClient = pg.PoolClient
 /** The schema the tables live in when none is given. A schema of its own keeps them clear of your tables (`runs` is a common name). */
 export const DEFAULT_SCHEMA = 'tanstack_sandbox'
 
-/** A schema name the stores accept: lowercase letters, digits and `_`, starting with a letter or `_`, at most 48 characters (so derived names stay under PostgreSQL's 63-byte limit). */
+/** A schema name the stores accept: lowercase letters, digits and `_`, starting with a letter or `_` but not `pg_` (reserved by PostgreSQL), at most 48 characters (so derived names stay under PostgreSQL's 63-byte limit). */
 export const schemaName = z
   .string({ error: 'expected a PostgreSQL schema name as a string, e.g. "tanstack_sandbox"' })
   .regex(/^[a-z_][a-z0-9_]{0,47}$/, 'expected a lowercase schema name of letters, digits and _ (at most 48 characters, not starting with a digit), e.g. "tanstack_sandbox"')
+  .refine((name) => !name.startsWith('pg_'), 'must not start with "pg_", which PostgreSQL keeps for its own schemas; e.g. "tanstack_sandbox"')
 
 /** The qualified, quoted names of the package's tables in one schema, and the NOTIFY channel of its stream logs. */
 export interface PostgresTables {

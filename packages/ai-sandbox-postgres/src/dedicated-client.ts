@@ -14,6 +14,8 @@ export class DedicatedClient {
   private users = 0
   private readonly lostListeners = new Set<(cause: unknown) => void>()
   private readonly detach = new WeakMap<PostgresClient, () => void>()
+  /** The tail of the statements sent on this connection: one at a time, in call order (pg 9 refuses overlapping queries on a client). */
+  private queue: Promise<unknown> = Promise.resolve()
 
   constructor(
     private readonly ctx: PostgresContext,
@@ -53,14 +55,19 @@ export class DedicatedClient {
     return this.client
   }
 
-  /** One statement on the dedicated connection, its failure mapped to `PostgresDatabaseError`. */
+  /** One statement on the dedicated connection, after the ones called before it; its failure mapped to `PostgresDatabaseError`. */
   async query<R extends Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]> {
-    const client = await this.connection()
-    try {
-      return (await client.query<R>(text, values)).rows
-    } catch (cause) {
-      throw databaseError(this.ctx, cause)
+    const run = async (): Promise<R[]> => {
+      const client = await this.connection()
+      try {
+        return (await client.query<R>(text, values)).rows
+      } catch (cause) {
+        throw databaseError(this.ctx, cause)
+      }
     }
+    const result = this.queue.then(run, run)
+    this.queue = result.catch(() => undefined)
+    return result
   }
 
   /** Destroy the connection (if open) and tell the users it is gone. */

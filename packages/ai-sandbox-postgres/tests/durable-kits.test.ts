@@ -1,16 +1,24 @@
 // The durable-run kits of @tanstack/ai-sandbox/testkit against the PostgreSQL
-// stores on a real server: the RunStore fields kit, and the takeover kit once
+// stores on a real server: the RunStore fields kit, the epoch-fence kit, and the takeover kit once
 // over one store set and once with the run store, the locks and the log each
 // on its own pool over one schema (what separate replicas see). The driver
 // finds updateAtEpoch and atEpoch here, so these runs go through the
 // engine-enforced fence.
-import { runDurableRunFieldsConformance, runTakeoverConformance } from '@tanstack/ai-sandbox/testkit'
+import { runDurableRunFieldsConformance, runEpochFenceConformance, runTakeoverConformance } from '@tanstack/ai-sandbox/testkit'
 import { describePostgres, tempSchemas } from './helpers/postgres.js'
 
 describePostgres('postgres durable-run kits', (url) => {
   const schemas = tempSchemas(url)
 
   runDurableRunFieldsConformance('postgres', async () => (await schemas.open()).runs)
+
+  runEpochFenceConformance('postgres, the run store and the log on separate pools', {
+    makeStores: async () => {
+      const schema = schemas.schema()
+      const [runs, log] = [await schemas.open({ schema }), await schemas.open({ schema })]
+      return { runs: runs.runs, log: (runId) => log.stream({ runId }) }
+    },
+  })
 
   runTakeoverConformance('postgres, one store set', {
     makeStores: async () => {

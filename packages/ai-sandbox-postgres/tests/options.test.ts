@@ -42,6 +42,7 @@ describe('createPostgresStores options (no database needed)', () => {
     [{ connectionString: URL_, transactionIdleTimeoutMs: 1 }, 'createPostgresStores.transactionIdleTimeoutMs', /at least 100 ms/],
     [{ connectionString: URL_, schema: 'Bad-Name' }, 'createPostgresStores.schema', /lowercase schema name/],
     [{ connectionString: URL_, schema: 'x'.repeat(49) }, 'createPostgresStores.schema', /at most 48/],
+    [{ connectionString: URL_, schema: 'pg_runs' }, 'createPostgresStores.schema', /must not start with "pg_"/],
     [{ connectionString: URL_, migrate: 'yes' }, 'createPostgresStores.migrate', /true or false/],
     [{ connectionString: URL_, maxConnections: 1 }, 'createPostgresStores.maxConnections', /at least 2/],
     [{ connectionString: URL_, lease: 5 }, 'createPostgresStores.lease', /Unrecognized key/i],
