@@ -12,14 +12,15 @@
  * runs start, write and exit. Before each sweep the suite notes which
  * detached runs are producing (the agent alive and not at its end: its exit
  * marker, written just before it exits and so before the journal's
- * sentinel, is absent); after it, such a run may only be terminal because its TTL passed
- * (`expired`) or because its agent exited during the sweep (`finalized`,
- * and the agent's own exit marker proves it). Every finalized log holds the
- * whole transcript once. Seeds are printed; `REAPER_SEED` replays them.
+ * sentinel, is absent); after it, such a run may only be terminal because
+ * its TTL passed (`expired`) or because its agent exited during the sweep
+ * (`finalized`, with the agent's exit marker older than the sweep's drive).
+ * Every finalized log holds the whole transcript once. Seeds are printed;
+ * `REAPER_SEED` replays them; `REAPER_SWEEPS` changes the count.
  * Everything is cleaned up and checked: 0 sandbox folders, 0 journals, 0 agents.
  */
 import { randomInt, randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -176,8 +177,8 @@ describe('the reaper racing live journaled runs on local-process', () => {
     async function startAndAbandon(): Promise<void> {
       const runId = `race-${randomUUID()}`
       const threadId = `thread-${randomUUID()}`
-      const lines = between(20, 60)
-      const script: Script = { lines, delay: (between(15, 40) / 100).toFixed(2), forge: random() < 0.3, pidFile: join(marks, `${safe(runId)}.pid`), exitFile: join(marks, `${safe(runId)}.exit`) }
+      const lines = between(12, 45)
+      const script: Script = { lines, delay: (between(10, 35) / 100).toFixed(2), forge: random() < 0.3, pidFile: join(marks, `${safe(runId)}.pid`), exitFile: join(marks, `${safe(runId)}.exit`) }
       const detachAfter = between(2, 4)
       scripts.set(runId, script)
       all.push(runId)
@@ -233,6 +234,8 @@ describe('the reaper racing live journaled runs on local-process', () => {
 
     const reclaim = sandboxReclaimer({ provider, instances: stores.instances, journalDir })
     let drives = 0
+    /** When the sweep began to drive each run (its finalizing replay). */
+    const drivenAt = new Map<string, number>()
     const sweep = (detachedRunTtlMs: number, fenceQuietMs: number, maxRuns: number): Promise<ReapResult> =>
       reapDetachedRuns({
         runs: stores.runs,
@@ -241,6 +244,7 @@ describe('the reaper racing live journaled runs on local-process', () => {
         hasFinished,
         drive: ({ runId, threadId, signal }) => {
           drives++
+          drivenAt.set(runId, Date.now())
           const abortController = new AbortController()
           if (signal.aborted) abortController.abort(signal.reason)
           else signal.addEventListener('abort', () => abortController.abort(signal.reason), { once: true })
@@ -274,7 +278,7 @@ describe('the reaper racing live journaled runs on local-process', () => {
         topUp(SWEEPS - i)
         await new Promise((resolve) => setTimeout(resolve, between(0, 120)))
         // Mostly a TTL no run reaches; sometimes one short enough to expire live runs.
-        const ttl = random() < 0.06 ? between(0, 8000) : 120_000
+        const ttl = random() < 0.05 ? between(1000, 8000) : 120_000
         const quietMs = between(20, 250)
         const maxRuns = between(1, 8)
         const overlap = random() < 0.15
@@ -295,6 +299,8 @@ describe('the reaper racing live journaled runs on local-process', () => {
           if (entry.outcome === 'not-claimed') tally.notClaimed++
           if (entry.outcome === 'budget-exceeded' || entry.outcome === 'reclaim-failed') violations.push(`sweep ${i}: run ${entry.runId} ended ${entry.outcome}: ${String(entry.error)}`)
           if (entry.outcome === 'finalized' && !exited(entry.runId)) violations.push(`sweep ${i}: run ${entry.runId} was finalized but its agent never exited`)
+          // Independent of what the sweep reports: a run is only ever driven once its agent had exited (a drive on a live run would wait for it).
+          if (entry.outcome === 'finalized' && exited(entry.runId) && statSync(scripts.get(entry.runId)!.exitFile).mtimeMs > drivenAt.get(entry.runId)!) violations.push(`sweep ${i}: run ${entry.runId} was driven before its agent exited`)
           if (entry.outcome === 'finalized' && entry.probe.state !== 'finished') violations.push(`sweep ${i}: run ${entry.runId} was finalized on a ${entry.probe.state} probe`)
         }
         // The runs noted before the sweep, and any it saw that were detached meanwhile (their state at its start is not known).
