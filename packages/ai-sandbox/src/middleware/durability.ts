@@ -143,11 +143,15 @@ export async function isCancel(runs: RunStore, runId: string, inProcess: { cance
 
 /**
  * Write `detachedSince` (epoch ms, now) and `sandboxKey` on the run's record.
- * A store failure is logged: the run's teardown has no one to report it to.
+ * A run already marked detached keeps its first stamp (the disconnect
+ * notification and the teardown of the same detach both call this), so the
+ * reaper's TTL counts from when the client left. A store failure is logged:
+ * the run's teardown has no one to report it to.
  */
 export async function recordDetach(runs: RunStore, runId: string, sandboxKey: string, logger: InternalLogger | undefined): Promise<void> {
   try {
-    await runs.update(runId, { detachedSince: Date.now(), sandboxKey })
+    const since = (await runs.get(runId))?.detachedSince
+    await runs.update(runId, since === undefined ? { detachedSince: Date.now(), sandboxKey } : { sandboxKey })
   } catch (error) {
     logger?.errors(`withSandbox: recording the detach of run ${runId} failed; the reaper cannot find its sandbox`, { error })
   }
