@@ -1,0 +1,110 @@
+/**
+ * The status page: the reaper's schedule and last sweep (outcome counts and
+ * each run's outcome), the live sandboxes (local-process: the folders under
+ * the sandbox root) and recent runs with their record status. Polls
+ * `GET /api/status` every two seconds.
+ */
+import { useEffect, useState } from 'react'
+
+interface Status {
+  provider: string
+  mode: string
+  reaper: {
+    everyMs: number
+    detachedTtlMs: number
+    sweeps: number
+    last: { startedAt: number; finishedAt: number; outcomes: Record<string, number>; runs: { runId: string; outcome: string }[] } | null
+    lastError: string | null
+  }
+  sandboxes: string[] | null
+  drivingHere: string[]
+  runs: { runId: string; threadId: string; status: string; startedAt: number; detached: boolean; prompt: string | null }[]
+}
+
+export function StatusPage() {
+  const [status, setStatus] = useState<Status | undefined>()
+  const [sweeping, setSweeping] = useState(false)
+  useEffect(() => {
+    let stopped = false
+    const poll = async () => {
+      const response = await fetch('/api/status').catch(() => undefined)
+      if (response?.ok && !stopped) setStatus((await response.json()) as Status)
+    }
+    void poll()
+    const timer = setInterval(() => void poll(), 2000)
+    return () => {
+      stopped = true
+      clearInterval(timer)
+    }
+  }, [])
+  const sweepNow = async () => {
+    setSweeping(true)
+    await fetch('/api/status/sweep', { method: 'POST' }).finally(() => setSweeping(false))
+    const response = await fetch('/api/status')
+    setStatus((await response.json()) as Status)
+  }
+  if (!status) return <main>Loading…</main>
+  const { reaper } = status
+  return (
+    <main className="status">
+      <header>
+        <h1>Status</h1>
+        <span className="meta">{status.mode}, {status.provider} sandboxes</span>
+        <a href="/">Back to the run</a>
+      </header>
+      <section data-testid="reaper">
+        <h2>Reaper</h2>
+        <p>
+          Sweeps every {reaper.everyMs / 1000} s; a detached run nobody rejoins expires after {Math.round(reaper.detachedTtlMs / 60_000)} min. Sweeps so far: <span data-testid="reaper-sweeps">{reaper.sweeps}</span>.{' '}
+          <button type="button" disabled={sweeping} onClick={() => void sweepNow()}>Sweep now</button>
+        </p>
+        {reaper.lastError && <p className="error">Last sweep failed: {reaper.lastError}</p>}
+        {reaper.last ? (
+          <div data-testid="reaper-last">
+            <p>
+              Last sweep at {new Date(reaper.last.startedAt).toLocaleTimeString()}, took {reaper.last.finishedAt - reaper.last.startedAt} ms, looked at {reaper.last.runs.length} detached run(s).
+            </p>
+            <table>
+              <tbody>
+                {Object.entries(reaper.last.outcomes).map(([outcome, count]) => (
+                  <tr key={outcome} data-outcome={outcome}>
+                    <td>{outcome}</td>
+                    <td>{count}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : (
+          <p>No sweep has finished yet.</p>
+        )}
+      </section>
+      <section>
+        <h2>Sandboxes</h2>
+        {status.sandboxes === null ? <p>Docker: see `docker ps --filter label=tanstack.sandbox-web`.</p> : (
+          <p data-testid="sandboxes" data-count={status.sandboxes.length}>
+            {status.sandboxes.length === 0 ? 'none alive' : status.sandboxes.join(', ')}
+          </p>
+        )}
+      </section>
+      <section>
+        <h2>Recent runs</h2>
+        <table data-testid="runs">
+          <thead>
+            <tr><th>run</th><th>thread</th><th>status</th><th>started</th></tr>
+          </thead>
+          <tbody>
+            {status.runs.map((run) => (
+              <tr key={run.runId} data-run-id={run.runId} data-status={run.status}>
+                <td>{run.runId}</td>
+                <td><a href={`/?thread=${encodeURIComponent(run.threadId)}`}>{run.threadId}</a></td>
+                <td>{run.status}{run.detached ? ' (detached)' : ''}{status.drivingHere.includes(run.runId) ? ' (driven here)' : ''}</td>
+                <td>{new Date(run.startedAt).toLocaleTimeString()}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+    </main>
+  )
+}

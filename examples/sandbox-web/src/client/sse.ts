@@ -1,0 +1,60 @@
+/**
+ * A small Server-Sent Events reader over `fetch` (EventSource cannot POST or
+ * set `Last-Event-ID` on its first request). Yields each event's `id` (the
+ * run log's offset) and parsed `data`. Owns no retry: the caller decides when
+ * to reattach, with the last id it kept.
+ */
+
+/** One chunk of a run as it arrives on the wire. */
+export interface WireChunk {
+  type: string
+  [field: string]: unknown
+}
+
+/** One SSE event: the log offset (absent on an error the server made up) and the chunk. */
+export interface WireEvent {
+  id: string | undefined
+  chunk: WireChunk
+}
+
+/**
+ * Read an SSE response body to its end.
+ * @throws when the response is not a 2xx (with the server's message) or the connection fails.
+ */
+export async function* readEvents(response: Response): AsyncGenerator<WireEvent> {
+  if (!response.ok || !response.body) throw new Error(`${response.status} ${await response.text().catch(() => '')}`)
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
+  let buffer = ''
+  try {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      buffer += value
+      let end: number
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        let id: string | undefined
+        const data: string[] = []
+        for (const line of block.split('\n')) {
+          if (line.startsWith('id:')) id = line.slice(3).trim()
+          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
+        }
+        if (data.length > 0) yield { id, chunk: JSON.parse(data.join('\n')) as WireChunk }
+      }
+    }
+  } finally {
+    reader.releaseLock()
+  }
+}
+
+/** POST /api/run: start a run of the thread; the response streams it. */
+export function startRun(runId: string, threadId: string, prompt: string, signal?: AbortSignal): Promise<Response> {
+  return fetch(`/api/run?runId=${encodeURIComponent(runId)}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId, prompt }), signal })
+}
+
+/** GET /api/run: replay the run after `lastEventId` (from the start when there is none), then follow it live. */
+export function attachRun(runId: string, lastEventId: string | undefined, signal?: AbortSignal): Promise<Response> {
+  const url = `/api/run?runId=${encodeURIComponent(runId)}${lastEventId === undefined ? '&offset=-1' : ''}`
+  return fetch(url, { headers: lastEventId === undefined ? {} : { 'Last-Event-ID': lastEventId }, signal })
+}

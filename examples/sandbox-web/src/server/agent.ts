@@ -1,0 +1,118 @@
+/**
+ * The agent of the app: Claude Code in a sandbox of the thread (local-process
+ * by default, Docker with `--docker`) that clones the sample repository, and
+ * the one `chat()` every route runs: the POST starts it, the attach route and
+ * the reaper re-drive it with `attach: true`. Owns no route and no store.
+ * Invariant: the POST and the attach run the same `chat()` (same adapter,
+ * sandbox, messages), differing only in `attach`, so a replay aligns.
+ */
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { chat, defineChatMiddleware, type StreamChunk, type StreamDurability } from '@tanstack/ai'
+import { claudeCodeText } from '@tanstack/ai-claude-code'
+import { createSecrets, defineSandbox, defineWorkspace, gitSource, withSandbox, type SandboxDefinition, type SandboxProvider } from '@tanstack/ai-sandbox'
+import { dockerSandbox } from '@tanstack/ai-sandbox-docker'
+import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
+import type { SqliteStores } from '@tanstack/ai-sandbox-sqlite'
+import type { ServerConfig } from './config.js'
+
+/** Where the host's Claude Code binary appears inside a Docker sandbox. */
+const CONTAINER_CLI = '/opt/claude/claude'
+/** Where the sample repository appears (read-only) inside a Docker sandbox, for the clone. */
+const CONTAINER_REPO = '/mnt/repo'
+
+/** One run, as a route starts or re-drives it. */
+export interface AgentRunInput {
+  runId: string
+  threadId: string
+  prompt: string
+  /** The run's event log: the same instance the transport serves. */
+  log: StreamDurability
+  /** `true` only on the attach route and in the reaper: tail the run's journal instead of starting an agent. */
+  attach: boolean
+  abortController: AbortController
+}
+
+/** The agent: `run(input)` is the run's `chat()` stream, `sandbox` its definition (the reaper reaches its provider). */
+export interface Agent {
+  readonly sandbox: SandboxDefinition
+  /** Root folder of the local-process sandboxes (`undefined` on Docker): the status page lists what is in it. */
+  readonly sandboxRoot: string | undefined
+  run: (input: AgentRunInput) => AsyncIterable<StreamChunk>
+  /** Runs this process drives, for the in-process cancel band. */
+  readonly driving: Map<string, AbortController>
+}
+
+/**
+ * Build the agent over the app's stores.
+ * @param modelPort - The offline model's port; `undefined` in live mode.
+ * @param repoPath - The sample repository on the host.
+ */
+export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath: string, modelPort: number | undefined): Agent {
+  const cli = join(dirname(createRequire(import.meta.url).resolve('@anthropic-ai/claude-code/package.json')), 'bin', 'claude.exe')
+  const docker = config.provider === 'docker'
+  const sandboxRoot = docker ? undefined : join(config.dataDir, 'sandboxes')
+  const provider: SandboxProvider = docker
+    ? dockerSandbox({ image: config.image, mounts: [{ source: cli, target: CONTAINER_CLI, readOnly: true }, { source: repoPath, target: CONTAINER_REPO, readOnly: true }], labels: { 'tanstack.sandbox-web': '1' } })
+    : localProcessSandbox({ root: sandboxRoot! })
+  const secrets = config.apiKey ? createSecrets({ ANTHROPIC_API_KEY: config.apiKey }) : undefined
+  const sandbox = defineSandbox({
+    id: 'sandbox-web',
+    provider,
+    workspace: defineWorkspace({
+      source: gitSource({ url: docker ? `file://${CONTAINER_REPO}` : `file://${repoPath}` }),
+      setup: ['git config user.name "sandbox-web agent" && git config user.email agent@example.com'],
+      ...(secrets ? { secrets } : {}),
+    }),
+    // One sandbox per thread, gone when its run ends: finished, failed or cancelled. A detached run keeps it.
+    lifecycle: { reuse: 'thread', destroyOnComplete: true, snapshot: 'none' },
+  })
+  const modelHost = docker ? 'host.docker.internal' : '127.0.0.1'
+  const adapter = claudeCodeText(config.apiKey ? 'sonnet' : 'claude-sonnet-4-5', {
+    executable: docker ? CONTAINER_CLI : cli,
+    maxTurns: 30,
+    env: {
+      HOME: docker ? '/tmp/sandbox-web/home' : join(config.dataDir, 'claude-home'), // no user settings, hooks or sessions leak in
+      CLAUDE_CODE_TMPDIR: docker ? '/tmp/sandbox-web/tmp' : join(config.dataDir, 'claude-tmp'),
+      // As root on the host, Claude Code refuses to skip permissions unless told it is isolated; this example
+      // opts in for its throwaway clones of the sample repository only (a container is isolated anyway).
+      ...(docker || process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}),
+      ...(modelPort !== undefined ? { ANTHROPIC_BASE_URL: `http://${modelHost}:${modelPort}`, ANTHROPIC_API_KEY: 'offline-sandbox-web', CLAUDE_CODE_MAX_RETRIES: '0' } : { CLAUDE_CODE_MAX_RETRIES: '3' }),
+    },
+  })
+  const driving = new Map<string, AbortController>()
+
+  /** Forgets a run in `driving` once it ends on this process (finished, failed, aborted). */
+  const forgetWhenDone = (runId: string) => {
+    const forget = () => void driving.delete(runId)
+    return defineChatMiddleware({ name: 'forget-when-done', onFinish: forget, onAbort: forget, onError: forget })
+  }
+
+  return {
+    sandbox,
+    sandboxRoot,
+    driving,
+    run(input) {
+      driving.set(input.runId, input.abortController)
+      const durability = { adapter: input.log, attach: input.attach, cancelPollMs: config.cancelPollMs }
+      // Passed on as it is: core finds the run (and its disconnect notification) from chat()'s own stream.
+      return chat({
+        adapter,
+        runId: input.runId,
+        threadId: input.threadId,
+        messages: [{ role: 'user', content: input.prompt }],
+        abortController: input.abortController,
+        middleware: [withSandbox(sandbox, { runs: stores.runs, locks: stores.locks, instances: stores.instances, durability }), forgetWhenDone(input.runId)],
+      })
+    },
+  }
+}
+
+/** An AbortController that follows `signal` (a claim's), for chat(): a lost claim stops the drive. */
+export function controllerFor(signal: AbortSignal): AbortController {
+  const controller = new AbortController()
+  const abort = (): void => controller.abort(signal.reason)
+  if (signal.aborted) abort()
+  else signal.addEventListener('abort', abort, { once: true })
+  return controller
+}

@@ -1,0 +1,43 @@
+/**
+ * The offline model: aimock answering Claude Code's Messages API from the
+ * example's script (`fixtures/task.json`: four Bash steps that add
+ * `multiply` to the sample repository, test it and note it in CHANGES.md).
+ * The steps use paths relative to the agent's working directory, so one
+ * script serves every sandbox. Owns the mock's lifetime only.
+ */
+import { readFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import { LLMock, type FixtureFileEntry } from '@copilotkit/aimock'
+
+/** The task the script answers; the UI offers it as the default prompt. */
+export const SAMPLE_TASK = 'Add a multiply(a, b) function to math.js with a test, note it in CHANGES.md, then run the tests.'
+
+const FIXTURE = fileURLToPath(new URL('../../fixtures/task.json', import.meta.url))
+
+/** A running mock model. */
+export interface OfflineModel {
+  /** Its port; the sandbox reaches it as `http://<host>:<port>`. */
+  readonly port: number
+  stop: () => Promise<void>
+}
+
+/**
+ * Start the mock on a free port.
+ * @param stepSeconds - How long each scripted step sleeps (the `{{stepSeconds}}` of the fixture).
+ * @param host - Address to listen on: loopback for local-process, `0.0.0.0` for a bridged Docker sandbox.
+ * @example
+ * ```ts
+ * const model = await startOfflineModel(2, '127.0.0.1')
+ * // ANTHROPIC_BASE_URL=http://127.0.0.1:${model.port}
+ * ```
+ */
+export async function startOfflineModel(stepSeconds: number, host: string): Promise<OfflineModel> {
+  const template = await readFile(FIXTURE, 'utf8')
+  const file = JSON.parse(template.replaceAll('{{stepSeconds}}', String(stepSeconds))) as { fixtures: FixtureFileEntry[] }
+  const mock = new LLMock({ port: 0, host, strict: true, logLevel: 'silent' })
+  // Paced like a fast model, so text visibly streams in deltas.
+  mock.addFixturesFromJSON(file.fixtures.map((entry) => ({ streamingProfile: { ttft: 150, tps: 300 }, ...entry })))
+  const url = await mock.start()
+  let stopped: Promise<void> | undefined
+  return { port: Number(new URL(url).port), stop: () => (stopped ??= mock.stop()) }
+}

@@ -1,0 +1,144 @@
+/**
+ * The app's HTTP surface (hono): the four routes of a durable agent run and
+ * the pages. Owns request parsing and responses; the run itself is
+ * `agent.run`, the stores are the SQLite ones.
+ *
+ * - `POST /api/run?runId=…` `{ threadId, prompt }`: record, then stream the run (SSE, ids = log offsets).
+ * - `GET /api/run?runId=…` with `Last-Event-ID` (or `?offset=-1`): replay from there and take the run over if nobody drives it.
+ * - `POST /api/run/cancel` `{ threadId }`: both cancel bands.
+ * - `GET /api/status`: the reaper's last sweep, the live sandboxes, recent runs.
+ *
+ * Plus `GET /api/threads/:threadId` (the thread's runs, for a tab that rejoins) and the built browser app.
+ */
+import { existsSync } from 'node:fs'
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { extname, join, normalize } from 'node:path'
+import { requestRunCancel, resolveResumeRunId, resumeServerSentEventsResponse, RUN_CANCEL_REASON, toServerSentEventsResponse, type RunRecord } from '@tanstack/ai'
+import { resolveDebugOption } from '@tanstack/ai/adapter-internals'
+import { sandboxRunDriver } from '@tanstack/ai-sandbox'
+import type { SqliteStores } from '@tanstack/ai-sandbox-sqlite'
+import { Hono } from 'hono'
+import { controllerFor, type Agent } from './agent.js'
+import type { ServerConfig } from './config.js'
+import { SAMPLE_TASK } from './model.js'
+import { ID_PATTERN, type PromptStore } from './prompts.js'
+import type { Reaper } from './reaper.js'
+import { SAMPLE_FILES } from './sample-repo.js'
+
+/** What the routes need. */
+export interface AppDeps {
+  config: ServerConfig
+  stores: SqliteStores
+  agent: Agent
+  prompts: PromptStore
+  reaper: Reaper
+}
+
+/** A run as the browser sees it: the record's public fields and its prompt. */
+function summary(record: RunRecord, prompt: string | undefined) {
+  return { runId: record.runId, threadId: record.threadId, status: record.status, startedAt: record.startedAt, finishedAt: record.finishedAt ?? null, detached: record.detachedSince !== undefined, prompt: prompt ?? null }
+}
+
+const logger = resolveDebugOption({ logger: { debug: () => {}, info: () => {}, warn: (m: string) => console.warn(`warn ${m}`), error: (m: string) => console.error(`error ${m}`) } })
+
+/** Build the app. */
+export function createApp({ config, stores, agent, prompts, reaper }: AppDeps): Hono {
+  const app = new Hono()
+
+  app.post('/api/run', async (c) => {
+    const runId = c.req.query('runId')
+    const body = (await c.req.json().catch(() => null)) as { threadId?: unknown; prompt?: unknown } | null
+    if (!runId || !ID_PATTERN.test(runId) || typeof body?.threadId !== 'string' || !ID_PATTERN.test(body.threadId) || typeof body.prompt !== 'string' || body.prompt.trim() === '') {
+      return c.json({ error: 'expected ?runId and a JSON body { threadId, prompt } (ids: letters, digits, _ and -)' }, 400)
+    }
+    const { threadId, prompt } = body as { threadId: string; prompt: string }
+    const active = await stores.runs.findActiveRun(threadId)
+    if (active) return c.json({ error: `thread ${threadId} already has a live run, ${active.runId}: attach to it or cancel it first` }, 409)
+    if (await stores.runs.get(runId)) return c.json({ error: `run ${runId} exists already: every run needs a new id` }, 409)
+    await prompts.save({ runId, threadId, prompt })
+    // Created when the run is accepted, so an attach during the sandbox boot finds it.
+    await stores.runs.createOrResume({ runId, threadId, startedAt: Date.now() })
+    const log = stores.stream(c.req.raw) // ONE log for withSandbox and the transport
+    const abortController = new AbortController()
+    const stream = agent.run({ runId, threadId, prompt, log, attach: false, abortController })
+    return toServerSentEventsResponse(stream, { abortController, durability: { adapter: log, batch: 1 } })
+  })
+
+  app.get('/api/run', (c) => {
+    const request = c.req.raw
+    const runId = resolveResumeRunId(request)
+    if (!runId || !ID_PATTERN.test(runId)) return c.json({ error: 'name the run: ?runId=… or an X-Run-Id header' }, 400)
+    return resumeServerSentEventsResponse({
+      adapter: stores.stream(request),
+      driver: sandboxRunDriver({
+        request,
+        runs: stores.runs,
+        locks: stores.locks,
+        durability: (id) => stores.stream({ runId: id }),
+        fenceQuietMs: config.fenceQuietMs,
+        logger,
+        drive: ({ runId: id, threadId, signal }) => {
+          const stream = async function* () {
+            // The client sent no history (it is reconnecting): load the run's prompt.
+            const stored = await prompts.load(id)
+            yield* agent.run({ runId: id, threadId, prompt: stored?.prompt ?? '', log: stores.stream({ runId: id }), attach: true, abortController: controllerFor(signal) })
+          }
+          return stream()
+        },
+      }),
+    })
+  })
+
+  app.post('/api/run/cancel', async (c) => {
+    const body = (await c.req.json().catch(() => null)) as { threadId?: unknown } | null
+    if (typeof body?.threadId !== 'string') return c.json({ error: 'expected a JSON body { threadId }' }, 400)
+    const active = await stores.runs.findActiveRun(body.threadId)
+    if (!active) return c.json({ cancelled: null })
+    // Band 1: on the record, so a driver on any process sees it within cancelPollMs.
+    await requestRunCancel(stores.runs, active.runId)
+    // Band 2: in process, so a driver here stops at once.
+    agent.driving.get(active.runId)?.abort(RUN_CANCEL_REASON)
+    return c.json({ cancelled: active.runId })
+  })
+
+  app.get('/api/threads/:threadId', async (c) => {
+    const threadId = c.req.param('threadId')
+    if (!ID_PATTERN.test(threadId)) return c.json({ error: 'bad thread id' }, 400)
+    const records = (await stores.runs.listByThread?.(threadId)) ?? []
+    const runs = await Promise.all(records.map(async (record) => summary(record, (await prompts.load(record.runId))?.prompt)))
+    return c.json({ threadId, runs })
+  })
+
+  app.get('/api/status', async (c) => {
+    const promptDir = join(config.dataDir, 'prompts')
+    const files = existsSync(promptDir) ? await readdir(promptDir) : []
+    const dated = await Promise.all(files.map(async (name) => ({ name, at: (await stat(join(promptDir, name))).mtimeMs })))
+    const recent = dated.sort((a, b) => b.at - a.at).slice(0, 20)
+    const runs = (await Promise.all(recent.map(async ({ name }) => {
+      const runId = name.replace(/\.json$/, '')
+      const record = await stores.runs.get(runId)
+      return record ? summary(record, (await prompts.load(runId))?.prompt) : null
+    }))).filter((run) => run !== null)
+    const sandboxes = agent.sandboxRoot && existsSync(agent.sandboxRoot) ? (await readdir(agent.sandboxRoot, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name) : null
+    return c.json({ provider: config.provider, mode: config.apiKey ? 'live' : 'offline', reaper: reaper.status(), sandboxes, drivingHere: [...agent.driving.keys()], runs })
+  })
+
+  app.post('/api/status/sweep', async (c) => {
+    await reaper.sweep()
+    return c.json(reaper.status())
+  })
+
+  app.get('/api/sample', (c) => c.json({ task: SAMPLE_TASK, files: Object.keys(SAMPLE_FILES) }))
+
+  app.get('*', async (c) => {
+    const path = normalize(decodeURIComponent(new URL(c.req.url).pathname)).replace(/^(\.\.[/\\])+/, '')
+    const file = join(config.clientDir, path)
+    const found = file.startsWith(config.clientDir) && extname(file) !== '' && existsSync(file) ? file : join(config.clientDir, 'index.html')
+    if (!existsSync(found)) return c.text('The browser app is not built: run `pnpm --filter @example/sandbox-web build` (pnpm dev does it).', 500)
+    return new Response(await readFile(found), { headers: { 'content-type': CONTENT_TYPES[extname(found)] ?? 'application/octet-stream' } })
+  })
+
+  return app
+}
+
+const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json' }
