@@ -115,7 +115,7 @@ export interface ReapOptions<TOffset extends string = string> {
   reclaim?: (record: RunRecord) => Promise<unknown>
   /** Most runs per sweep. Default {@link DEFAULT_MAX_RUNS}. */
   maxRuns?: number
-  /** Budget in ms of one probe and of one finalizing replay. Default {@link DEFAULT_RUN_BUDGET_MS}. */
+  /** Budget in ms of one probe, of the wait for one run's lease, of one finalizing replay and of one `reclaim` (one that has not settled by then is `reclaim-failed`). At most 2^31−1 (a Node timer's limit). Default {@link DEFAULT_RUN_BUDGET_MS}. */
   runBudgetMs?: number
   /** The claim's quiescence window in ms: the stored log must stop growing this long before the sweep's first write. Pass the attach route's `sandboxRunDriver` value (keep it above your lock's lease renewal interval). Default `DEFAULT_FENCE_QUIET_MS` (5000). */
   fenceQuietMs?: number
@@ -136,10 +136,14 @@ const optionsSchema = z
     }),
     drive: z.custom<RunDriverOptions['drive']>(isFunction, { message: 'expected drive({ runId, threadId, signal }) returning the chat() stream: the same drive the attach route gives sandboxRunDriver' }),
     now: z.number('expected the sweep clock in epoch ms, e.g. Date.now()').int('expected whole ms').positive('expected epoch ms, e.g. Date.now()'),
-    detachedRunTtlMs: z.number('expected the detached-run TTL in ms, e.g. 30 * 60 * 1000; it is REQUIRED and the only detached-run TTL (nothing derives it from withSandbox)').int('expected whole ms').min(0, 'expected 0 ms or more'),
+    detachedRunTtlMs: z
+      .number('expected the detached-run TTL in ms, e.g. 30 * 60 * 1000; it is REQUIRED and the only detached-run TTL (nothing derives it from withSandbox)')
+      .min(0, 'expected 0 ms or more')
+      .max(Number.MAX_SAFE_INTEGER, `expected at most ${Number.MAX_SAFE_INTEGER} ms`)
+      .int('expected whole ms'),
     reclaim: z.custom<NonNullable<ReapOptions['reclaim']>>(isFunction, { message: 'expected reclaim(record) => Promise, e.g. sandboxReclaimer({ provider: sandbox.provider, instances })' }).optional(),
     maxRuns: z.number('expected a number of runs').int('expected a whole number of runs').min(1, 'expected at least 1 run').optional(),
-    runBudgetMs: z.number('expected the per-run budget in ms').int('expected whole ms').min(1, 'expected at least 1 ms').optional(),
+    runBudgetMs: z.number('expected the per-run budget in ms').int('expected whole ms').min(1, 'expected at least 1 ms').max(MAX_TIMER_MS, `expected at most ${MAX_TIMER_MS} ms (a Node timer's limit)`).optional(),
     fenceQuietMs: z.number("expected fenceQuietMs in ms as a number, the same as sandboxRunDriver's").int('expected a whole number of ms').min(0, 'expected 0 ms or more').max(MAX_TIMER_MS, `expected at most ${MAX_TIMER_MS} ms (a Node timer's limit)`).optional(),
     logger: loggerSchema,
   })
@@ -269,11 +273,24 @@ async function reapOne(record: RunRecord, options: ReapOptions): Promise<ReapRun
   const flags = budgetExceeded ? { terminalizedAnyway: true as const } : {}
   if (!options.reclaim) return { ...base, outcome, probe, status, ...flags }
   try {
-    const reclaimed = await options.reclaim(driven!)
+    const reclaimed = await reclaimWithin(options.reclaim, driven!, budgetMs)
     return { ...base, outcome, probe, status, reclaim: reclaimed, ...flags }
   } catch (error) {
     report.error(`reclaiming the sandbox of run ${record.runId} failed; its transcript is saved but the sandbox may still be up, and no later sweep retries it`, error)
     return { ...base, outcome: 'reclaim-failed', probe, status, error, ...flags }
+  }
+}
+
+/** `reclaim(record)`, rejected when it has not settled within `budgetMs` (a wedged provider), so one stuck destroy never hangs the sweep. */
+async function reclaimWithin(reclaim: NonNullable<ReapOptions['reclaim']>, record: RunRecord, budgetMs: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`reclaim did not settle within runBudgetMs (${budgetMs} ms); the sandbox may still be up`)), budgetMs)
+  })
+  try {
+    return await Promise.race([Promise.resolve().then(() => reclaim(record)), late])
+  } finally {
+    clearTimeout(timer)
   }
 }
 
@@ -302,7 +319,6 @@ function claimWithin<T>(options: ReapOptions, runId: string, budgetMs: number, r
       gaveUp = true
       reject(new RunClaimNotAcquiredError(runId, 'superseded', { detail: `another driver held the run's lease for longer than runBudgetMs (${budgetMs} ms)` }))
     }, budgetMs)
-    timer.unref?.()
   })
   claimed.catch(() => {}) // a claim given up settles later, unobserved
   return Promise.race([claimed, waited]).finally(() => clearTimeout(timer))
@@ -374,8 +390,8 @@ async function* expiredStream(ttlMs: number): AsyncGenerator<StreamChunk> {
 async function probeWithin(hasFinished: ReapOptions['hasFinished'], record: RunRecord, budgetMs: number, report: Reporter): Promise<RunExitProbe> {
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<RunExitProbe>((resolve) => {
+    // Not unref'd: a one-shot reaper script whose probe waits on nothing must still get its answer.
     timer = setTimeout(() => resolve({ state: 'unknown', detail: `hasFinished did not answer within runBudgetMs (${budgetMs} ms)` }), budgetMs)
-    timer.unref?.()
   })
   try {
     const answer = await Promise.race([Promise.resolve().then(() => hasFinished(record)), late])

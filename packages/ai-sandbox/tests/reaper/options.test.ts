@@ -54,6 +54,10 @@ describe('reaper options', () => {
     expect(configError(() => reapDetachedRuns({ ...valid(), ttlMs: 10 } as unknown as ReapOptions)).field).toBe('reapDetachedRuns.ttlMs')
     expect(configError(() => reapDetachedRuns({ ...valid(), fenceQuietMs: -1 })).field).toBe('reapDetachedRuns.fenceQuietMs')
     expect(configError(() => reapDetachedRuns({ ...valid(), maxRuns: 0 })).field).toBe('reapDetachedRuns.maxRuns')
+    // Past a Node timer's limit the budget would fire at once and expire finished runs: refused.
+    const budget = configError(() => reapDetachedRuns({ ...valid(), runBudgetMs: 2 ** 31 }))
+    expect([budget.field, budget.message]).toEqual(['reapDetachedRuns.runBudgetMs', expect.stringMatching(/at most 2147483647 ms/)])
+    expect(configError(() => reapDetachedRuns({ ...valid(), detachedRunTtlMs: 2 ** 53 })).message).toMatch(/at most 9007199254740991 ms/)
     expect(configError(() => reapDetachedRuns({ ...valid(), now: '2026' as unknown as number })).field).toBe('reapDetachedRuns.now')
     expect(configError(() => reapDetachedRuns({ ...valid(), reclaim: 'yes' as unknown as ReapOptions['reclaim'] })).field).toBe('reapDetachedRuns.reclaim')
   })

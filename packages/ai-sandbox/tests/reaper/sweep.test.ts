@@ -88,6 +88,16 @@ describe('reapDetachedRuns: budget, races, lying probes', () => {
     ])
   }, 20_000)
 
+  it('a reclaim that never settles is reclaim-failed after runBudgetMs; the sweep resolves', async () => {
+    const runs = new InMemoryRunStore()
+    const run = await seed(runs, 'wedged', 10 * TTL)
+    const result = await reapDetachedRuns(baseOptions(runs, { runBudgetMs: 300, reclaim: () => new Promise(() => undefined) }))
+    expect(result.outcomes).toMatchObject({ 'reclaim-failed': 1, expired: 0 })
+    const entry = result.entries.find((e) => e.runId === run.runId)!
+    expect(entry).toMatchObject({ outcome: 'reclaim-failed', status: 'failed' })
+    expect(String(entry.error)).toMatch(/did not settle within runBudgetMs \(300 ms\)/)
+  }, 20_000)
+
   it('a sweep racing a live driver that holds the lease gives up: not-claimed, nothing written, no driverEpoch bump even after the lease frees', async () => {
     const runs = new InMemoryRunStore()
     const locks = new InMemoryLockStore()
