@@ -31,6 +31,8 @@ const config: KnipConfig = {
     'testing/claude-code-e2e': { entry: [...tests, 'src/**/*.ts'], project: ['src/**/*.ts', 'tests/**/*.ts'], ignoreDependencies: ['@anthropic-ai/claude-code'] },
     'testing/codex-e2e': { entry: [...tests, 'src/**/*.ts'], project: ['src/**/*.ts', 'tests/**/*.ts'], ignoreDependencies: ['@openai/codex'] },
     'testing/opencode-e2e': { entry: [...tests, 'src/**/*.ts'], project: ['src/**/*.ts', 'tests/**/*.ts'], ignoreDependencies: ['opencode-ai'] },
+    // The web example: knip finds its entries from the package scripts and the vite config; the Claude Code binary is resolved at run time.
+    'examples/sandbox-web': { entry: [...tests], project: ['src/**/*.{ts,tsx}', 'tests/**/*.ts'], ignoreDependencies: ['@anthropic-ai/claude-code'] },
     'examples/*': { entry: ['src/main.ts', 'src/minimal.ts', 'src/*.mjs', ...tests], project: ['src/**/*.{ts,mjs}', 'tests/**/*.ts'] },
   },
 }

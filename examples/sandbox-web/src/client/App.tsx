@@ -9,7 +9,9 @@ import { RunSession, type RunViewState } from './run-session.js'
 import { currentThread, rememberThread } from './session.js'
 import { describeInput, type FileState, type Transcript } from './transcript.js'
 
-const LIVE = new Set(['starting', 'streaming', 'stopping', 'running'])
+/** Phases in which Start waits; Stop is offered only while the agent may be working. */
+const BUSY = new Set(['loading', 'starting', 'streaming', 'replaying', 'stopping'])
+const STOPPABLE = new Set(['starting', 'streaming'])
 
 export function RunPage() {
   const [threadId, setThreadId] = useState(currentThread)
@@ -34,19 +36,19 @@ export function RunPage() {
     return () => current.dispose()
   }, [threadId])
 
-  const live = view !== undefined && LIVE.has(view.phase)
+  const busy = view !== undefined && BUSY.has(view.phase)
   return (
     <main>
       <header>
         <h1>sandbox-web</h1>
         <span className="thread" data-testid="thread-id">{threadId}</span>
-        <button type="button" disabled={live} onClick={() => setThreadId(newThread())}>New thread</button>
+        <button type="button" disabled={busy} onClick={() => setThreadId(newThread())}>New thread</button>
         <a href="/status">Status and reaper</a>
       </header>
       <section className="composer">
         <textarea data-testid="prompt" value={prompt} onChange={(event) => setPrompt(event.target.value)} rows={2} />
-        <button type="button" data-testid="start" disabled={live || prompt.trim() === ''} onClick={() => void session.current?.start(prompt)}>Start</button>
-        <button type="button" data-testid="stop" disabled={!live || view?.phase === 'stopping'} onClick={() => void session.current?.stop()}>Stop</button>
+        <button type="button" data-testid="start" disabled={busy || prompt.trim() === ''} onClick={() => void session.current?.start(prompt)}>Start</button>
+        <button type="button" data-testid="stop" disabled={view === undefined || !STOPPABLE.has(view.phase)} onClick={() => void session.current?.stop()}>Stop</button>
       </section>
       {view && <RunView view={view} sampleFiles={sample.files} />}
     </main>

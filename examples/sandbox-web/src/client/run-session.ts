@@ -23,7 +23,7 @@ export interface RunViewState {
   threadId: string
   runId: string | undefined
   prompt: string | null
-  /** `idle`, `starting`, `streaming`, `stopping`, then the record's status (`completed`, `failed`, `aborted`; `running` while it is being rejoined). */
+  /** `idle`, `loading`, `starting`, `streaming` (live), `replaying` (a finished run's log), `stopping`, then the record's final status (`completed`, `failed`, `aborted`). */
   phase: string
   transcript: Transcript
   lastEventId: string | undefined
@@ -52,7 +52,7 @@ export class RunSession {
     const runs = await this.listRuns()
     const latest = runs.at(-1)
     if (!latest) return
-    const generation = this.adopt(latest.runId, latest.prompt, TERMINAL.has(latest.status) ? latest.status : 'running')
+    const generation = this.adopt(latest.runId, latest.prompt, 'loading')
     await this.follow(latest.runId, generation)
   }
 
@@ -103,7 +103,8 @@ export class RunSession {
         return
       }
       if (attempt > 0) await sleep(400)
-      if (this.state.phase !== 'stopping') this.set({ phase: record && TERMINAL.has(record.status) ? record.status : 'streaming' })
+      // The final status only once its events are all in: a finished run's log is replayed first.
+      if (this.state.phase !== 'stopping') this.set({ phase: record && TERMINAL.has(record.status) ? 'replaying' : 'streaming' })
       try {
         await this.consume(await attachRun(runId, this.state.lastEventId, this.controller.signal), generation)
       } catch (error) {

@@ -22,19 +22,19 @@ export interface OfflineModel {
 }
 
 /**
- * Start the mock on a free port.
+ * Start the mock on `port` (0: a free one).
  * @param stepSeconds - How long each scripted step sleeps (the `{{stepSeconds}}` of the fixture).
  * @param host - Address to listen on: loopback for local-process, `0.0.0.0` for a bridged Docker sandbox.
  * @example
  * ```ts
- * const model = await startOfflineModel(2, '127.0.0.1')
+ * const model = await startOfflineModel(2, '127.0.0.1', 0)
  * // ANTHROPIC_BASE_URL=http://127.0.0.1:${model.port}
  * ```
  */
-export async function startOfflineModel(stepSeconds: number, host: string): Promise<OfflineModel> {
+export async function startOfflineModel(stepSeconds: number, host: string, port: number): Promise<OfflineModel> {
   const template = await readFile(FIXTURE, 'utf8')
   const file = JSON.parse(template.replaceAll('{{stepSeconds}}', String(stepSeconds))) as { fixtures: FixtureFileEntry[] }
-  const mock = new LLMock({ port: 0, host, strict: true, logLevel: 'silent' })
+  const mock = new LLMock({ port, host, strict: true, logLevel: 'silent' })
   // Paced like a fast model, so text visibly streams in deltas.
   mock.addFixturesFromJSON(file.fixtures.map((entry) => ({ streamingProfile: { ttft: 150, tps: 300 }, ...entry })))
   const url = await mock.start()

@@ -1,0 +1,172 @@
+/**
+ * The app in a real browser (Debian's chromium via playwright-core) against
+ * the real server process, the real Claude Code CLI in local-process
+ * sandboxes and the offline mock model: a run watched to the end (the
+ * control), a run refreshed mid-way and watched from a second browser (same
+ * transcript as the control, nothing doubled, rejoined with Last-Event-ID),
+ * Stop (the record is aborted and the sandbox is gone), a tab that comes
+ * back after the end (tool cards restored from the run log), and the status
+ * page with the reaper's last sweep. Leaves screenshots in docs/images.
+ */
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildClient, EXAMPLE_DIR, launchChromium, readRunLog, startServer, type AppServer, type LogEvent } from './helpers/app.js'
+
+const IMAGES = join(EXAMPLE_DIR, '../../docs/images')
+const RUN_MS = 90_000
+
+/** What a person sees of a run: the text paragraphs and the tool cards, in order. */
+interface SeenTranscript {
+  texts: string[]
+  messageIds: string[]
+  tools: { id: string; input: string; done: boolean }[]
+}
+
+async function seen(page: Page): Promise<SeenTranscript> {
+  return page.evaluate(() => ({
+    texts: [...document.querySelectorAll('[data-testid=text]')].map((node) => (node as HTMLElement).innerText),
+    messageIds: [...document.querySelectorAll('[data-testid=text]')].map((node) => node.getAttribute('data-message-id') ?? ''),
+    tools: [...document.querySelectorAll('[data-testid=tool-card]')].map((node) => ({
+      id: node.getAttribute('data-tool-call-id') ?? '',
+      input: (node.querySelector('.tool-input') as HTMLElement | null)?.innerText ?? '',
+      done: node.getAttribute('data-done') === 'true',
+    })),
+  }))
+}
+
+const waitForStatus = (page: Page, status: string) => page.waitForSelector(`[data-testid=run-status][data-status=${status}]`, { timeout: RUN_MS })
+
+/** The log's text and tool calls, for comparing two runs chunk by chunk. */
+function logSummary(events: LogEvent[]) {
+  const starts = events.filter((e) => e.chunk.type === 'TOOL_CALL_START').map((e) => e.chunk.toolCallId as string)
+  const text = events.filter((e) => e.chunk.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.chunk.delta as string).join('')
+  const ids = events.map((e) => e.id)
+  return { starts, text, idsUnique: new Set(ids).size === ids.length }
+}
+
+describe('examples/sandbox-web in chromium', () => {
+  let server: AppServer
+  let browser: Browser
+  let control: { threadId: string; runId: string; transcript: SeenTranscript; log: ReturnType<typeof logSummary> }
+
+  beforeAll(async () => {
+    mkdirSync(IMAGES, { recursive: true })
+    buildClient()
+    ;[server, browser] = await Promise.all([startServer(), launchChromium()])
+  }, 300_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await server?.stop()
+  })
+
+  async function openThread(threadId: string): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    const page = await context.newPage()
+    await page.goto(`${server.url}/?thread=${threadId}`)
+    await page.waitForSelector('[data-testid=run-status]')
+    return page
+  }
+
+  async function startTask(page: Page): Promise<string> {
+    await page.waitForFunction(() => (document.querySelector('[data-testid=prompt]') as HTMLTextAreaElement | null)?.value.includes('multiply'))
+    await page.click('[data-testid=start]')
+    await page.waitForSelector('[data-testid=run-id]')
+    return (await page.textContent('[data-testid=run-id]'))!
+  }
+
+  it('streams a run to the end: text, tool cards, file events and the diff', async () => {
+    const threadId = `control-${Date.now()}`
+    const page = await openThread(threadId)
+    const runId = await startTask(page)
+    await waitForStatus(page, 'completed')
+    const transcript = await seen(page)
+    expect(transcript.tools.map((tool) => tool.id)).toEqual(['toolu_web_1_look', 'toolu_web_2_edit', 'toolu_web_3_test', 'toolu_web_4_run'])
+    expect(transcript.tools.every((tool) => tool.done)).toBe(true)
+    expect(transcript.texts.at(-1)).toContain('2 tests, 0 failures')
+    expect(await page.getAttribute('[data-testid=file-tree] [data-path="CHANGES.md"]', 'data-state')).toBe('created')
+    expect(await page.getAttribute('[data-testid=file-tree] [data-path="math.js"]', 'data-state')).toBe('changed')
+    expect(await page.$$eval('[data-testid=diff] .diff', (nodes) => nodes.map((node) => node.getAttribute('data-path')).sort())).toEqual(['CHANGES.md', 'math.js', 'math.test.js'])
+    expect(await page.textContent('[data-testid=diff] .diff[data-path="math.js"]')).toContain('+export function multiply(a, b) {')
+    await page.screenshot({ path: join(IMAGES, 'sandbox-web-run.png'), fullPage: true })
+    control = { threadId, runId, transcript, log: logSummary(await readRunLog(server.url, runId)) }
+    expect(control.log.idsUnique).toBe(true)
+    await page.context().close()
+  }, RUN_MS + 30_000)
+
+  it('a refresh mid-run rejoins with Last-Event-ID, and a second browser sees the same run: nothing lost or doubled', async () => {
+    const threadId = `refresh-${Date.now()}`
+    const page = await openThread(threadId)
+    const attaches: (string | undefined)[] = []
+    page.on('request', (request) => {
+      if (request.method() === 'GET' && request.url().includes('/api/run?')) attaches.push(request.headers()['last-event-id'])
+    })
+    const runId = await startTask(page)
+    // Mid-run: the second tool call has started and is sleeping in the sandbox.
+    await page.waitForSelector('[data-tool-call-id=toolu_web_2_edit]', { timeout: RUN_MS })
+    const before = await seen(page)
+    await page.reload()
+    await page.waitForSelector('[data-tool-call-id=toolu_web_1_look]') // repainted from the tab's cache at once
+    await page.screenshot({ path: join(IMAGES, 'sandbox-web-rejoined.png'), fullPage: true })
+    // A second browser (its own context: no cache) joins the same thread from the log's start.
+    const second = await openThread(threadId)
+    await Promise.all([waitForStatus(page, 'completed'), waitForStatus(second, 'completed')])
+
+    // The reload came mid-run: before it, the last tool call had not started.
+    expect(before.tools.map((tool) => tool.id)).not.toContain('toolu_web_4_run')
+    expect(attaches.some((id) => id !== undefined && /^\d+$/.test(id))).toBe(true) // rejoined after the last id it kept
+    for (const view of [await seen(page), await seen(second)]) {
+      expect(view.tools).toEqual(control.transcript.tools)
+      expect(view.texts).toEqual(control.transcript.texts)
+      expect(new Set(view.messageIds).size).toBe(view.messageIds.length)
+    }
+    // The server's log: the same text and tool calls as the control run, each once.
+    const log = logSummary(await readRunLog(server.url, runId))
+    expect(log).toEqual(control.log)
+    await Promise.all([page.context().close(), second.context().close()])
+  }, RUN_MS + 60_000)
+
+  it('Stop cancels the run for real: the record is aborted and the sandbox is gone', async () => {
+    const sandboxes = async () => ((await (await fetch(`${server.url}/api/status`)).json()) as { sandboxes: string[] }).sandboxes
+    const existing = new Set(await sandboxes())
+    const page = await openThread(`stop-${Date.now()}`)
+    const runId = await startTask(page)
+    await page.waitForSelector('[data-tool-call-id=toolu_web_2_edit]', { timeout: RUN_MS })
+    const created = (await sandboxes()).filter((id) => !existing.has(id))
+    expect(created).toHaveLength(1)
+    await page.click('[data-testid=stop]')
+    await waitForStatus(page, 'aborted')
+    await page.screenshot({ path: join(IMAGES, 'sandbox-web-stopped.png'), fullPage: true })
+    const tools = await seen(page)
+    expect(tools.tools.map((tool) => tool.id)).not.toContain('toolu_web_4_run')
+    await expect.poll(sandboxes, { timeout: 30_000, interval: 250 }).not.toContain(created[0])
+    const runs = ((await (await fetch(`${server.url}/api/status`)).json()) as { runs: { runId: string; status: string }[] }).runs
+    expect(runs.find((run) => run.runId === runId)?.status).toBe('aborted')
+    await page.context().close()
+  }, RUN_MS + 30_000)
+
+  it('a tab that comes back after the run finished gets the transcript with its tool cards, from the cache and from the log', async () => {
+    // A fresh browser context has no cache: everything comes from the run log.
+    const fresh = await openThread(control.threadId)
+    await waitForStatus(fresh, 'completed')
+    expect(await seen(fresh)).toEqual(control.transcript)
+    // Reloaded: from its own cache, then the log after its last id.
+    await fresh.reload()
+    await waitForStatus(fresh, 'completed')
+    expect(await seen(fresh)).toEqual(control.transcript)
+    await fresh.context().close()
+  }, 60_000)
+
+  it('the status page shows the reaper schedule and its last sweep', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    await page.goto(`${server.url}/status`)
+    await page.waitForSelector('[data-testid=reaper-last]', { timeout: 30_000 })
+    expect(Number(await page.textContent('[data-testid=reaper-sweeps]'))).toBeGreaterThanOrEqual(1)
+    await page.waitForSelector('[data-testid=runs] tr[data-status=aborted]')
+    await page.screenshot({ path: join(IMAGES, 'sandbox-web-status.png'), fullPage: true })
+    await context.close()
+  }, 60_000)
+})
