@@ -3,7 +3,7 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', '**/bench-results/**', 'examples/sandbox-web/.data/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/.nx/**', '**/bench-results/**', 'examples/sandbox-web/.data/**', '.tmp/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
