@@ -24,7 +24,7 @@ export const DEFAULT_SCHEMA = 'tanstack_sandbox'
 export const schemaName = z
   .string({ error: 'expected a PostgreSQL schema name as a string, e.g. "tanstack_sandbox"' })
   .regex(/^[a-z_][a-z0-9_]{0,47}$/, 'expected a lowercase schema name of letters, digits and _ (at most 48 characters, not starting with a digit), e.g. "tanstack_sandbox"')
-  .refine((name) => !name.startsWith('pg_'), 'must not start with "pg_", which PostgreSQL keeps for its own schemas; e.g. "tanstack_sandbox"')
+  .refine((name) => !name.startsWith('pg_') && name !== 'information_schema', 'must not be "information_schema" or start with "pg_": PostgreSQL keeps those for itself; e.g. "tanstack_sandbox"')
 
 /** The qualified, quoted names of the package's tables in one schema, and the NOTIFY channel of its stream logs. */
 export interface PostgresTables {

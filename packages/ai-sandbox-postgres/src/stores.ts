@@ -77,7 +77,7 @@ const optionsSchema = z
     pool: z.custom<PostgresPool>((v) => v instanceof pg.Pool || (typeof v === 'object' && v !== null && typeof (v as PostgresPool).connect === 'function' && typeof (v as PostgresPool).query === 'function'), {
       message: 'expected a node-postgres Pool (new pg.Pool({ connectionString }))',
     }).optional(),
-    maxConnections: z.number().int('expected an integer number of connections').min(2, 'expected at least 2 connections').max(1000, 'expected at most 1000 connections').optional(),
+    maxConnections: z.number().int('expected an integer number of connections').min(3, 'expected at least 3 connections: a held lock and the tails each keep one checked out, and queries need one more').max(1000, 'expected at most 1000 connections').optional(),
     schema: schemaName.optional(),
     migrate: z.boolean({ error: 'expected true or false' }).optional(),
     leaseMs: leaseMsSchema.optional(),

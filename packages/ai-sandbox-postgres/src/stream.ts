@@ -116,7 +116,10 @@ function seqOf(offset: string): number | undefined {
  *   `firstChunkDeadlineMs` for a first chunk and then throws `no-data`; any
  *   other offset throws `unknown-run`.
  * - `snapshot()` returns everything stored now and never waits (`[]` for an unknown run).
- * - `close()` marks the log closed (never fenced), which ends every reader in every process.
+ * - `close()` marks the log closed, which ends every reader in every process; like
+ *   `append` it is fenced by epoch (the plain log at `undefined`, a view at its
+ *   epoch): a close from a writer another epoch superseded resolves without
+ *   closing, so it cannot end the readers of the run its successor drives.
  * - `upsert(entries)` re-stores entries at offsets already returned (replacing
  *   the chunk) and appends new ones at exactly the next offsets, all or
  *   nothing. It is a repair tool and is not fenced.
@@ -177,6 +180,23 @@ export function streamOf(ctx: PostgresContext, source: Request | PostgresStreamI
       const rows = chunks.map((chunk, index) => ({ seq: first + index, chunk }))
       await insertAndNotify(client, rows)
       return rows.map((row) => String(row.seq))
+    })
+  }
+
+  /**
+   * Mark the log closed, only while the run's record has `driverEpoch === epoch` (or there is no record), checked under
+   * the same share lock as an append: a writer that lost the run must not end the readers of the run its successor drives.
+   * A refused close resolves without closing: it runs in teardowns, which have no one to tell.
+   */
+  const closeAt = async (epoch: number | undefined): Promise<void> => {
+    await transaction(ctx, async (client) => {
+      const { rows: record } = await client.query<{ driver_epoch: string | null }>(`SELECT driver_epoch FROM ${t.runs} WHERE run_id = $1 FOR SHARE`, [runId])
+      if (record.length === 1 && (record[0]!.driver_epoch === null ? undefined : Number(record[0]!.driver_epoch)) !== epoch) return
+      await client.query(
+        `WITH marked AS (INSERT INTO ${t.streamLogs} AS l (run_id, closed_at) VALUES ($1, $2) ON CONFLICT (run_id) DO UPDATE SET closed_at = COALESCE(l.closed_at, EXCLUDED.closed_at) RETURNING 1)
+         SELECT pg_notify($3, md5($1)) FROM (SELECT count(*) FROM marked) AS n`,
+        [runId, Date.now(), t.channel],
+      )
     })
   }
 
@@ -302,16 +322,9 @@ export function streamOf(ctx: PostgresContext, source: Request | PostgresStreamI
       const { rows } = await query<{ seq: string; chunk: string }>(ctx, `SELECT seq, chunk FROM ${t.streamChunks} WHERE run_id = $1 ORDER BY seq`, [runId])
       return rows.map((row) => ({ offset: row.seq, chunk: JSON.parse(row.chunk) as StreamChunk }))
     },
-    async close() {
-      await query(
-        ctx,
-        `WITH marked AS (INSERT INTO ${t.streamLogs} AS l (run_id, closed_at) VALUES ($1, $2) ON CONFLICT (run_id) DO UPDATE SET closed_at = COALESCE(l.closed_at, EXCLUDED.closed_at) RETURNING 1)
-         SELECT pg_notify($3, md5($1)) FROM (SELECT count(*) FROM marked) AS n`,
-        [runId, Date.now(), t.channel],
-      )
-    },
+    close: () => closeAt(undefined),
     atEpoch(epoch): StreamDurability {
-      return { resumeFrom: log.resumeFrom, append: (chunks) => appendAt(epoch, chunks), read: log.read, snapshot: log.snapshot, close: log.close }
+      return { resumeFrom: log.resumeFrom, append: (chunks) => appendAt(epoch, chunks), read: log.read, snapshot: log.snapshot, close: () => closeAt(epoch) }
     },
   }
   return log

@@ -42,9 +42,10 @@ describe('createPostgresStores options (no database needed)', () => {
     [{ connectionString: URL_, transactionIdleTimeoutMs: 1 }, 'createPostgresStores.transactionIdleTimeoutMs', /at least 100 ms/],
     [{ connectionString: URL_, schema: 'Bad-Name' }, 'createPostgresStores.schema', /lowercase schema name/],
     [{ connectionString: URL_, schema: 'x'.repeat(49) }, 'createPostgresStores.schema', /at most 48/],
-    [{ connectionString: URL_, schema: 'pg_runs' }, 'createPostgresStores.schema', /must not start with "pg_"/],
+    [{ connectionString: URL_, schema: 'pg_runs' }, 'createPostgresStores.schema', /start with "pg_"/],
+    [{ connectionString: URL_, schema: 'information_schema' }, 'createPostgresStores.schema', /information_schema/],
     [{ connectionString: URL_, migrate: 'yes' }, 'createPostgresStores.migrate', /true or false/],
-    [{ connectionString: URL_, maxConnections: 1 }, 'createPostgresStores.maxConnections', /at least 2/],
+    [{ connectionString: URL_, maxConnections: 2 }, 'createPostgresStores.maxConnections', /at least 3 connections/],
     [{ connectionString: URL_, lease: 5 }, 'createPostgresStores.lease', /Unrecognized key/i],
   ])('%j is refused naming %s', async (options, field, message) => {
     const error = await rejection(createPostgresStores(options as never))

@@ -275,7 +275,7 @@ describePostgres('postgresStream', (url) => {
     expect(await log.append([text('e')])).toEqual(['4'])
   })
 
-  it('atEpoch: appends only while the record holds the epoch, stores nothing when refused; a run with no record appends freely', async () => {
+  it('atEpoch: appends and closes only while the record holds the epoch, stores nothing when refused; a run with no record appends freely', async () => {
     const stores = await schemas.open()
     const free = stores.stream({ runId: 'no-record' })
     expect(await free.atEpoch(7).append([text('x')])).toEqual(['0'])
@@ -294,9 +294,16 @@ describePostgres('postgresStream', (url) => {
     expect(stale).toMatchObject({ reason: 'stale-epoch', epoch: 1, storedEpoch: 2 })
     expect(await log.atEpoch(2).append([text('driver 2')])).toEqual(['3'])
     expect((await log.snapshot()).map((e) => (e.chunk as { delta: string }).delta)).toEqual(['host', 'driver 1', 'driver 1b', 'driver 2'])
-    // close is never fenced, and the view reads the same log.
+    // A stale close resolves without closing (the successor's readers go on); the holder's close ends them. The view reads the same log.
     await log.atEpoch(1).close()
-    expect(await collect(log.atEpoch(1), '2')).toEqual([{ offset: '3', delta: 'driver 2' }])
+    await log.close()
+    const tail = collect(log.atEpoch(1), '2')
+    await log.atEpoch(2).append([text('driver 2b')])
+    await log.atEpoch(2).close()
+    expect(await tail).toEqual([
+      { offset: '3', delta: 'driver 2' },
+      { offset: '4', delta: 'driver 2b' },
+    ])
   })
 
   it('every call after close() throws closed', async () => {

@@ -122,9 +122,11 @@ function seqOf(offset: string): number | undefined {
  *   and `upsert` store their batch only while the run's record in the same
  *   database has `driverEpoch` equal to `epoch`, checked inside the write
  *   transaction; otherwise nothing is stored and they reject with
- *   `StaleEpochError`. The log itself writes at epoch `undefined`: once a
- *   driver has claimed the run, only a view at the claimed epoch writes. A run
- *   with no record writes freely.
+ *   `StaleEpochError`; its `close` closes only while the epoch holds, and
+ *   otherwise resolves without closing (so a writer that lost the run cannot
+ *   end the readers of the run its successor drives). The log itself writes
+ *   and closes at epoch `undefined`: once a driver has claimed the run, only
+ *   a view at the claimed epoch does. A run with no record writes freely.
  *
  * @param db - An open database from `openSqliteDatabase`.
  * @param source - The incoming Request, or `{ runId, offset? }`.
@@ -193,6 +195,17 @@ export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamI
 
   const toEntry = (row: ChunkRow): Entry => ({ offset: String(row.seq), chunk: JSON.parse(row.chunk) as StreamChunk })
 
+  /** Close only while the epoch holds: a writer another epoch superseded must not end the readers of its successor's run. */
+  const closeBatch = db.transaction((epoch: number | undefined): boolean => {
+    const row = storedEpoch.get(runId)
+    if (row !== undefined && row.driver_epoch !== (epoch ?? null)) return false
+    markClosed.run(runId, Date.now())
+    return true
+  })
+  const close = async (epoch: number | undefined): Promise<void> => {
+    assertOpen(db)
+    if (closeBatch.immediate(epoch)) wake(db, runId)
+  }
   const append = async (chunks: readonly StreamChunk[], epoch: number | undefined): Promise<string[]> => {
     assertOpen(db)
     if (chunks.length === 0) return []
@@ -211,16 +224,12 @@ export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamI
     resumeFrom: () => resumeOffset,
     append: (chunks) => append(chunks, undefined),
     upsert: (entries) => upsert(entries, undefined),
-    atEpoch: (epoch): UpsertableStreamDurability => ({ ...log, append: (chunks) => append(chunks, epoch), upsert: (entries) => upsert(entries, epoch) }),
+    atEpoch: (epoch): UpsertableStreamDurability => ({ ...log, append: (chunks) => append(chunks, epoch), upsert: (entries) => upsert(entries, epoch), close: () => close(epoch) }),
     async snapshot() {
       assertOpen(db)
       return all.all(runId).map(toEntry)
     },
-    async close() {
-      assertOpen(db)
-      markClosed.run(runId, Date.now())
-      wake(db, runId)
-    },
+    close: () => close(undefined),
     read: async function* (offset, signal) {
       assertOpen(db)
       const fromStart = offset === '-1' || offset === 'now'

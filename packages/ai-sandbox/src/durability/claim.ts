@@ -223,7 +223,9 @@ class HeldClaim implements RunClaim {
  * refused too). When the log is an `EpochFencedStreamDurability`, the append
  * itself goes through `atEpoch(claim.epoch)`, so the engine refuses it too if
  * a successor claimed between the check and the write; that refusal latches
- * the claim the same way. `close`, `read`, `snapshot`, `resumeFrom` pass
+ * the claim the same way, and `close` goes through that view too (the store
+ * closes only while the epoch holds, so a superseded driver's teardown never
+ * ends the successor's readers). `read`, `snapshot`, `resumeFrom` pass
  * through. Internal.
  */
 export function fenceDurability<TOffset extends string>(log: StreamDurability<TOffset>, claim: RunClaim): StreamDurability<TOffset> {
@@ -242,7 +244,8 @@ export function fenceDurability<TOffset extends string>(log: StreamDurability<TO
     },
     read: (offset, signal) => log.read(offset, signal),
     snapshot: () => log.snapshot(),
-    close: () => log.close(),
+    // Never refused by the driver's own fence; an epoch-fenced store closes only while this claim's epoch holds.
+    close: () => writer.close(),
   }
 }
 

@@ -39,15 +39,21 @@ export interface EpochFencedRunStore extends RunStore {
  * checked in the transaction that stores it, and otherwise stores nothing
  * and rejects with {@link StaleEpochError}.
  *
- * The plain log (no `atEpoch`) appends at epoch `undefined`: once a driver has
- * claimed the run, only a view at the claimed epoch may append. A log of a run
- * with no record at all appends freely.
+ * The view's `close()` is checked the same way, but a refused close resolves
+ * without closing (teardowns have no one to tell): a writer that lost the run
+ * must not end the readers of the run its successor drives.
+ *
+ * The plain log (no `atEpoch`) appends and closes at epoch `undefined`: once a
+ * driver has claimed the run, only a view at the claimed epoch may append or
+ * close. A log of a run with no record at all appends and closes freely.
  */
 export interface EpochFencedStreamDurability<TOffset extends string = string> extends StreamDurability<TOffset> {
   /**
-   * A view of this log whose appends are checked against `epoch`. Reads,
-   * `snapshot`, `resumeFrom` and `close` are the log's own (`close` is never
-   * fenced, spec 000).
+   * A view of this log whose appends (and `close`) are checked against
+   * `epoch`. Reads, `snapshot` and `resumeFrom` are the log's own. (Spec 000
+   * keeps `close` outside the driver's own fence so a lost claim cannot park
+   * tailers forever; the engine's check refuses a close only while another
+   * epoch holds the run, whose driver closes it.)
    *
    * @param epoch - The writer's epoch (`RunRecord.driverEpoch` its claim wrote), or `undefined` for the run's first host.
    */

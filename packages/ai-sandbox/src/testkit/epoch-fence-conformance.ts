@@ -6,7 +6,8 @@
  * nothing and is refused (`false`, `StaleEpochError`), the run's first host
  * writes at epoch `undefined` only until a driver claims, a log without a
  * record writes freely, and under a race with a claim no stale batch lands
- * after the successor's first one. A claim is simulated the portable way, by
+ * after the successor's first one, and a stale writer's `close()` never ends
+ * the readers of the run its successor drives. A claim is simulated the portable way, by
  * `runs.update(runId, { driverEpoch })`. Each check is also a plain function.
  */
 import type { RunStore, StreamChunk } from '@tanstack/ai'
@@ -147,12 +148,32 @@ export const checkClaimRace: EpochFenceCheck = async ({ runs, log }) => {
   expect(all, 'the log holds exactly the resolved appends, in order, then the successor').toEqual([...stored, 'b0', 'b1'])
 }
 
+/** A stale writer's `close()` resolves without closing: a reader of the run the successor drives keeps receiving its chunks until the successor closes. */
+export const checkStaleCloseIgnored: EpochFenceCheck = async ({ runs, log }) => {
+  const runId = await fresh(runs, 'stale-close')
+  const stream = log(runId)
+  await stream.append([text('first')])
+  const received: string[] = []
+  const reader = (async () => {
+    for await (const entry of log(runId).read('-1')) received.push(labels([entry])[0]!)
+  })()
+  await runs.update(runId, { driverEpoch: 1 })
+  await stream.atEpoch(1).append([text('successor-1')])
+  await stream.close()
+  await stream.atEpoch(0).close()
+  await stream.atEpoch(1).append([text('successor-2')])
+  await stream.atEpoch(1).close()
+  await Promise.race([reader, new Promise((_, reject) => setTimeout(() => reject(new Error('the reader did not end after the successor closed the log')), 10_000))])
+  expect(received, "a stale close does not end the successor's readers; the successor's close does").toEqual(['first', 'successor-1', 'successor-2'])
+}
+
 /** Every check of the kit, by title. */
 export const EPOCH_FENCE_CHECKS: ReadonlyArray<readonly [string, EpochFenceCheck]> = [
   ['updateAtEpoch applies only at the stored epoch, with the key-presence rule', checkUpdateAtEpoch],
   ['an append at a stale epoch stores nothing and is refused with StaleEpochError', checkStaleAppendRefused],
   ["the first host's plain log is fenced once a driver claims; a log with no record is not", checkFirstHostFenced],
   ["a stale writer racing a claim: nothing refused is stored, nothing lands after the successor's first", checkClaimRace],
+  ["a stale writer's close does not end the successor's readers", checkStaleCloseIgnored],
 ]
 
 const optionsSchema = z

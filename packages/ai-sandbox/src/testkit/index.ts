@@ -125,7 +125,7 @@ export {
 } from './durable-run-fields-conformance.js'
 
 // Epoch-fence kit: a store's engine refuses a superseded writer's append and terminal update
-export { runEpochFenceConformance, EPOCH_FENCE_CHECKS, checkUpdateAtEpoch, checkStaleAppendRefused, checkFirstHostFenced, checkClaimRace } from './epoch-fence-conformance.js'
+export { runEpochFenceConformance, EPOCH_FENCE_CHECKS, checkUpdateAtEpoch, checkStaleAppendRefused, checkFirstHostFenced, checkClaimRace, checkStaleCloseIgnored } from './epoch-fence-conformance.js'
 export type { EpochFenceConformanceOptions, EpochFenceStores, EpochFenceCheck } from './epoch-fence-conformance.js'
 
 // Takeover kit: two sandboxRunDrivers, one run, over a store author's RunStore, LockStore and log
