@@ -62,8 +62,11 @@ export interface ClosableLockStore {
  * (`taken`) or expired (`expired`), a renewal throws or the lease connection
  * drops (`renewal-failed`), or no renewal succeeded by shortly before the
  * lease runs out, measured on this process's monotonic clock from when the
- * last successful renewal was sent (`expired`) — so a holder cut off from the
- * database stops before another can take the key. When `fn` settles the row
+ * last successful renewal was sent (`expired`) — so a running holder cut off
+ * from the database is told before another can take the key. A paused holder
+ * (SIGSTOP, a VM pause) learns it only on its first timer turn after it runs
+ * again, so a write must also be fenced where the data lives (the epoch
+ * checks of the run log and record). When `fn` settles the row
  * is deleted (only if it is still this holder's) and `withLock` returns or
  * rethrows `fn`'s outcome. A holder that dies leaves its row, which anyone
  * takes once it expires.
