@@ -6,7 +6,7 @@
  * refused (core's `isRunStatus`), never handed on.
  */
 import { isRunStatus, type RunRecord, type RunStore } from '@tanstack/ai'
-import type { EpochFencedRunStore, RunRecordPatch } from '@tanstack/ai-sandbox'
+import { SandboxConfigError, type EpochFencedRunStore, type RunRecordPatch } from '@tanstack/ai-sandbox'
 import { contextOf, query, type PostgresContext, type PostgresPool, type PostgresSchemaOptions } from './database.js'
 import { PostgresDatabaseError } from './errors.js'
 
@@ -48,6 +48,8 @@ function patchSql(patch: RunRecordPatch, first: number): { sets: string; values:
     const value = patch[field]
     // `status` is required on a record, so an explicit undefined leaves it as it is.
     if (field === 'status' && value === undefined) continue
+    // A status no reader accepts is refused here, rather than stored and then refused by every `get` as corrupt.
+    if (field === 'status' && !isRunStatus(value)) throw new SandboxConfigError('update.status', `RunStore.update: status ${JSON.stringify(value)} is not a RunStatus; use 'running', 'completed', 'failed', 'aborted' or another status core's isRunStatus accepts.`)
     values.push(value === undefined ? null : encode(value))
     sets.push(`${column} = $${first + values.length - 1}${cast}`)
   }

@@ -3,6 +3,7 @@
 // the engine-enforced fence (updateAtEpoch), a corrupt row refused, and calls
 // after close.
 import { InMemoryRunStore, type RunRecord, type RunStore } from '@tanstack/ai'
+import { SandboxConfigError } from '@tanstack/ai-sandbox'
 import { expect, it } from 'vitest'
 import { PostgresDatabaseError } from '../src/index.js'
 import { describePostgres, tempSchemas } from './helpers/postgres.js'
@@ -125,6 +126,15 @@ describePostgres('postgresRunStore', (url) => {
     await two.runs.update('r', { driverEpoch: 7 })
     expect((await one.runs.get('r'))?.driverEpoch).toBe(7)
     expect((await two.runs.findActiveRun('t'))?.runId).toBe('r')
+  })
+
+  it('update refuses a status that is not a RunStatus, naming the field, and stores nothing', async () => {
+    const stores = await schemas.open()
+    await stores.runs.createOrResume({ runId: 'r', threadId: 't', startedAt: 1 })
+    const error = await stores.runs.update('r', { status: 'weird' as never }).catch((e: unknown) => e)
+    expect(SandboxConfigError.isInstance(error) && error.field).toBe('update.status')
+    expect(await stores.runs.updateAtEpoch('r', undefined, { status: 'weird' as never }).catch((e: unknown) => e)).toBeInstanceOf(SandboxConfigError)
+    expect((await stores.runs.get('r'))?.status).toBe('running')
   })
 
   it('refuses a row whose status is not a RunStatus, and every call after close', async () => {

@@ -5,7 +5,7 @@
  * `RunStatus` is refused (core's `isRunStatus`), never handed on.
  */
 import { isRunStatus, type RunRecord, type RunStatus, type RunStore } from '@tanstack/ai'
-import type { EpochFencedRunStore } from '@tanstack/ai-sandbox'
+import { SandboxConfigError, type EpochFencedRunStore } from '@tanstack/ai-sandbox'
 import type { Statement } from 'better-sqlite3'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteDatabaseError } from './errors.js'
@@ -76,6 +76,8 @@ export function sqliteRunStore(db: SqliteDatabase): SqliteRunStore {
       const value = patch[field]
       // `status` is required on a record, so an explicit undefined leaves it as it is.
       if (field === 'status' && value === undefined) continue
+      // A status no reader accepts is refused here, rather than stored and then refused by every `get` as corrupt.
+      if (field === 'status' && !isRunStatus(value)) throw new SandboxConfigError('update.status', `RunStore.update: status ${JSON.stringify(value)} is not a RunStatus; use 'running', 'completed', 'failed', 'aborted' or another status core's isRunStatus accepts.`)
       sets.push(`${column} = ?`)
       values.push(value === undefined ? null : encode(value))
     }
