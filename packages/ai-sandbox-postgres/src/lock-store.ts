@@ -46,8 +46,8 @@ const optionsSchema = z.object({ schema: schemaName.optional(), leaseMs: leaseMs
 /** A lock store and the way to let go of its lease connection. Internal. */
 export interface ClosableLockStore {
   readonly store: LockStore
-  /** Destroy the lease connection: every lease still held is lost (its signal aborts with `renewal-failed`). */
-  close: () => void
+  /** Abort every held lock's signal (`renewal-failed`), destroy the lease connection, and delete the held rows so another replica takes the keys at once. Never rejects. */
+  close: () => Promise<void>
 }
 
 /**
@@ -107,6 +107,9 @@ export function lockStoreOf(ctx: PostgresContext, options: { leaseMs?: number | 
   const renewSql = `WITH renewed AS (UPDATE ${t.locks} SET expires_at = clock_timestamp() + ${interval} WHERE key = $1 AND holder = $2 AND expires_at > clock_timestamp() RETURNING 1)
     SELECT (SELECT count(*) FROM renewed)::integer AS renewed, (SELECT holder FROM ${t.locks} WHERE key = $1) AS holder`
 
+  /** The keys this store holds now, by holder id, with the way to abort each holder's signal: what `close` hands back at once. */
+  const holding = new Map<string, { key: string; lose: () => void }>()
+
   const store: LockStore = {
     async withLock(key, fn) {
       assertOpen(ctx)
@@ -143,6 +146,7 @@ export function lockStoreOf(ctx: PostgresContext, options: { leaseMs?: number | 
           assertOpen(ctx)
         }
         held = true
+        holding.set(holder, { key, lose: () => lose(new PostgresLockLostError('renewal-failed', key, `The stores were closed while holding lock ${JSON.stringify(key)}; the key was handed back.`)) })
         // The row expires leaseMs after the database ran the statement, which is after `sentAt`: this deadline is never late.
         const armDeadline = (from: number): NodeJS.Timeout =>
           setTimeout(
@@ -179,6 +183,7 @@ export function lockStoreOf(ctx: PostgresContext, options: { leaseMs?: number | 
         clearInterval(renewal)
         clearTimeout(deadline)
         stopWatching()
+        holding.delete(holder)
         if (held && !ctx.isClosed()) {
           // Through the pool, not the lease connection (it may be the one that failed). A failed release only delays the next holder until the row expires.
           await query(ctx, `DELETE FROM ${t.locks} WHERE key = $1 AND holder = $2`, [key, holder]).catch(() => undefined)
@@ -187,7 +192,18 @@ export function lockStoreOf(ctx: PostgresContext, options: { leaseMs?: number | 
       }
     },
   }
-  return { store, close: () => lease.fail(new Error('the stores were closed')) }
+  return {
+    store,
+    close: async () => {
+      // Abort every held lock's signal first, then hand the keys back, so another replica need not wait out the lease.
+      const held = [...holding]
+      holding.clear()
+      for (const [, entry] of held) entry.lose()
+      lease.fail(new Error('the stores were closed'))
+      if (held.length === 0 || ctx.isClosed()) return
+      await query(ctx, `DELETE FROM ${t.locks} WHERE (holder, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`, [held.map(([holder]) => holder), held.map(([, entry]) => entry.key)]).catch(() => undefined)
+    },
+  }
 }
 
 function messageOf(error: unknown): string {

@@ -62,7 +62,7 @@ export interface PostgresStores {
   readonly schema: string
   /** What the start-up migration did (`null` when created with `migrate: false`). */
   readonly migration: MigrationResult | null
-  /** Close the stores: later calls throw `PostgresDatabaseError` `closed`, readers end, a lease still held is lost (its signal aborts) and expires `leaseMs` later, and a pool opened from `connectionString` is ended. Idempotent. */
+  /** Close the stores: later calls throw `PostgresDatabaseError` `closed`, readers end, a lock still held is lost (its signal aborts) and its key handed back at once, and a pool opened from `connectionString` is ended. Idempotent. */
   close(): Promise<void>
 }
 
@@ -122,6 +122,7 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
   // An idle pooled connection dropped by the server emits 'error' on the pool; without a listener that would crash the process.
   if (owned) pool.on('error', () => undefined)
   let closed = false
+  let closing: Promise<void> | undefined
   const ctx = contextOf(pool, parsed.schema ?? DEFAULT_SCHEMA, 'createPostgresStores', { isClosed: () => closed, transactionIdleTimeoutMs: parsed.transactionIdleTimeoutMs })
   let migration: MigrationResult | null = null
   try {
@@ -141,14 +142,17 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     locks: locks.store,
     instances: instanceStoreOf(ctx),
     stream: (source) => streamOf(ctx, source, streamOptions),
-    async close() {
-      if (closed) return
-      closed = true
-      locks.close()
-      // Readers waiting for a notification see the close at once; a pool of our own also loses its LISTEN connection, so end() does not wait for it.
-      if (owned) notifierOf(ctx).shutdown()
-      else notifierOf(ctx).wakeAll(ctx.tables.channel)
-      if (owned) await pool.end().catch(() => undefined)
+    close() {
+      closing ??= (async () => {
+        // Before the stores count as closed: the held keys are handed back through the pool.
+        await locks.close()
+        closed = true
+        // Readers waiting for a notification see the close at once; a pool of our own also loses its LISTEN connection, so end() does not wait for it.
+        if (owned) notifierOf(ctx).shutdown()
+        else notifierOf(ctx).wakeAll(ctx.tables.channel)
+        if (owned) await pool.end().catch(() => undefined)
+      })()
+      return closing
     },
   }
 }

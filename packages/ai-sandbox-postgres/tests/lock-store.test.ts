@@ -130,6 +130,24 @@ describePostgres('postgresLockStore', (url) => {
     expect(PostgresDatabaseError.isInstance(error) && error.reason).toBe('closed')
   })
 
+  it('close() hands a held key back at once: a waiter on other stores takes it well before the lease ends', async () => {
+    const schema = schemas.schema()
+    const [a, b] = [await schemas.open({ schema, leaseMs: 20_000 }), await schemas.open({ schema, leaseMs: 20_000 })]
+    let entered!: () => void
+    const inside = new Promise<void>((resolve) => (entered = resolve))
+    const held = a.locks.withLock('handed-back', async (signal) => {
+      entered()
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+    })
+    await inside
+    const started = Date.now()
+    const waiter = b.locks.withLock('handed-back', async () => Date.now() - started)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    await a.close()
+    await held
+    expect(await waiter, 'the waiter took the key long before the 20 s lease ran out').toBeLessThan(5000)
+  })
+
   it('a waiter whose connections the server terminates reconnects and still takes the key', async () => {
     const schema = schemas.schema()
     const holder = await schemas.open({ schema })

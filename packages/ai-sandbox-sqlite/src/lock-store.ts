@@ -24,6 +24,31 @@ export interface SqliteLockStoreOptions {
   pollMs?: number
 }
 
+/** The locks held through each database now, by holder id, with the way to abort each holder's signal: what `releaseHeldLocks` hands back. */
+const holdings = new WeakMap<SqliteDatabase, Map<string, { key: string; lose: () => void }>>()
+
+/**
+ * Abort the signal of every lock held through `db` and delete their rows, so
+ * another process takes the keys at once instead of after the lease. Called by
+ * `createSqliteStores`'s `close()` before the connection closes. Internal.
+ */
+export function releaseHeldLocks(db: SqliteDatabase): void {
+  const held = holdings.get(db)
+  if (!held || held.size === 0) return
+  const entries = [...held]
+  held.clear()
+  for (const [, entry] of entries) entry.lose()
+  if (!db.open) return
+  const release = db.prepare<[string, string]>('DELETE FROM locks WHERE key = ? AND holder = ?')
+  for (const [holder, entry] of entries) {
+    try {
+      release.run(entry.key, holder)
+    } catch {
+      // The row then expires after the lease, as when the process dies.
+    }
+  }
+}
+
 interface LockRow {
   holder: string
   expires_at: number
@@ -96,6 +121,9 @@ export function sqliteLockStore(db: SqliteDatabase, options: SqliteLockStoreOpti
           Math.max(0, expiresAt - marginMs - Date.now()),
         )
       let deadline = armDeadline(acquiredAt + leaseMs)
+      let held = holdings.get(db)
+      if (held === undefined) holdings.set(db, (held = new Map()))
+      held.set(holder, { key, lose: () => lose(new SqliteLockLostError('renewal-failed', key, `The stores were closed while holding lock ${JSON.stringify(key)}; the key was handed back.`)) })
       const renewal = setInterval(() => {
         const now = Date.now()
         try {
@@ -119,6 +147,7 @@ export function sqliteLockStore(db: SqliteDatabase, options: SqliteLockStoreOpti
       try {
         return await fn(controller.signal)
       } finally {
+        holdings.get(db)?.delete(holder)
         clearInterval(renewal)
         clearTimeout(deadline)
         // A failed release only delays the next holder until the row expires.

@@ -10,7 +10,7 @@ import { parseOptions, type EpochFencedStreamDurability, type SandboxInstanceSto
 import { z } from 'zod'
 import { DEFAULT_BUSY_TIMEOUT_MS, openSqliteDatabase, type SqliteDatabase } from './database.js'
 import { sqliteInstanceStore } from './instance-store.js'
-import { DEFAULT_LEASE_MS, sqliteLockStore } from './lock-store.js'
+import { DEFAULT_LEASE_MS, releaseHeldLocks, sqliteLockStore } from './lock-store.js'
 import { sqliteRunStore, type SqliteRunStore } from './run-store.js'
 import { DEFAULT_FIRST_CHUNK_DEADLINE_MS, DEFAULT_STREAM_POLL_MS, sqliteStream, type SqliteStreamInit } from './stream.js'
 
@@ -46,7 +46,7 @@ export interface SqliteStores {
   stream(source: Request | SqliteStreamInit): UpsertableStreamDurability & EpochFencedStreamDurability
   /** The open connection, for your own queries (the tables are this package's: read, do not write). */
   readonly db: SqliteDatabase
-  /** Close the database handle. Later calls throw `SqliteDatabaseError` `closed`; a lease still held is lost (its signal aborts) and expires `leaseMs` later. Idempotent. */
+  /** Close the database handle. Later calls throw `SqliteDatabaseError` `closed`; a lock still held is lost (its signal aborts) and its key handed back at once. Idempotent. */
   close(): void
 }
 
@@ -94,6 +94,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     instances: sqliteInstanceStore(db),
     stream: (source) => sqliteStream(db, source, streamOptions),
     close: () => {
+      releaseHeldLocks(db)
       if (db.open) db.close()
     },
   }

@@ -113,12 +113,31 @@ describe('sqliteLockStore', () => {
     const stores = dbs.open({ leaseMs: 60 })
     const reason = await stores.locks.withLock('k', async (signal) => {
       stores.close()
-      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
       return signal.reason as unknown
     })
     expect(SqliteLockLostError.isInstance(reason) && reason.reason).toBe('renewal-failed')
     const error = await stores.locks.withLock('k', async () => undefined).catch((e: unknown) => e)
     expect(SqliteDatabaseError.isInstance(error) && error.reason).toBe('closed')
+  })
+
+  it('close() hands a held key back at once: a waiter on another connection takes it well before the lease ends', async () => {
+    const path = dbs.path()
+    const [a, b] = [dbs.open({ path, leaseMs: 20_000 }), dbs.open({ path, leaseMs: 20_000 })]
+    let entered!: () => void
+    const inside = new Promise<void>((resolve) => (entered = resolve))
+    const held = a.locks.withLock('handed-back', async (signal) => {
+      entered()
+      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+      return signal.aborted
+    })
+    await inside
+    const started = Date.now()
+    const waiter = b.locks.withLock('handed-back', async () => Date.now() - started)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    a.close()
+    expect(await held, "the holder's signal aborted").toBe(true)
+    expect(await waiter, 'the waiter took the key long before the 20 s lease ran out').toBeLessThan(5000)
   })
 
   it('takes a key whose holder left an expired row behind', async () => {
