@@ -468,7 +468,12 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
         await setupRun(ctx, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable, lease })
       } catch (error) {
         releaseTurn?.()
-        // Registered runs release it after their terminal hook; a setup that failed before that releases it here.
+        // Registered runs settle and release after their terminal hook; a setup that failed before that does it here, or
+        // the record of a run that never started would stay 'running' (its thread blocked, and no reaper lists it).
+        if (!runs.get(ctx) && durable && lease) {
+          const cancelled = ctx.signal?.aborted === true && (await isCancel(durable.run.runs, ctx.runId, { reason: ctx.signal.reason }))
+          await settleStartedRun(durable.run.runs, ctx.runId, cancelled ? { kind: 'aborted', lastTerminal: undefined } : { kind: 'threw', error, lastTerminal: undefined }, cancelled, lease, logger)
+        }
         if (!runs.get(ctx)) lease?.release()
         throw error
       }

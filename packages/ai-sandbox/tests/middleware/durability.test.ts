@@ -13,7 +13,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { chat, InMemoryRunStore, memoryStream, requestRunCancel, RUN_CANCEL_REASON, toolDefinition, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
 import { defineLock, InMemoryLockStore, withLocks } from '@tanstack/ai/locks'
-import { pipeToRunLog, RunClaimNotAcquiredError, SandboxConfigError, sandboxRunDriver, withSandbox, type SandboxProvider } from '../../src/index.js'
+import { defineWorkspace, pipeToRunLog, RunClaimNotAcquiredError, SandboxConfigError, sandboxRunDriver, withSandbox, type SandboxProvider } from '../../src/index.js'
 import { agentAdapter, alive, chatOptions, drive, probe, sandboxLab, waitFor, warnings, type Probed } from './durability-helpers.js'
 
 vi.setConfig({ testTimeout: 15_000 })
@@ -413,6 +413,53 @@ describe('an abort during setup', () => {
     expect(seen.detached).toBe(true)
     expect(await lab.exists(seen.handle)).toBe(true)
     expect((await runs.get(runId))?.detachedSince).toBeTypeOf('number')
+  })
+})
+
+describe('a run that ends before its sandbox is ready', () => {
+  it('a cancel while the sandbox is still being created settles the record aborted, so the thread is not left with a live run', async () => {
+    let creating!: () => void
+    const inCreate = new Promise<void>((resolve) => (creating = resolve))
+    let letGo!: () => void
+    const gate = new Promise<void>((resolve) => (letGo = resolve))
+    const slowCreate = (provider: SandboxProvider): SandboxProvider => ({
+      ...provider,
+      create: async (input) => {
+        creating()
+        await gate
+        return provider.create(input)
+      },
+    })
+    const slowLab = sandboxLab('with-sandbox-durability-create', slowCreate)
+    try {
+      const { runs, runId, threadId, log } = await freshRun('cancel-in-create')
+      const agent = agentAdapter({ turns: ['text'] })
+      const controller = new AbortController()
+      const running = drive({ adapter: agent.adapter, middleware: [withSandbox(slowLab.sandbox('cancel-in-create'), { runs, durability: { adapter: log } })], runId, threadId, abortController: controller, logger: warnings().logger })
+      await inCreate
+      // The cancel route's two bands.
+      await requestRunCancel(runs, runId)
+      controller.abort(RUN_CANCEL_REASON)
+      letGo()
+      await running
+      expect(agent.calls(), 'the agent never started').toBe(0)
+      expect(await runs.get(runId), 'the record is settled, not left running').toMatchObject({ status: 'aborted', cancelRequested: true })
+      expect(await runs.findActiveRun(threadId), 'the thread has no live run').toBeNull()
+    } finally {
+      expect(await slowLab.cleanup()).toEqual([])
+    }
+  })
+
+  it('a bootstrap that fails settles the record failed with its error', async () => {
+    const { runs, runId, threadId, log } = await freshRun('bootstrap-fails')
+    const sandbox = lab.sandbox('bootstrap-fails', { workspace: defineWorkspace({ setup: ['exit 3'] }) })
+    const agent = agentAdapter({ turns: ['text'] })
+    await drive({ adapter: agent.adapter, middleware: [withSandbox(sandbox, { runs, durability: { adapter: log } })], runId, threadId, logger: warnings().logger })
+    expect(agent.calls()).toBe(0)
+    const record = await runs.get(runId)
+    expect(record?.status).toBe('failed')
+    expect(record?.error?.message).toBeTypeOf('string')
+    expect(await runs.findActiveRun(threadId)).toBeNull()
   })
 })
 
