@@ -5,8 +5,9 @@
  * serves the routes and the built browser app on 127.0.0.1. Prints
  * `listening http://127.0.0.1:<port>` once it serves.
  * Invariant: a SIGTERM or Ctrl-C closes the server and the stores but never
- * cancels a run: a live run is detached, and the next process (or its
- * reaper) takes it over from the SQLite file.
+ * cancels a run: every live run is aborted without a cancel, so withSandbox
+ * detaches it (records `detachedSince` + `sandboxKey`), and the next process
+ * takes it over when a tab comes back, or its reaper closes it out.
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -35,14 +36,20 @@ const server = serve({ fetch: app.fetch, port: config.port, hostname: '127.0.0.1
   console.log(`listening http://127.0.0.1:${info.port} (${config.apiKey ? 'live: the real API' : 'offline: the local mock model'}, ${config.provider} sandboxes, data in ${config.dataDir})`)
 })
 
-function shutdown(): void {
+let stopping = false
+async function shutdown(): Promise<void> {
+  if (stopping) return
+  stopping = true
   reaper.stop()
   server.close()
-  setTimeout(() => process.exit(0), 2000).unref()
-  void (model?.stop() ?? Promise.resolve()).finally(() => {
-    stores.close()
-    process.exit(0)
-  })
+  setTimeout(() => process.exit(0), 5000).unref()
+  // Detach every run this process drives (an abort with no cancel): withSandbox records detachedSince + sandboxKey and
+  // keeps the sandbox, so a tab that comes back takes the run over, and the reaper finds it if none does.
+  for (const controller of agent.driving.values()) controller.abort()
+  for (let waited = 0; agent.driving.size > 0 && waited < 3000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50))
+  await (model?.stop() ?? Promise.resolve()).catch(() => undefined)
+  stores.close()
+  process.exit(0)
 }
-process.on('SIGTERM', shutdown)
-process.on('SIGINT', shutdown)
+process.on('SIGTERM', () => void shutdown())
+process.on('SIGINT', () => void shutdown())

@@ -34,9 +34,16 @@ export interface AppDeps {
   reaper: Reaper
 }
 
-/** A run as the browser sees it: the record's public fields and its prompt. */
+/** The longest task a run accepts, in characters. */
+const MAX_PROMPT_CHARS = 100_000
+
+/** How much of a run's task the status page shows, in characters. */
+const SUMMARY_PROMPT_CHARS = 300
+
+/** A run as the browser sees it: the record's public fields and the start of its prompt. */
 function summary(record: RunRecord, prompt: string | undefined) {
-  return { runId: record.runId, threadId: record.threadId, status: record.status, startedAt: record.startedAt, finishedAt: record.finishedAt ?? null, detached: record.detachedSince !== undefined, prompt: prompt ?? null }
+  const shown = prompt === undefined ? null : prompt.length > SUMMARY_PROMPT_CHARS ? `${prompt.slice(0, SUMMARY_PROMPT_CHARS)}…` : prompt
+  return { runId: record.runId, threadId: record.threadId, status: record.status, startedAt: record.startedAt, finishedAt: record.finishedAt ?? null, detached: record.detachedSince !== undefined, prompt: shown }
 }
 
 const logger = resolveDebugOption({ logger: { debug: () => {}, info: () => {}, warn: (m: string) => console.warn(`warn ${m}`), error: (m: string) => console.error(`error ${m}`) } })
@@ -52,6 +59,7 @@ export function createApp({ config, stores, agent, prompts, reaper }: AppDeps): 
       return c.json({ error: 'expected ?runId and a JSON body { threadId, prompt } (ids: letters, digits, _ and -)' }, 400)
     }
     const { threadId, prompt } = body as { threadId: string; prompt: string }
+    if (prompt.length > MAX_PROMPT_CHARS) return c.json({ error: `the task is ${prompt.length} characters long; at most ${MAX_PROMPT_CHARS} are accepted` }, 413)
     const active = await stores.runs.findActiveRun(threadId)
     if (active) return c.json({ error: `thread ${threadId} already has a live run, ${active.runId}: attach to it or cancel it first` }, 409)
     if (await stores.runs.get(runId)) return c.json({ error: `run ${runId} exists already: every run needs a new id` }, 409)
