@@ -237,7 +237,7 @@ export function fenceDurability<TOffset extends string>(log: StreamDurability<TO
       try {
         return await writer.append(chunks)
       } catch (error) {
-        if (!(error instanceof StaleEpochError)) throw error
+        if (!StaleEpochError.isInstance(error)) throw error
         claim.refuse(`the store refused an append at epoch ${claim.epoch} (stored driverEpoch ${error.storedEpoch ?? 'unset'})`)
         throw new RunClaimLostError(claim.runId, claim.epoch, 'the append was refused by the store\'s epoch check', { cause: error })
       }
