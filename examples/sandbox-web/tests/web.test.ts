@@ -5,48 +5,20 @@
  * control), a run refreshed mid-way and watched from a second browser (same
  * transcript as the control, nothing doubled, rejoined with Last-Event-ID),
  * Stop (the record is aborted and the sandbox is gone), a tab that comes
- * back after the end (tool cards restored from the run log), and the status
- * page with the reaper's last sweep. Leaves screenshots in docs/images.
+ * back after the end (tool cards restored from the run log), a task the
+ * offline model does not know, a failed run (its sandbox kept, then gone),
+ * and the status page with the reaper's last sweep. Leaves screenshots in docs/images.
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildClient, EXAMPLE_DIR, launchChromium, readRunLog, startServer, type AppServer, type LogEvent } from './helpers/app.js'
+import type { Browser } from 'playwright-core'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { buildClient, describeInBrowser, EXAMPLE_DIR, launchChromium, readRunLog, startServer, type AppServer } from './helpers/app.js'
+import { logSummary, openThread as openPage, RUN_MS, SAMPLE_TOOL_CALLS, seen, startTask, waitForStatus, type SeenTranscript } from './helpers/page.js'
 
 const IMAGES = join(EXAMPLE_DIR, '../../docs/images')
-const RUN_MS = 90_000
 
-/** What a person sees of a run: the text paragraphs and the tool cards, in order. */
-interface SeenTranscript {
-  texts: string[]
-  messageIds: string[]
-  tools: { id: string; input: string; done: boolean }[]
-}
-
-async function seen(page: Page): Promise<SeenTranscript> {
-  return page.evaluate(() => ({
-    texts: [...document.querySelectorAll('[data-testid=text]')].map((node) => (node as HTMLElement).innerText),
-    messageIds: [...document.querySelectorAll('[data-testid=text]')].map((node) => node.getAttribute('data-message-id') ?? ''),
-    tools: [...document.querySelectorAll('[data-testid=tool-card]')].map((node) => ({
-      id: node.getAttribute('data-tool-call-id') ?? '',
-      input: (node.querySelector('.tool-input') as HTMLElement | null)?.innerText ?? '',
-      done: node.getAttribute('data-done') === 'true',
-    })),
-  }))
-}
-
-const waitForStatus = (page: Page, status: string) => page.waitForSelector(`[data-testid=run-status][data-status=${status}]`, { timeout: RUN_MS })
-
-/** The log's text and tool calls, for comparing two runs chunk by chunk. */
-function logSummary(events: LogEvent[]) {
-  const starts = events.filter((e) => e.chunk.type === 'TOOL_CALL_START').map((e) => e.chunk.toolCallId as string)
-  const text = events.filter((e) => e.chunk.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.chunk.delta as string).join('')
-  const ids = events.map((e) => e.id)
-  return { starts, text, idsUnique: new Set(ids).size === ids.length }
-}
-
-describe('examples/sandbox-web in chromium', () => {
+describeInBrowser('examples/sandbox-web in chromium', {}, () => {
   let server: AppServer
   let browser: Browser
   let control: { threadId: string; runId: string; transcript: SeenTranscript; log: ReturnType<typeof logSummary> }
@@ -54,7 +26,7 @@ describe('examples/sandbox-web in chromium', () => {
   beforeAll(async () => {
     mkdirSync(IMAGES, { recursive: true })
     buildClient()
-    ;[server, browser] = await Promise.all([startServer(), launchChromium()])
+    ;[server, browser] = await Promise.all([startServer({ env: { SANDBOX_WEB_KEEP_FAILED_MS: '3000' } }), launchChromium()])
   }, 300_000)
 
   afterAll(async () => {
@@ -62,20 +34,7 @@ describe('examples/sandbox-web in chromium', () => {
     await server?.stop()
   })
 
-  async function openThread(threadId: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
-    const page = await context.newPage()
-    await page.goto(`${server.url}/?thread=${threadId}`)
-    await page.waitForSelector('[data-testid=run-status]')
-    return page
-  }
-
-  async function startTask(page: Page): Promise<string> {
-    await page.waitForFunction(() => (document.querySelector('[data-testid=prompt]') as HTMLTextAreaElement | null)?.value.includes('multiply'))
-    await page.click('[data-testid=start]')
-    await page.waitForSelector('[data-testid=run-id]')
-    return (await page.textContent('[data-testid=run-id]'))!
-  }
+  const openThread = (threadId: string) => openPage(browser, server.url, threadId)
 
   it('streams a run to the end: text, tool cards, file events and the diff', async () => {
     const threadId = `control-${Date.now()}`
@@ -83,7 +42,7 @@ describe('examples/sandbox-web in chromium', () => {
     const runId = await startTask(page)
     await waitForStatus(page, 'completed')
     const transcript = await seen(page)
-    expect(transcript.tools.map((tool) => tool.id)).toEqual(['toolu_web_1_look', 'toolu_web_2_edit', 'toolu_web_3_test', 'toolu_web_4_run'])
+    expect(transcript.tools.map((tool) => tool.id)).toEqual(SAMPLE_TOOL_CALLS)
     expect(transcript.tools.every((tool) => tool.done)).toBe(true)
     expect(transcript.texts.at(-1)).toContain('2 tests, 0 failures')
     expect(await page.getAttribute('[data-testid=file-tree] [data-path="CHANGES.md"]', 'data-state')).toBe('created')
@@ -128,8 +87,10 @@ describe('examples/sandbox-web in chromium', () => {
     await Promise.all([page.context().close(), second.context().close()])
   }, RUN_MS + 60_000)
 
+  /** The sandboxes the server has now (local-process: the folders under its sandbox root). */
+  const sandboxes = async () => ((await (await fetch(`${server.url}/api/status`)).json()) as { sandboxes: string[] }).sandboxes
+
   it('Stop cancels the run for real: the record is aborted and the sandbox is gone', async () => {
-    const sandboxes = async () => ((await (await fetch(`${server.url}/api/status`)).json()) as { sandboxes: string[] }).sandboxes
     const existing = new Set(await sandboxes())
     const page = await openThread(`stop-${Date.now()}`)
     const runId = await startTask(page)
@@ -141,6 +102,10 @@ describe('examples/sandbox-web in chromium', () => {
     await page.screenshot({ path: join(IMAGES, 'sandbox-web-stopped.png'), fullPage: true })
     const tools = await seen(page)
     expect(tools.tools.map((tool) => tool.id)).not.toContain('toolu_web_4_run')
+    // The call the stop cut short says so; no card is left "running…".
+    expect(await page.$$('[data-testid=tool-card] .tool-pending')).toHaveLength(0)
+    expect(await page.$$('[data-testid=tool-card] [data-testid=tool-interrupted]')).toHaveLength(tools.tools.filter((tool) => !tool.done).length)
+    expect(tools.tools.some((tool) => !tool.done)).toBe(true)
     await expect.poll(sandboxes, { timeout: 30_000, interval: 250 }).not.toContain(created[0])
     const runs = ((await (await fetch(`${server.url}/api/status`)).json()) as { runs: { runId: string; status: string }[] }).runs
     expect(runs.find((run) => run.runId === runId)?.status).toBe('aborted')
@@ -158,6 +123,33 @@ describe('examples/sandbox-web in chromium', () => {
     expect(await seen(fresh)).toEqual(control.transcript)
     await fresh.context().close()
   }, 60_000)
+
+  it('offline, a task the mock does not know gets a reply saying so, and the page hints at it before the start', async () => {
+    const page = await openThread(`other-${Date.now()}`)
+    await page.waitForFunction(() => (document.querySelector('[data-testid=prompt]') as HTMLTextAreaElement | null)?.value.includes('multiply'))
+    expect(await page.getAttribute('[data-testid=mode]', 'data-mode')).toBe('offline')
+    expect(await page.$('[data-testid=offline-hint]')).toBeNull() // the sample task is in the box
+    await page.fill('[data-testid=prompt]', 'Rewrite the library in Rust.')
+    await page.waitForSelector('[data-testid=offline-hint]')
+    await page.click('[data-testid=start]')
+    await waitForStatus(page, 'completed')
+    expect((await seen(page)).texts.join('\n')).toContain('ANTHROPIC_API_KEY')
+    await page.context().close()
+  }, RUN_MS)
+
+  it('a failed run shows its error and keeps its sandbox for a look inside, until it has idled SANDBOX_WEB_KEEP_FAILED_MS', async () => {
+    const before = new Set(await sandboxes())
+    const page = await openThread(`fail-${Date.now()}`)
+    await page.waitForFunction(() => (document.querySelector('[data-testid=prompt]') as HTMLTextAreaElement | null)?.value.includes('multiply'))
+    await page.fill('[data-testid=prompt]', 'Simulate a model failure.')
+    await page.click('[data-testid=start]')
+    await waitForStatus(page, 'failed')
+    expect(await page.textContent('[data-testid=run-error]')).toContain('asked to fail')
+    const kept = (await sandboxes()).filter((id) => !before.has(id))
+    expect(kept).toHaveLength(1)
+    await expect.poll(sandboxes, { timeout: 30_000, interval: 250 }).not.toContain(kept[0])
+    await page.context().close()
+  }, RUN_MS)
 
   it('the status page shows the reaper schedule and its last sweep', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })

@@ -10,19 +10,30 @@ import { currentThread, rememberThread } from './session.js'
 import { describeInput, type FileState, type Transcript } from './transcript.js'
 
 /** Phases in which Start waits; Stop is offered only while the agent may be working. */
-const BUSY = new Set(['loading', 'starting', 'streaming', 'replaying', 'stopping'])
-const STOPPABLE = new Set(['starting', 'streaming'])
+const BUSY = new Set(['loading', 'starting', 'streaming', 'replaying', 'reconnecting', 'stopping'])
+const STOPPABLE = new Set(['starting', 'streaming', 'reconnecting'])
+/** Phases after which nothing more arrives. */
+const ENDED = new Set(['completed', 'failed', 'aborted'])
+
+/** What `GET /api/sample` says: the sample task and files, and how the server runs agents. */
+interface Sample {
+  task: string
+  files: string[]
+  /** `offline`: the scripted mock model; `live`: the real API. */
+  mode: 'offline' | 'live'
+  provider: string
+}
 
 export function RunPage() {
   const [threadId, setThreadId] = useState(currentThread)
   const [view, setView] = useState<RunViewState | undefined>()
-  const [sample, setSample] = useState<{ task: string; files: string[] }>({ task: '', files: [] })
+  const [sample, setSample] = useState<Sample>({ task: '', files: [], mode: 'offline', provider: 'local-process' })
   const [prompt, setPrompt] = useState('')
   const session = useRef<RunSession | undefined>(undefined)
 
   useEffect(() => {
     void fetch('/api/sample').then(async (response) => {
-      const body = (await response.json()) as { task: string; files: string[] }
+      const body = (await response.json()) as Sample
       setSample(body)
       setPrompt((current) => current || body.task)
     })
@@ -43,6 +54,7 @@ export function RunPage() {
         <h1>sandbox-web</h1>
         <span className="thread" data-testid="thread-id">{threadId}</span>
         <button type="button" disabled={busy} onClick={() => setThreadId(newThread())}>New thread</button>
+        <span className="mode" data-testid="mode" data-mode={sample.mode}>{sample.mode === 'live' ? 'live model' : 'offline mock model'} · {sample.provider}</span>
         <a href="/status">Status and reaper</a>
       </header>
       <section className="composer">
@@ -50,6 +62,12 @@ export function RunPage() {
         <button type="button" data-testid="start" disabled={busy || prompt.trim() === ''} onClick={() => void session.current?.start(prompt)}>Start</button>
         <button type="button" data-testid="stop" disabled={view === undefined || !STOPPABLE.has(view.phase)} onClick={() => void session.current?.stop()}>Stop</button>
       </section>
+      {sample.mode === 'offline' && sample.task !== '' && prompt.trim() !== sample.task && (
+        <p className="hint" data-testid="offline-hint">
+          Offline, the mock model only knows the sample task; anything else gets a short reply saying so.{' '}
+          <button type="button" className="link" onClick={() => setPrompt(sample.task)}>Use the sample task</button>
+        </p>
+      )}
       {view && <RunView view={view} sampleFiles={sample.files} />}
     </main>
   )
@@ -72,7 +90,7 @@ function RunView({ view, sampleFiles }: { view: RunViewState; sampleFiles: strin
       </div>
       {view.prompt && <p className="user-prompt">{view.prompt}</p>}
       <div className="columns">
-        <TranscriptView transcript={view.transcript} />
+        <TranscriptView transcript={view.transcript} ended={ENDED.has(view.phase)} />
         <aside>
           <FileTree sampleFiles={sampleFiles} files={view.transcript.files} />
           <DiffView diffs={view.transcript.diffs} />
@@ -82,7 +100,8 @@ function RunView({ view, sampleFiles }: { view: RunViewState; sampleFiles: strin
   )
 }
 
-function TranscriptView({ transcript }: { transcript: Transcript }) {
+/** `ended`: the run is over, so a tool call without a result will never get one (the run was stopped or failed). */
+function TranscriptView({ transcript, ended }: { transcript: Transcript; ended: boolean }) {
   return (
     <section className="transcript" data-testid="transcript">
       {transcript.items.map((item) => {
@@ -93,7 +112,13 @@ function TranscriptView({ transcript }: { transcript: Transcript }) {
             <div key={`tool-${item.id}`} className="tool-card" data-testid="tool-card" data-tool-call-id={card.id} data-done={card.result !== undefined}>
               <div className="tool-name">{card.name}</div>
               <pre className="tool-input">{describeInput(card)}</pre>
-              {card.result !== undefined ? <pre className="tool-result">{card.result}</pre> : <div className="tool-pending">running…</div>}
+              {card.result !== undefined ? (
+                <pre className="tool-result">{card.result}</pre>
+              ) : ended ? (
+                <div className="tool-interrupted" data-testid="tool-interrupted">no result: the run ended before this call finished</div>
+              ) : (
+                <div className="tool-pending">running…</div>
+              )}
             </div>
           )
         }

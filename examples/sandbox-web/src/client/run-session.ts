@@ -23,7 +23,7 @@ export interface RunViewState {
   threadId: string
   runId: string | undefined
   prompt: string | null
-  /** `idle`, `loading`, `starting`, `streaming` (live), `replaying` (a finished run's log), `stopping`, then the record's final status (`completed`, `failed`, `aborted`). */
+  /** `idle`, `loading`, `starting`, `streaming` (live), `replaying` (a finished run's log), `reconnecting` (the server is away), `stopping`, then the record's final status (`completed`, `failed`, `aborted`). */
   phase: string
   transcript: Transcript
   lastEventId: string | undefined
@@ -32,6 +32,8 @@ export interface RunViewState {
 
 const TERMINAL = new Set(['completed', 'failed', 'aborted'])
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/** How many reads of the thread may miss the run (a POST not yet recorded) before the tab gives up on it. */
+const MISSING_RUN_ATTEMPTS = 50
 
 export class RunSession {
   state: RunViewState
@@ -62,20 +64,29 @@ export class RunSession {
     const generation = this.adopt(runId, prompt, 'starting')
     try {
       const response = await startRun(runId, this.state.threadId, prompt, this.controller.signal)
+      if (response.status >= 400 && response.status < 500) {
+        // Refused (a live run on the thread, a bad task): no run was started, so there is nothing to follow.
+        const body = (await response.json().catch(() => ({}))) as { error?: string }
+        this.set({ phase: 'idle', error: body.error ?? `${response.status} ${response.statusText}` })
+        return
+      }
       this.set({ phase: 'streaming' })
       await this.consume(response, generation)
     } catch (error) {
       if (this.controller.signal.aborted) return
       this.set({ error: String(error) })
     }
+    // The stream ended or broke (a restart, the network): the record says whether the run goes on.
     await this.follow(runId, generation)
   }
 
   /** Stop: the cancel route records the cancel and aborts the driver; the stream then ends by itself. */
   async stop(): Promise<void> {
+    const before = this.state.phase
     this.set({ phase: 'stopping' })
-    const response = await fetch('/api/run/cancel', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: this.state.threadId }) })
-    if (!response.ok) this.set({ error: `cancel: ${response.status}` })
+    const response = await fetch('/api/run/cancel', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: this.state.threadId }) }).catch(() => undefined)
+    // Not recorded: the run goes on, so Stop is offered again.
+    if (!response?.ok) this.set({ phase: before, error: `the cancel did not reach the server (${response ? response.status : 'unreachable'}): press Stop again` })
   }
 
   dispose(): void {
@@ -93,25 +104,53 @@ export class RunSession {
     return ++this.generation
   }
 
-  /** Reattach until the run has ended: after each stream, read the record; a live run is rejoined after the last id kept. */
+  /**
+   * Reattach until the run has ended: after each stream, read the record; a live run is rejoined after the
+   * last id kept. When the server cannot be reached (restarting, network gone) the phase is `reconnecting` and
+   * the tab retries with a growing pause (0.5 s doubling to 5 s) for as long as it is open: the run lives on in
+   * its sandbox and the next server takes it over when this tab reattaches.
+   */
   private async follow(runId: string, generation: number): Promise<void> {
-    for (let attempt = 0; attempt < 600 && generation === this.generation && !this.controller.signal.aborted; attempt++) {
-      const record = (await this.listRuns()).find((run) => run.runId === runId)
+    let retryMs = 0
+    let missing = 0
+    for (let attempt = 0; generation === this.generation && !this.controller.signal.aborted; attempt++) {
+      if (retryMs > 0) await sleep(retryMs)
+      else if (attempt > 0) await sleep(400)
+      if (generation !== this.generation || this.controller.signal.aborted) return
+      let record: RunSummary | undefined
+      try {
+        record = (await this.listRuns()).find((run) => run.runId === runId)
+      } catch (error) {
+        if (this.controller.signal.aborted) return
+        retryMs = this.unreachable(error, retryMs)
+        continue
+      }
       if (generation !== this.generation) return
+      if (retryMs > 0) this.set({ error: undefined })
+      retryMs = 0
+      if (record === undefined && ++missing > MISSING_RUN_ATTEMPTS) {
+        this.set({ phase: 'idle', error: `the server does not know run ${runId} (its data was removed?)` })
+        return
+      }
       if (record && TERMINAL.has(record.status) && (this.state.transcript.end || attempt > 0)) {
         this.set({ phase: record.status })
         return
       }
-      if (attempt > 0) await sleep(400)
       // The final status only once its events are all in: a finished run's log is replayed first.
       if (this.state.phase !== 'stopping') this.set({ phase: record && TERMINAL.has(record.status) ? 'replaying' : 'streaming' })
       try {
         await this.consume(await attachRun(runId, this.state.lastEventId, this.controller.signal), generation)
       } catch (error) {
         if (this.controller.signal.aborted) return
-        this.set({ error: String(error) })
+        retryMs = this.unreachable(error, retryMs)
       }
     }
+  }
+
+  /** The server is away: show it, and return the next pause before retrying, ms. */
+  private unreachable(error: unknown, retryMs: number): number {
+    if (this.state.phase !== 'stopping') this.set({ phase: 'reconnecting', error: `server unreachable, retrying (${error instanceof Error ? error.message : String(error)})` })
+    return Math.min(Math.max(retryMs * 2, 500), 5000)
   }
 
   private async consume(response: Response, generation: number): Promise<void> {
@@ -132,6 +171,7 @@ export class RunSession {
 
   private async listRuns(): Promise<RunSummary[]> {
     const response = await fetch(`/api/threads/${encodeURIComponent(this.state.threadId)}`, { signal: this.controller.signal })
+    if (response.status >= 500) throw new Error(`${response.status} ${response.statusText}`) // a proxy in front of a server that is away
     if (!response.ok) return []
     return ((await response.json()) as { runs: RunSummary[] }).runs
   }

@@ -21,6 +21,12 @@ const CONTAINER_CLI = '/opt/claude/claude'
 /** Where the sample repository appears (read-only) inside a Docker sandbox, for the clone. */
 const CONTAINER_REPO = '/mnt/repo'
 
+/**
+ * Offline, how often Claude Code retries a model call that found no model (its backoff doubles from about
+ * 0.5 s; measured: 35 s until it gives up): the mock lives in the server process, so this rides out a restart.
+ */
+const OFFLINE_MODEL_RETRIES = 6
+
 /** One run, as a route starts or re-drives it. */
 export interface AgentRunInput {
   runId: string
@@ -64,8 +70,9 @@ export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath
       setup: ['git config user.name "sandbox-web agent" && git config user.email agent@example.com'],
       ...(secrets ? { secrets } : {}),
     }),
-    // One sandbox per thread, gone when its run ends: finished, failed or cancelled. A detached run keeps it.
-    lifecycle: { reuse: 'thread', destroyOnComplete: true, snapshot: 'none' },
+    // One sandbox per thread, gone when its run completes or is cancelled. A failed run's sandbox is kept for a
+    // look inside (destroyOnComplete covers success only) until it has idled keepFailedMs. A detached run keeps it.
+    lifecycle: { reuse: 'thread', destroyOnComplete: true, keepAlive: config.keepFailedMs, snapshot: 'none' },
   })
   const modelHost = docker ? 'host.docker.internal' : '127.0.0.1'
   const adapter = claudeCodeText(config.apiKey ? 'sonnet' : 'claude-sonnet-4-5', {
@@ -77,7 +84,7 @@ export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath
       // As root on the host, Claude Code refuses to skip permissions unless told it is isolated; this example
       // opts in for its throwaway clones of the sample repository only (a container is isolated anyway).
       ...(docker || process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}),
-      ...(modelPort !== undefined ? { ANTHROPIC_BASE_URL: `http://${modelHost}:${modelPort}`, ANTHROPIC_API_KEY: 'offline-sandbox-web', CLAUDE_CODE_MAX_RETRIES: '0' } : { CLAUDE_CODE_MAX_RETRIES: '3' }),
+      ...(modelPort !== undefined ? { ANTHROPIC_BASE_URL: `http://${modelHost}:${modelPort}`, ANTHROPIC_API_KEY: 'offline-sandbox-web', CLAUDE_CODE_MAX_RETRIES: String(OFFLINE_MODEL_RETRIES) } : { CLAUDE_CODE_MAX_RETRIES: '3' }),
     },
   })
   const driving = new Map<string, AbortController>()

@@ -29,6 +29,8 @@ export interface ServerConfig {
   readonly reapEveryMs: number
   /** After how long a detached run nobody rejoined is expired, ms (`SANDBOX_WEB_DETACHED_TTL_MS`, default 30 min). */
   readonly detachedTtlMs: number
+  /** How long a sandbox kept after a failed run waits, idle, before it is destroyed, ms (`SANDBOX_WEB_KEEP_FAILED_MS`, default 2 min): time to look inside it, and no sandbox left behind for good. */
+  readonly keepFailedMs: number
   /** The SQLite lock lease, ms (default 3000): how soon a run of a killed server can be taken over. */
   readonly leaseMs: number
   /** The takeover's quiet window, ms (default 1500, above the lease renewal `leaseMs / 3`). */
@@ -65,6 +67,7 @@ export function readConfig(argv: readonly string[] = process.argv.slice(2), env:
     stepSeconds: numberFrom('SANDBOX_WEB_STEP_SECONDS', 2),
     reapEveryMs: numberFrom('SANDBOX_WEB_REAP_EVERY_MS', 30_000),
     detachedTtlMs: numberFrom('SANDBOX_WEB_DETACHED_TTL_MS', 30 * 60_000),
+    keepFailedMs: numberFrom('SANDBOX_WEB_KEEP_FAILED_MS', 120_000),
     leaseMs: 3000,
     fenceQuietMs: 1500,
     cancelPollMs: 500,

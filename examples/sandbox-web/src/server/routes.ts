@@ -136,7 +136,7 @@ export function createApp({ config, stores, agent, prompts, reaper }: AppDeps): 
     return c.json(reaper.status())
   })
 
-  app.get('/api/sample', (c) => c.json({ task: SAMPLE_TASK, files: Object.keys(SAMPLE_FILES) }))
+  app.get('/api/sample', (c) => c.json({ task: SAMPLE_TASK, files: Object.keys(SAMPLE_FILES), mode: config.apiKey ? 'live' : 'offline', provider: config.provider }))
 
   app.get('*', async (c) => {
     const path = normalize(decodeURIComponent(new URL(c.req.url).pathname)).replace(/^(\.\.[/\\])+/, '')

@@ -7,17 +7,53 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Browser } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
 
 export const EXAMPLE_DIR = fileURLToPath(new URL('../..', import.meta.url))
 const REPO_ROOT = join(EXAMPLE_DIR, '../..')
 const CHROMIUM = '/usr/bin/chromium'
+/** The image `--docker` runs (the server's default), built by scripts/docker/images.sh. */
+export const DOCKER_IMAGE = 'tanstack-sandbox-debian:bookworm'
 
 /** The flags of TESTING.md; playwright-core adds a fresh temporary --user-data-dir per launch itself (it refuses one in `args`). */
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+/**
+ * What a suite needs that this machine lacks, or `null`: chromium (or root and apt to install it), and with
+ * `docker` the engine and the Debian image.
+ */
+export function missingParts({ docker = false }: { docker?: boolean } = {}): string | null {
+  if (!existsSync(CHROMIUM) && !(process.getuid?.() === 0 && existsSync('/usr/bin/apt-get'))) {
+    return `chromium is not at ${CHROMIUM} and cannot be installed here (scripts/chromium/install.sh needs root and apt)`
+  }
+  if (docker) {
+    try {
+      execFileSync('docker', ['image', 'inspect', DOCKER_IMAGE], { stdio: 'ignore', timeout: 15_000 })
+    } catch {
+      return `no Docker engine with the image ${DOCKER_IMAGE} (start it with scripts/docker/engine.sh, build it with scripts/docker/images.sh)`
+    }
+  }
+  return null
+}
+
+/**
+ * Register `suite`, or when a part is missing one test that names it: skipped, or failing under
+ * REQUIRE_CHROMIUM=1 (and REQUIRE_DOCKER=1 for a Docker suite), as CI sets them.
+ */
+export function describeInBrowser(name: string, options: { docker?: boolean }, suite: () => void): void {
+  const missing = missingParts(options)
+  if (missing === null) return void describe(name, suite)
+  const required = process.env.REQUIRE_CHROMIUM === '1' || (options.docker === true && process.env.REQUIRE_DOCKER === '1')
+  describe(name, () => {
+    if (required) it(`needs its parts (REQUIRE_CHROMIUM / REQUIRE_DOCKER): ${missing}`, () => expect.fail(missing))
+    else it.skip(`skipped: ${missing}`, () => undefined)
+  })
+}
 
 /** Install chromium if it is missing (root and apt), then launch it headless. */
 export async function launchChromium(): Promise<Browser> {
@@ -36,15 +72,35 @@ export interface AppServer {
   readonly dataDir: string
   /** Everything it printed, for a failure message. */
   output: () => string
-  stop: () => Promise<void>
+  /** SIGTERM (SIGKILL after 5 s); the data folder is removed unless `keepData`, e.g. for the next server on it. */
+  stop: (options?: { keepData?: boolean }) => Promise<void>
 }
 
-/** Start `src/server/main.ts` offline on local-process, and wait for its `listening` line. */
-export async function startServer(env: Record<string, string> = {}): Promise<AppServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sandbox-web-test-'))
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts'], {
+/** Where and how a test server runs. */
+export interface ServerOptions {
+  /** Extra environment (SANDBOX_WEB_*, ANTHROPIC_*, PORT). */
+  env?: Record<string, string>
+  /** Reuse this data folder (a restarted server); default: a fresh temporary one. */
+  dataDir?: string
+  /** Add `--docker`. */
+  docker?: boolean
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** Start `src/server/main.ts` (offline, local-process unless told otherwise), and wait for its `listening` line. */
+export async function startServer(options: ServerOptions = {}): Promise<AppServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sandbox-web-test-'))
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts', ...(options.docker ? ['--docker'] : [])], {
     cwd: EXAMPLE_DIR,
-    env: { ...process.env, ANTHROPIC_API_KEY: '', PORT: '0', SANDBOX_WEB_MODEL_PORT: '0', SANDBOX_WEB_DATA: dataDir, SANDBOX_WEB_STEP_SECONDS: '3', SANDBOX_WEB_REAP_EVERY_MS: '2000', ...env },
+    env: { ...process.env, ANTHROPIC_API_KEY: '', PORT: '0', SANDBOX_WEB_MODEL_PORT: '0', SANDBOX_WEB_DATA: dataDir, SANDBOX_WEB_STEP_SECONDS: '3', SANDBOX_WEB_REAP_EVERY_MS: '2000', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
@@ -69,14 +125,14 @@ export async function startServer(env: Record<string, string> = {}): Promise<App
     url,
     dataDir,
     output: () => output,
-    stop: async () => {
-      if (child.exitCode === null) {
+    stop: async ({ keepData = false } = {}) => {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve))
         child.kill('SIGTERM')
-        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))])
-        if (child.exitCode === null) child.kill('SIGKILL')
+        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 8000))])
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
       }
-      rmSync(dataDir, { recursive: true, force: true })
+      if (!keepData) rmSync(dataDir, { recursive: true, force: true })
     },
   }
 }

@@ -1,0 +1,70 @@
+/**
+ * A server restart under an open tab, in chromium: the server is stopped
+ * (SIGTERM, which detaches its runs) while the agent works, the tab shows
+ * `reconnecting` and retries by itself, and a new server on the same port,
+ * data folder and model port takes the run over when the tab reattaches.
+ * Without a reload, the tab ends with the whole run: every tool call once,
+ * the final text once, the record `completed` by the new server's driver,
+ * and the sandbox gone.
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Browser } from 'playwright-core'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { buildClient, describeInBrowser, freePort, launchChromium, readRunLog, startServer, type AppServer } from './helpers/app.js'
+import { logSummary, openThread, RUN_MS, SAMPLE_TOOL_CALLS, seen, startTask, waitForStatus } from './helpers/page.js'
+
+describeInBrowser('examples/sandbox-web: a run survives a server restart under an open tab', {}, () => {
+  let browser: Browser
+  let dataDir: string
+  const servers: AppServer[] = []
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'sandbox-web-restart-'))
+    buildClient()
+    browser = await launchChromium()
+  }, 300_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    for (const server of servers) await server.stop({ keepData: true })
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it('the open tab reconnects by itself and the new server finishes the run: nothing lost or doubled', async () => {
+    const [port, modelPort] = [await freePort(), await freePort()]
+    // The same port (the tab's origin), data folder (records, log, prompts) and model port (where the agent calls).
+    const env = { PORT: String(port), SANDBOX_WEB_MODEL_PORT: String(modelPort), SANDBOX_WEB_STEP_SECONDS: '4' }
+    const first = await startServer({ env, dataDir })
+    servers.push(first)
+    const page = await openThread(browser, first.url, `restart-${Date.now()}`)
+    const runId = await startTask(page)
+    await page.waitForSelector('[data-tool-call-id=toolu_web_2_edit]', { timeout: RUN_MS })
+
+    const before = await seen(page)
+    await first.stop({ keepData: true })
+    await waitForStatus(page, 'reconnecting', 20_000)
+    const second = await startServer({ env, dataDir })
+    servers.push(second)
+    expect(second.url).toBe(first.url)
+    await waitForStatus(page, 'completed')
+
+    // The first server went away mid-run: the last tool call had not started.
+    expect(before.tools.map((tool) => tool.id)).not.toContain('toolu_web_4_run')
+    const view = await seen(page)
+    expect(view.tools.map((tool) => tool.id)).toEqual(SAMPLE_TOOL_CALLS)
+    expect(view.tools.every((tool) => tool.done)).toBe(true)
+    expect(view.texts.at(-1)).toContain('2 tests, 0 failures')
+    expect(new Set(view.messageIds).size).toBe(view.messageIds.length)
+    const log = logSummary(await readRunLog(second.url, runId))
+    expect(log.starts).toEqual(SAMPLE_TOOL_CALLS) // each tool call once in the log
+    expect(log.idsUnique).toBe(true)
+    expect(log.text.match(/2 tests, 0 failures/g)).toHaveLength(1)
+
+    const status = (await (await fetch(`${second.url}/api/status`)).json()) as { runs: { runId: string; status: string; detached: boolean }[]; sandboxes: string[] }
+    expect(status.runs.find((run) => run.runId === runId)).toMatchObject({ status: 'completed', detached: false })
+    await expect.poll(() => readdirSync(join(dataDir, 'sandboxes')), { timeout: 30_000, interval: 250 }).toEqual([])
+    await page.context().close()
+  }, RUN_MS * 2)
+})
