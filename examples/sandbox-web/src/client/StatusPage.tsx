@@ -1,7 +1,7 @@
 /**
  * The status page: the reaper's schedule and last sweep (outcome counts and
  * each run's outcome), the live sandboxes (local-process: the folders under
- * the sandbox root) and recent runs with their record status. Polls
+ * the sandbox root; Docker: the app's containers) and recent runs with their record status. Polls
  * `GET /api/status` every two seconds.
  */
 import { useEffect, useState } from 'react'
@@ -81,7 +81,7 @@ export function StatusPage() {
       </section>
       <section>
         <h2>Sandboxes</h2>
-        {status.sandboxes === null ? <p>Docker: see `docker ps --filter label=tanstack.sandbox-web`.</p> : (
+        {status.sandboxes === null ? <p className="error">The Docker engine did not answer.</p> : (
           <p data-testid="sandboxes" data-count={status.sandboxes.length}>
             {status.sandboxes.length === 0 ? 'none alive' : status.sandboxes.join(', ')}
           </p>

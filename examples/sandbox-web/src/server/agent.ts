@@ -6,8 +6,11 @@
  * Invariant: the POST and the attach run the same `chat()` (same adapter,
  * sandbox, messages), differing only in `attach`, so a replay aligns.
  */
+import { existsSync, writeFileSync } from 'node:fs'
+import { readdir } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import Docker from 'dockerode'
 import { chat, defineChatMiddleware, type StreamChunk, type StreamDurability } from '@tanstack/ai'
 import { claudeCodeText } from '@tanstack/ai-claude-code'
 import { createSecrets, defineSandbox, defineWorkspace, gitSource, withSandbox, type SandboxDefinition, type SandboxProvider } from '@tanstack/ai-sandbox'
@@ -16,6 +19,8 @@ import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import type { SqliteStores } from '@tanstack/ai-sandbox-sqlite'
 import type { ServerConfig } from './config.js'
 
+/** The label on this app's containers; its value is the data folder, so two servers on one engine list only their own. */
+const APP_LABEL = 'tanstack.sandbox-web'
 /** Where the host's Claude Code binary appears inside a Docker sandbox. */
 const CONTAINER_CLI = '/opt/claude/claude'
 /** Where the sample repository appears (read-only) inside a Docker sandbox, for the clone. */
@@ -26,6 +31,13 @@ const CONTAINER_REPO = '/mnt/repo'
  * 0.5 s; measured: 35 s until it gives up): the mock lives in the server process, so this rides out a restart.
  */
 const OFFLINE_MODEL_RETRIES = 6
+
+/**
+ * The system git config of a Docker sandbox (mounted read-only at /etc/gitconfig): the mounted sample
+ * repository belongs to the host's user, not the container's, and git refuses to clone from a repository
+ * someone else owns ("dubious ownership") unless `safe.directory` names it in system or global config.
+ */
+const CONTAINER_GITCONFIG = `[safe]\n\tdirectory = ${CONTAINER_REPO}\n\tdirectory = ${CONTAINER_REPO}/.git\n`
 
 /** One run, as a route starts or re-drives it. */
 export interface AgentRunInput {
@@ -42,8 +54,8 @@ export interface AgentRunInput {
 /** The agent: `run(input)` is the run's `chat()` stream, `sandbox` its definition (the reaper reaches its provider). */
 export interface Agent {
   readonly sandbox: SandboxDefinition
-  /** Root folder of the local-process sandboxes (`undefined` on Docker): the status page lists what is in it. */
-  readonly sandboxRoot: string | undefined
+  /** The live sandboxes, for the status page: local-process folder names, or Docker container names (by the app's label). */
+  listSandboxes: () => Promise<string[]>
   run: (input: AgentRunInput) => AsyncIterable<StreamChunk>
   /** Runs this process drives, for the in-process cancel band. */
   readonly driving: Map<string, AbortController>
@@ -57,10 +69,23 @@ export interface Agent {
 export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath: string, modelPort: number | undefined): Agent {
   const cli = join(dirname(createRequire(import.meta.url).resolve('@anthropic-ai/claude-code/package.json')), 'bin', 'claude.exe')
   const docker = config.provider === 'docker'
-  const sandboxRoot = docker ? undefined : join(config.dataDir, 'sandboxes')
+  const sandboxRoot = join(config.dataDir, 'sandboxes')
   const provider: SandboxProvider = docker
-    ? dockerSandbox({ image: config.image, mounts: [{ source: cli, target: CONTAINER_CLI, readOnly: true }, { source: repoPath, target: CONTAINER_REPO, readOnly: true }], labels: { 'tanstack.sandbox-web': '1' } })
-    : localProcessSandbox({ root: sandboxRoot! })
+    ? dockerSandbox({
+        image: config.image,
+        mounts: [
+          { source: cli, target: CONTAINER_CLI, readOnly: true },
+          { source: repoPath, target: CONTAINER_REPO, readOnly: true },
+          { source: writeGitconfig(config.dataDir), target: '/etc/gitconfig', readOnly: true },
+        ],
+        labels: { [APP_LABEL]: config.dataDir },
+      })
+    : localProcessSandbox({ root: sandboxRoot })
+  const engine = docker ? new Docker() : undefined
+  const listSandboxes = async (): Promise<string[]> => {
+    if (engine) return (await engine.listContainers({ all: true, filters: { label: [`${APP_LABEL}=${config.dataDir}`] } })).map((container) => container.Names[0]?.replace(/^\//, '') ?? container.Id)
+    return existsSync(sandboxRoot) ? (await readdir(sandboxRoot, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name) : []
+  }
   const secrets = config.apiKey ? createSecrets({ ANTHROPIC_API_KEY: config.apiKey }) : undefined
   const sandbox = defineSandbox({
     id: 'sandbox-web',
@@ -97,7 +122,7 @@ export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath
 
   return {
     sandbox,
-    sandboxRoot,
+    listSandboxes,
     driving,
     run(input) {
       driving.set(input.runId, input.abortController)
@@ -113,6 +138,13 @@ export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath
       })
     },
   }
+}
+
+/** Write {@link CONTAINER_GITCONFIG} into the data folder; returns its path. */
+function writeGitconfig(dataDir: string): string {
+  const path = join(dataDir, 'container-gitconfig')
+  writeFileSync(path, CONTAINER_GITCONFIG)
+  return path
 }
 
 /** An AbortController that follows `signal` (a claim's), for chat(): a lost claim stops the drive. */

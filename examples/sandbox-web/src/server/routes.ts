@@ -127,7 +127,7 @@ export function createApp({ config, stores, agent, prompts, reaper }: AppDeps): 
       const record = await stores.runs.get(runId)
       return record ? summary(record, (await prompts.load(runId))?.prompt) : null
     }))).filter((run) => run !== null)
-    const sandboxes = agent.sandboxRoot && existsSync(agent.sandboxRoot) ? (await readdir(agent.sandboxRoot, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name) : null
+    const sandboxes = await agent.listSandboxes().catch(() => null) // null: the engine did not answer
     return c.json({ provider: config.provider, mode: config.apiKey ? 'live' : 'offline', reaper: reaper.status(), sandboxes, drivingHere: [...agent.driving.keys()], runs })
   })
 
