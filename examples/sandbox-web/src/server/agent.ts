@@ -109,7 +109,10 @@ export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath
       // As root on the host, Claude Code refuses to skip permissions unless told it is isolated; this example
       // opts in for its throwaway clones of the sample repository only (a container is isolated anyway).
       ...(docker || process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}),
-      ...(modelPort !== undefined ? { ANTHROPIC_BASE_URL: `http://${modelHost}:${modelPort}`, ANTHROPIC_API_KEY: 'offline-sandbox-web', CLAUDE_CODE_MAX_RETRIES: String(OFFLINE_MODEL_RETRIES) } : { CLAUDE_CODE_MAX_RETRIES: '3' }),
+      // Live: the key reaches the agent as a workspace secret (scrubbed from every event), not through this env.
+      ...(modelPort !== undefined
+        ? { ANTHROPIC_BASE_URL: `http://${modelHost}:${modelPort}`, ANTHROPIC_API_KEY: 'offline-sandbox-web', CLAUDE_CODE_MAX_RETRIES: String(OFFLINE_MODEL_RETRIES) }
+        : { CLAUDE_CODE_MAX_RETRIES: '3', ...(config.apiBaseUrl ? { ANTHROPIC_BASE_URL: config.apiBaseUrl } : {}) }),
     },
   })
   const driving = new Map<string, AbortController>()

@@ -21,6 +21,8 @@ export interface ServerConfig {
   readonly image: string
   /** The real API key: set means live mode, unset means the local mock model. */
   readonly apiKey: string | undefined
+  /** Live mode only: where Claude Code sends its model calls (`ANTHROPIC_BASE_URL`, e.g. a gateway); unset: Anthropic's API. */
+  readonly apiBaseUrl: string | undefined
   /** The offline model's port (`SANDBOX_WEB_MODEL_PORT`, default 5181; 0 picks a free one). Fixed, so a restarted server's mock is where a running agent expects it. */
   readonly modelPort: number
   /** Seconds each scripted step sleeps in offline mode (`SANDBOX_WEB_STEP_SECONDS`, default 2), so a run lasts long enough to refresh or stop. */
@@ -63,6 +65,7 @@ export function readConfig(argv: readonly string[] = process.argv.slice(2), env:
     provider: docker ? 'docker' : 'local-process',
     image: env.SANDBOX_WEB_IMAGE ?? 'tanstack-sandbox-debian:bookworm',
     apiKey: env.ANTHROPIC_API_KEY || undefined,
+    apiBaseUrl: env.ANTHROPIC_API_KEY ? env.ANTHROPIC_BASE_URL || undefined : undefined,
     modelPort: numberFrom('SANDBOX_WEB_MODEL_PORT', 5181),
     stepSeconds: numberFrom('SANDBOX_WEB_STEP_SECONDS', 2),
     reapEveryMs: numberFrom('SANDBOX_WEB_REAP_EVERY_MS', 30_000),
