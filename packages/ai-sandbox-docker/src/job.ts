@@ -167,7 +167,9 @@ export class Job {
       onHeader = resolve
       onRefused = reject
     })
+    const early = new EarlyOutput()
     const header = new HeaderSplitter((line) => {
+      early.stop()
       const pgid = /^pgid=(\d+)$/.exec(line)
       if (pgid) return onHeader(Number(pgid[1]))
       onRefused(
@@ -182,14 +184,22 @@ export class Job {
     const stream = await startExec(
       target.container,
       { cmd: ['/bin/sh', '-c', JOB_WRAPPER, JOB_WRAPPER, target.physicalRoot, options.cwd, command], user: target.user, env, stdin: options.stdin },
-      { stdout: sinks.stdout, stderr: (bytes) => header.push(bytes) },
+      {
+        stdout: (bytes) => {
+          early.push(bytes)
+          sinks.stdout(bytes)
+        },
+        stderr: (bytes) => {
+          early.push(bytes)
+          header.push(bytes)
+        },
+      },
     )
     void stream.exit.then(
       () => {
-        const leftover = header.leftover()
         header.flush()
         sinks.end()
-        onRefused(operationError('spawn-failed', `The job wrapper ended before starting ${JSON.stringify(command)}: ${leftover || 'no output'}. ${wrapperEndedHint(leftover, target.pidsLimit)}`))
+        onRefused(operationError('spawn-failed', wrapperEndedMessage(command, early.text(), target.pidsLimit)))
       },
       (error: unknown) => onRefused(operationError('spawn-failed', `Lost the exec of ${JSON.stringify(command)}: ${String(error)}`, error)),
     )
@@ -266,13 +276,57 @@ export class Job {
   }
 }
 
-/** Why a wrapper may end before its header: a failed fork (the pids limit) or an image without /bin/sh or /proc. */
+/**
+ * The message of a job whose wrapper ended before its header, quoting what the
+ * engine or the shell said and naming the likely cause: a failed fork (the pids
+ * limit) or an image without /bin/sh or /proc.
+ * @param command - The user command that did not start.
+ * @param said - The exec's output before the header (engine refusal or shell error), `''` for none.
+ * @param pidsLimit - `resources.pids` of the sandbox, named in the hint; `undefined` when unlimited.
+ * @returns One line: what ended, what was said, and the fix.
+ * @example wrapperEndedMessage('echo hi', 'OCI runtime exec failed: ...', 32)
+ */
+export function wrapperEndedMessage(command: string, said: string, pidsLimit: number | undefined): string {
+  // ash prefixes its errors with $0, which is the whole wrapper script here.
+  const output = said.replaceAll(JOB_WRAPPER, 'sh')
+  return `The job wrapper ended before starting ${JSON.stringify(command)}: ${output || 'no output'}. ${wrapperEndedHint(output, pidsLimit)}`
+}
+
+/** Why a wrapper may end before its header, given what it said. */
 function wrapperEndedHint(output: string, pidsLimit: number | undefined): string {
   const forkFailed = /fork|resource temporarily unavailable/i.test(output)
   const limit = pidsLimit === undefined ? '' : ` of ${pidsLimit} (dockerSandbox({ resources: { pids } }))`
   if (forkFailed) return `A fork failed: the sandbox is out of processes (the pids limit${limit} is reached). Stop some of its processes (kill a spawned job) or raise the limit.`
   if (pidsLimit !== undefined) return `The sandbox may be out of processes (its pids limit${limit} reached, so the engine could not start the exec); stop some of its processes or raise the limit. Otherwise the image needs /bin/sh and /proc.`
   return 'The image needs /bin/sh and /proc.'
+}
+
+/** How much of the output before the header an error message quotes. */
+const EARLY_OUTPUT_BYTES = 512
+
+/**
+ * What the exec wrote on either stream before the wrapper's header: when no
+ * header ever comes, that is the engine's refusal (it writes it to stdout) or
+ * the shell's own error, so the spawn-failed message can quote it.
+ */
+class EarlyOutput {
+  private chunks: Buffer[] | undefined = []
+  private bytes = 0
+
+  push(bytes: Buffer): void {
+    if (this.chunks === undefined || this.bytes >= EARLY_OUTPUT_BYTES) return
+    this.chunks.push(bytes)
+    this.bytes += bytes.length
+  }
+
+  /** The header came: nothing later is the wrapper's failure. */
+  stop(): void {
+    this.chunks = undefined
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks ?? []).subarray(0, EARLY_OUTPUT_BYTES).toString().trim()
+  }
 }
 
 /**
@@ -303,11 +357,6 @@ class HeaderSplitter {
       return
     }
     this.forward(joined) // not ours (the shell failed before the wrapper ran): keep it all
-  }
-
-  /** Whatever was held back while waiting for the header, as text. */
-  leftover(): string {
-    return this.pending?.toString().trim() ?? ''
   }
 
   /** The output ended without a header: pass on what was held back. */
