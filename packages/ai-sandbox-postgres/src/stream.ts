@@ -9,9 +9,8 @@
  * batch is stored only while the run's `driver_epoch` is the writer's, checked
  * under a share lock on the run's record in the transaction that stores it.
  */
-import { resolveResumeRunId, type StreamChunk, type StreamDurability, type UpsertableStreamDurability } from '@tanstack/ai'
-import { parseOptions, StaleEpochError, type EpochFencedStreamDurability } from '@tanstack/ai-sandbox'
-import { randomUUID } from 'node:crypto'
+import type { StreamChunk, StreamDurability, UpsertableStreamDurability } from '@tanstack/ai'
+import { parseOptions, parseSequenceOffset, planSequenceUpsert, resolveStreamSource, StaleEpochError, type EpochFencedStreamDurability, type StreamSourceInit } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { assertOpen, contextOf, query, schemaName, transaction, type PostgresClient, type PostgresContext, type PostgresPool } from './database.js'
 import { PostgresStreamError } from './errors.js'
@@ -26,13 +25,8 @@ export const DEFAULT_RECHECK_MS = 2000
 /** Chunks fetched per query while a `read` catches up, so a long log is never loaded at once. */
 export const READ_PAGE_SIZE = 512
 
-/** Where a run's log is attached: the run id and the offset a consumer resumes after (`null`: a producer). */
-export interface PostgresStreamInit {
-  /** The run. Non-empty, no CR or LF. */
-  runId: string
-  /** The offset `resumeFrom()` returns: `'-1'` (from the start), `'now'` (only what comes next), or an offset this log returned. Default `null`. */
-  offset?: string | null
-}
+/** Where a run's log is attached: the run id and the offset a consumer resumes after (`null`: a producer). Core's `StreamSourceInit`. */
+export type PostgresStreamInit = StreamSourceInit
 
 /** Options of {@link postgresStream}. */
 export interface PostgresStreamOptions {
@@ -62,30 +56,6 @@ interface PageRow {
   chunk: string | null
   closed: boolean | null
   next_seq: string | null
-}
-
-function readResumeOffset(request: Request): string | null {
-  const header = request.headers.get('Last-Event-ID')
-  if (header) return header
-  try {
-    return new URL(request.url).searchParams.get('offset')
-  } catch {
-    return null
-  }
-}
-
-function checkRunId(runId: string): string {
-  if (runId.length === 0 || /[\r\n]/.test(runId)) {
-    throw new PostgresStreamError('invalid-run-id', runId, `Invalid runId ${JSON.stringify(runId)}: it must be non-empty and contain no CR or LF.`)
-  }
-  return runId
-}
-
-/** The sequence number an offset names, or `undefined` when it is not one this log mints. */
-function seqOf(offset: string): number | undefined {
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(offset)) return undefined
-  const seq = Number(offset)
-  return Number.isSafeInteger(seq) ? seq : undefined
 }
 
 /**
@@ -147,8 +117,7 @@ export function postgresStream(pool: PostgresPool, source: Request | PostgresStr
 export function streamOf(ctx: PostgresContext, source: Request | PostgresStreamInit, options: { firstChunkDeadlineMs?: number | undefined; recheckMs?: number | undefined }): PostgresStream {
   const firstChunkDeadlineMs = options.firstChunkDeadlineMs ?? DEFAULT_FIRST_CHUNK_DEADLINE_MS
   const recheckMs = options.recheckMs ?? DEFAULT_RECHECK_MS
-  const resumeOffset = source instanceof Request ? readResumeOffset(source) : (source.offset ?? null)
-  const runId = checkRunId(source instanceof Request ? (resolveResumeRunId(source) ?? randomUUID()) : source.runId)
+  const { runId, resumeOffset } = resolveStreamSource(source, (id, message) => new PostgresStreamError('invalid-run-id', id, message))
   const t = ctx.tables
 
   /** Reserve `count` offsets on the run's counter row (locking it until commit) and return the first. */
@@ -202,36 +171,17 @@ export function streamOf(ctx: PostgresContext, source: Request | PostgresStreamI
 
   const upsert = async (entries: ReadonlyArray<{ chunk: StreamChunk; offset: string }>): Promise<string[]> => {
     assertOpen(ctx)
-    // Validate the shape of the whole batch before touching the database.
-    const seen = new Set<number>()
-    const seqs = Array.from(entries, (entry, index) => {
-      if (entry === undefined) throw new PostgresStreamError('invalid-upsert', runId, `upsert: entries[${index}] is missing; entries must be dense.`)
-      const seq = seqOf(entry.offset)
-      if (seq === undefined) throw new PostgresStreamError('invalid-upsert', runId, `upsert: entries[${index}].offset ${JSON.stringify(entry.offset)} is not an offset this log mints (a non-negative integer as a string).`)
-      if (seen.has(seq)) throw new PostgresStreamError('invalid-upsert', runId, `upsert: entries[${index}].offset ${JSON.stringify(entry.offset)} is repeated within the batch; each offset may appear at most once.`)
-      seen.add(seq)
-      return seq
-    })
-    if (seqs.length === 0) return []
+    if (entries.length === 0) return []
     return transaction(ctx, async (client) => {
-      // Lock the run's counter row (created at 0 when missing) so no append interleaves.
+      // Lock the run's counter row (created at 0 when missing) so no append interleaves, then validate the whole batch
+      // against it before writing (a refusal rolls the transaction back).
       const { rows } = await client.query<{ next_seq: string }>(
         `INSERT INTO ${t.streamLogs} AS l (run_id, next_seq) VALUES ($1, 0) ON CONFLICT (run_id) DO UPDATE SET next_seq = l.next_seq RETURNING next_seq`,
         [runId],
       )
-      const next = Number(rows[0]!.next_seq)
-      let planned = next - 1
-      const fresh: Array<{ seq: number; chunk: StreamChunk }> = []
-      const replaced: Array<{ seq: number; chunk: StreamChunk }> = []
-      seqs.forEach((seq, index) => {
-        const chunk = entries[index]!.chunk
-        if (seq < next) return replaced.push({ seq, chunk })
-        if (seq !== planned + 1) {
-          throw new PostgresStreamError('invalid-upsert', runId, `upsert: entries[${index}].offset ${JSON.stringify(entries[index]!.offset)} is not stored yet and is not the next offset ${planned + 1}; a new entry must come right after the tail.`)
-        }
-        planned = seq
-        return fresh.push({ seq, chunk })
-      })
+      const plan = planSequenceUpsert(entries, Number(rows[0]!.next_seq) - 1, (message) => new PostgresStreamError('invalid-upsert', runId, message))
+      const replaced = plan.filter((step) => step.stored)
+      const fresh = plan.filter((step) => !step.stored)
       if (replaced.length > 0) {
         await client.query(
           `UPDATE ${t.streamChunks} AS c SET chunk = u.c FROM unnest($2::bigint[], $3::text[]) AS u(s, c) WHERE c.run_id = $1 AND c.seq = u.s`,
@@ -240,7 +190,7 @@ export function streamOf(ctx: PostgresContext, source: Request | PostgresStreamI
       }
       if (fresh.length > 0) await reserve(client, fresh.length)
       await insertAndNotify(client, fresh)
-      return seqs.map(String)
+      return plan.map((step) => String(step.seq))
     })
   }
 
@@ -269,7 +219,7 @@ export function streamOf(ctx: PostgresContext, source: Request | PostgresStreamI
     let after: number
     if (offset === '-1' || offset === 'now') after = -1
     else {
-      const seq = seqOf(offset)
+      const seq = parseSequenceOffset(offset)
       if (seq === undefined) throw new PostgresStreamError('invalid-offset', runId, `Invalid offset ${JSON.stringify(offset)} for run ${JSON.stringify(runId)}: expected '-1', 'now' or an offset this log returned.`)
       after = seq
     }

@@ -5,9 +5,8 @@
  * the same connection). Mirrors the observable contract of core's
  * `memoryStream`, including the from-start join's first-chunk deadline.
  */
-import { resolveResumeRunId, type StreamChunk, type UpsertableStreamDurability } from '@tanstack/ai'
-import { StaleEpochError, type EpochFencedStreamDurability } from '@tanstack/ai-sandbox'
-import { randomUUID } from 'node:crypto'
+import type { StreamChunk, UpsertableStreamDurability } from '@tanstack/ai'
+import { parseSequenceOffset, planSequenceUpsert, resolveStreamSource, StaleEpochError, type EpochFencedStreamDurability, type StreamSourceInit } from '@tanstack/ai-sandbox'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteStreamError } from './errors.js'
@@ -21,13 +20,8 @@ export const DEFAULT_FIRST_CHUNK_DEADLINE_MS = 100
 /** Chunks fetched per query while a `read` catches up, so a long log is never loaded at once. */
 const READ_PAGE = 512
 
-/** Where a run's log is attached: the run id and the offset a consumer resumes after (`null`: a producer). */
-export interface SqliteStreamInit {
-  /** The run. Non-empty, no CR or LF. */
-  runId: string
-  /** The offset `resumeFrom()` returns: `'-1'` (from the start), `'now'` (only what comes next), or an offset this log returned. Default `null`. */
-  offset?: string | null
-}
+/** Where a run's log is attached: the run id and the offset a consumer resumes after (`null`: a producer). Core's `StreamSourceInit`. */
+export type SqliteStreamInit = StreamSourceInit
 
 /** Options of {@link sqliteStream}. */
 export interface SqliteStreamOptions {
@@ -72,30 +66,6 @@ async function waitForChange(db: SqliteDatabase, runId: string, ms: number, sign
   }
 }
 
-function readResumeOffset(request: Request): string | null {
-  const header = request.headers.get('Last-Event-ID')
-  if (header) return header
-  try {
-    return new URL(request.url).searchParams.get('offset')
-  } catch {
-    return null
-  }
-}
-
-function checkRunId(runId: string): string {
-  if (runId.length === 0 || /[\r\n]/.test(runId)) {
-    throw new SqliteStreamError('invalid-run-id', runId, `Invalid runId ${JSON.stringify(runId)}: it must be non-empty and contain no CR or LF.`)
-  }
-  return runId
-}
-
-/** The sequence number an offset names, or `undefined` when it is not one this log mints. */
-function seqOf(offset: string): number | undefined {
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(offset)) return undefined
-  const seq = Number(offset)
-  return Number.isSafeInteger(seq) ? seq : undefined
-}
-
 /**
  * The stream log of one run in the shared database: a `StreamDurability`
  * (with `upsert`, so an `UpsertableStreamDurability`) for core's durable
@@ -137,13 +107,11 @@ function seqOf(offset: string): number | undefined {
 export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamInit, options: SqliteStreamOptions = {}): UpsertableStreamDurability & EpochFencedStreamDurability {
   const pollMs = options.pollMs ?? DEFAULT_STREAM_POLL_MS
   const firstChunkDeadlineMs = options.firstChunkDeadlineMs ?? DEFAULT_FIRST_CHUNK_DEADLINE_MS
-  const resumeOffset = source instanceof Request ? readResumeOffset(source) : (source.offset ?? null)
-  const runId = checkRunId(source instanceof Request ? (resolveResumeRunId(source) ?? randomUUID()) : source.runId)
+  const { runId, resumeOffset } = resolveStreamSource(source, (id, message) => new SqliteStreamError('invalid-run-id', id, message))
 
   const tailSeq = db.prepare<[string], { tail: number | null }>('SELECT MAX(seq) AS tail FROM stream_chunks WHERE run_id = ?')
   const insert = db.prepare<[string, number, string]>('INSERT INTO stream_chunks (run_id, seq, chunk) VALUES (?, ?, ?)')
   const replace = db.prepare<[string, string, number]>('UPDATE stream_chunks SET chunk = ? WHERE run_id = ? AND seq = ?')
-  const exists = db.prepare<[string, number], { one: number }>('SELECT 1 AS one FROM stream_chunks WHERE run_id = ? AND seq = ?')
   const page = db.prepare<[string, number, number], ChunkRow>('SELECT seq, chunk FROM stream_chunks WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?')
   const all = db.prepare<[string], ChunkRow>('SELECT seq, chunk FROM stream_chunks WHERE run_id = ? ORDER BY seq')
   const closedAt = db.prepare<[string], { closed_at: number | null }>('SELECT closed_at FROM stream_logs WHERE run_id = ?')
@@ -165,22 +133,8 @@ export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamI
   })
   const upsertBatch = db.transaction((entries: ReadonlyArray<{ chunk: StreamChunk; offset: string }>, epoch: number | undefined): string[] => {
     checkEpoch(epoch)
-    // Validate the whole batch before writing anything.
-    let planned = tailSeq.get(runId)?.tail ?? -1
-    const seen = new Set<number>()
-    const plan = Array.from(entries, (entry, index) => {
-      if (entry === undefined) throw new SqliteStreamError('invalid-upsert', runId, `upsert: entries[${index}] is missing; entries must be dense.`)
-      const seq = seqOf(entry.offset)
-      if (seq === undefined) throw new SqliteStreamError('invalid-upsert', runId, `upsert: entries[${index}].offset ${JSON.stringify(entry.offset)} is not an offset this log mints (a non-negative integer as a string).`)
-      if (seen.has(seq)) throw new SqliteStreamError('invalid-upsert', runId, `upsert: entries[${index}].offset ${JSON.stringify(entry.offset)} is repeated within the batch; each offset may appear at most once.`)
-      seen.add(seq)
-      if (exists.get(runId, seq) !== undefined) return { seq, chunk: entry.chunk, stored: true }
-      if (seq !== planned + 1) {
-        throw new SqliteStreamError('invalid-upsert', runId, `upsert: entries[${index}].offset ${JSON.stringify(entry.offset)} is not stored yet and is not the next offset ${planned + 1}; a new entry must come right after the tail.`)
-      }
-      planned = seq
-      return { seq, chunk: entry.chunk, stored: false }
-    })
+    // The whole batch is validated against the tail before anything is written.
+    const plan = planSequenceUpsert(entries, tailSeq.get(runId)?.tail ?? -1, (message) => new SqliteStreamError('invalid-upsert', runId, message))
     for (const step of plan) {
       if (step.stored) replace.run(JSON.stringify(step.chunk), runId, step.seq)
       else insert.run(runId, step.seq, JSON.stringify(step.chunk))
@@ -237,7 +191,7 @@ export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamI
       if (offset === '-1') after = -1
       else if (offset === 'now') after = tailSeq.get(runId)?.tail ?? -1
       else {
-        const seq = seqOf(offset)
+        const seq = parseSequenceOffset(offset)
         if (seq === undefined) throw new SqliteStreamError('invalid-offset', runId, `Invalid offset ${JSON.stringify(offset)} for run ${JSON.stringify(runId)}: expected '-1', 'now' or an offset this log returned.`)
         after = seq
       }

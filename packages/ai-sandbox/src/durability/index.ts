@@ -15,3 +15,9 @@ export { RunClaimNotAcquiredError, RunClaimLostError, DEFAULT_FENCE_QUIET_MS } f
 // Engine-enforced fencing: optional store methods a database store implements so its engine refuses a superseded writer.
 export { StaleEpochError, isEpochFencedRunStore, isEpochFencedStreamDurability } from './epoch-fence.js'
 export type { EpochFencedRunStore, EpochFencedStreamDurability, RunRecordPatch } from './epoch-fence.js'
+// Store authors' helpers for a run log (StreamDurability): where it attaches (a Request's run id and resume offset, the run-id rule),
+// and the integer offsets '0', '1', … of a gap-free log (parsing one, planning an upsert batch).
+export { resolveResumeOffset, resolveStreamSource } from './stream-source.js'
+export type { StreamSourceInit } from './stream-source.js'
+export { parseSequenceOffset, planSequenceUpsert } from './sequence-offsets.js'
+export type { SequenceUpsertStep } from './sequence-offsets.js'

@@ -145,3 +145,21 @@ export type { ReaperConformanceOptions, ReaperCheck } from './reaper-conformance
 export { checkProbeRunExit, checkReapSweep, checkReclaimSandbox, checkPruneJournals } from './reaper-conformance.js'
 export { createReaperConformanceContext, inMemoryReaperStores, reaperAgentAdapter, reaperAgentText, reaperMarker } from './reaper-conformance.js'
 export type { ReaperConformanceContext, ReaperStores, DetachedRun, ReaperAgentScript } from './reaper-conformance.js'
+
+// Stream durability kit: the run event log (StreamDurability) a store author writes, proven as core's memoryStream is
+export { runStreamDurabilityConformance, STREAM_DURABILITY_CHECKS } from './stream-durability-conformance.js'
+export type { StreamDurabilityConformanceOptions, StreamDurabilityStores, StreamDurabilityCheck, StreamDurabilityCheckEntry, StreamDurabilityCheckSettings } from './stream-durability-conformance.js'
+export {
+  checkStreamAppendRead,
+  checkStreamResumeFrom,
+  checkStreamSseResume,
+  checkStreamLiveTail,
+  checkStreamCloseEndsReaders,
+  checkStreamClosedLogEnds,
+  checkStreamRunsIsolated,
+  checkStreamMalformedOffset,
+  checkStreamConcurrentAppends,
+  checkStreamSnapshot,
+  checkStreamEmptyJoinFails,
+  checkStreamUpsert,
+} from './stream-durability-conformance.js'

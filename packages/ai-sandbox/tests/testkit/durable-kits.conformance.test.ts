@@ -26,6 +26,7 @@ import {
   TAKEOVER_CHECKS,
   type TakeoverStores,
 } from '../../src/testkit/index.js'
+import { failureOf } from '../helpers/kit-failure.js'
 
 /** The four required methods of a store, as a plain object (so one can be overridden and the optional ones left out). */
 function required(store: RunStore): RunStore {
@@ -52,16 +53,6 @@ const locks = new InMemoryLockStore()
 runTakeoverConformance('core InMemoryRunStore + InMemoryLockStore + memoryStream', { makeStores: () => ({ runs, locks, log: (runId) => memoryStream({ runId }) }) })
 
 const memoryStores = (): TakeoverStores => ({ runs: new InMemoryRunStore(), locks: new InMemoryLockStore(), log: (runId) => memoryStream({ runId }) })
-
-/** The rejection of `check()`, failing the test when it passes. */
-async function failureOf(check: () => Promise<void>): Promise<string> {
-  const error = await check().then(
-    () => undefined,
-    (e: unknown) => e,
-  )
-  expect(error, 'the kit must fail the broken store').toBeDefined()
-  return error instanceof Error ? error.message : String(error)
-}
 
 describe('the kits register every check', () => {
   it('the tables list each exported check once', () => {
