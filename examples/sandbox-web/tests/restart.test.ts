@@ -5,7 +5,8 @@
  * data folder and model port takes the run over when the tab reattaches.
  * Without a reload, the tab ends with the whole run: every tool call once,
  * the final text once, the record `completed` by the new server's driver,
- * and the sandbox gone.
+ * and the sandbox gone. And a failed run's kept sandbox, whose server
+ * restarted before removing it, is removed by the next server's sweep.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,6 +20,8 @@ describeInBrowser('examples/sandbox-web: a run survives a server restart under a
   let browser: Browser
   let dataDir: string
   const servers: AppServer[] = []
+  /** The settings every server of this file shares (the first test picks the ports). */
+  let env: Record<string, string> = {}
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'sandbox-web-restart-'))
@@ -35,7 +38,7 @@ describeInBrowser('examples/sandbox-web: a run survives a server restart under a
   it('the open tab reconnects by itself and the new server finishes the run: nothing lost or doubled', async () => {
     const [port, modelPort] = [await freePort(), await freePort()]
     // The same port (the tab's origin), data folder (records, log, prompts) and model port (where the agent calls).
-    const env = { PORT: String(port), SANDBOX_WEB_MODEL_PORT: String(modelPort), SANDBOX_WEB_STEP_SECONDS: '4' }
+    env = { PORT: String(port), SANDBOX_WEB_MODEL_PORT: String(modelPort), SANDBOX_WEB_STEP_SECONDS: '4', SANDBOX_WEB_KEEP_FAILED_MS: '4000', SANDBOX_WEB_REAP_EVERY_MS: '1000' }
     const first = await startServer({ env, dataDir })
     servers.push(first)
     const page = await openThread(browser, first.url, `restart-${Date.now()}`)
@@ -67,4 +70,16 @@ describeInBrowser('examples/sandbox-web: a run survives a server restart under a
     await expect.poll(() => readdirSync(join(dataDir, 'sandboxes')), { timeout: 30_000, interval: 250 }).toEqual([])
     await page.context().close()
   }, RUN_MS * 2)
+
+  it('a failed run whose server restarted within SANDBOX_WEB_KEEP_FAILED_MS still loses its sandbox: the next server sweeps it', async () => {
+    const running = servers.at(-1)!
+    const sandboxes = () => readdirSync(join(dataDir, 'sandboxes'))
+    const response = await fetch(`${running.url}/api/run?runId=failing-${Date.now()}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: `failing-${Date.now()}`, prompt: 'Simulate a model failure.' }) })
+    expect(await response.text()).toContain('asked to fail')
+    expect(sandboxes()).toHaveLength(1) // kept for a look inside
+    await running.stop({ keepData: true }) // before its keepAlive timer (4 s) fires
+    expect(sandboxes()).toHaveLength(1)
+    servers.push(await startServer({ env, dataDir }))
+    await expect.poll(sandboxes, { timeout: 30_000, interval: 250 }).toEqual([])
+  }, RUN_MS)
 })

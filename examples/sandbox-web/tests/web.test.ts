@@ -55,9 +55,11 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
     await page.context().close()
   }, RUN_MS + 30_000)
 
-  it('a refresh mid-run rejoins with Last-Event-ID, and a second browser sees the same run: nothing lost or doubled', async () => {
+  it('a refresh mid-run rejoins with Last-Event-ID, and a second browser whose Start meets the live run follows it: nothing lost or doubled', async () => {
     const threadId = `refresh-${Date.now()}`
     const page = await openThread(threadId)
+    // A second browser (its own context: no cache) open on the thread before the run starts.
+    const second = await openThread(threadId)
     const attaches: (string | undefined)[] = []
     page.on('request', (request) => {
       if (request.method() === 'GET' && request.url().includes('/api/run?')) attaches.push(request.headers()['last-event-id'])
@@ -69,8 +71,9 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
     await page.reload()
     await page.waitForSelector('[data-tool-call-id=toolu_web_1_look]') // repainted from the tab's cache at once
     await page.screenshot({ path: join(IMAGES, 'sandbox-web-rejoined.png'), fullPage: true })
-    // A second browser (its own context: no cache) joins the same thread from the log's start.
-    const second = await openThread(threadId)
+    // Its Start meets the live run (409) and follows that run instead, from the log's start.
+    await startTask(second)
+    expect(await second.textContent('[data-testid=run-id]')).toBe(runId)
     await Promise.all([waitForStatus(page, 'completed'), waitForStatus(second, 'completed')])
 
     // The reload came mid-run: before it, the last tool call had not started.

@@ -51,7 +51,7 @@ export class RunSession {
 
   /** Show the thread's latest run: from the cache, then the log after it, live while it runs. */
   async load(): Promise<void> {
-    const runs = await this.listRuns()
+    const runs = await this.listRuns().catch(() => [] as RunSummary[]) // disposed, or the server away: nothing to show yet
     const latest = runs.at(-1)
     if (!latest) return
     const generation = this.adopt(latest.runId, latest.prompt, 'loading')
@@ -67,6 +67,8 @@ export class RunSession {
       if (response.status >= 400 && response.status < 500) {
         // Refused (a live run on the thread, a bad task): no run was started, so there is nothing to follow.
         const body = (await response.json().catch(() => ({}))) as { error?: string }
+        // 409: the thread has a live run (started from another tab): follow that run instead.
+        if (response.status === 409) return await this.load()
         this.set({ phase: 'idle', error: body.error ?? `${response.status} ${response.statusText}` })
         return
       }

@@ -15,10 +15,14 @@ export interface CachedRun {
   events: { id: string; chunk: WireChunk }[]
 }
 
-/** The thread of this tab: `?thread=` first, then the last one used here, else a new one. Written back to both. */
+/** The thread of this tab: a valid `?thread=` first, then the last one used here, else a new one. Written back to both. */
 export function currentThread(): string {
   const url = new URL(window.location.href)
-  const threadId = url.searchParams.get('thread') ?? localStorage.getItem(THREAD_KEY) ?? `thread-${crypto.randomUUID()}`
+  // The server takes ids of letters, digits, _ and - (at most 100): anything else starts a new thread.
+  const valid = (id: string | null): id is string => id !== null && /^[A-Za-z0-9_-]{1,100}$/.test(id)
+  const asked = url.searchParams.get('thread')
+  const stored = localStorage.getItem(THREAD_KEY)
+  const threadId = valid(asked) ? asked : valid(stored) && asked === null ? stored : `thread-${crypto.randomUUID()}`
   rememberThread(threadId)
   return threadId
 }

@@ -7,7 +7,9 @@
  * Invariant: a SIGTERM or Ctrl-C closes the server and the stores but never
  * cancels a run: every live run is aborted without a cancel, so withSandbox
  * detaches it (records `detachedSince` + `sandboxKey`), and the next process
- * takes it over when a tab comes back, or its reaper closes it out.
+ * takes it over when a tab comes back, or its reaper closes it out. From the
+ * signal on, the API answers 503 and kept-alive connections are closed, so no
+ * tab reattaches to (and no run is taken over by) the process that is going.
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -30,23 +32,26 @@ const model = config.apiKey ? undefined : await startOfflineModel(config.stepSec
 const agent = createAgent(config, stores, repoPath, model?.port)
 const prompts = promptStore(join(config.dataDir, 'prompts'))
 const reaper = scheduleReaper(config, stores, agent, prompts)
-const app = createApp({ config, stores, agent, prompts, reaper })
+let stopping = false
+const app = createApp({ config, stores, agent, prompts, reaper, stopping: () => stopping })
 
 const server = serve({ fetch: app.fetch, port: config.port, hostname: '127.0.0.1' }, (info) => {
   console.log(`listening http://127.0.0.1:${info.port} (${config.apiKey ? 'live: the real API' : 'offline: the local mock model'}, ${config.provider} sandboxes, data in ${config.dataDir})`)
 })
 
-let stopping = false
 async function shutdown(): Promise<void> {
   if (stopping) return
   stopping = true
   reaper.stop()
   server.close()
+  // Kept-alive connections would otherwise still reach this process (a tab's reattach, taking a run over here).
+  if ('closeIdleConnections' in server) server.closeIdleConnections()
   setTimeout(() => process.exit(0), 5000).unref()
   // Detach every run this process drives (an abort with no cancel): withSandbox records detachedSince + sandboxKey and
   // keeps the sandbox, so a tab that comes back takes the run over, and the reaper finds it if none does.
   for (const controller of agent.driving.values()) controller.abort()
   for (let waited = 0; agent.driving.size > 0 && waited < 3000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50))
+  if ('closeAllConnections' in server) server.closeAllConnections() // the detached runs' streams: their tabs reconnect to the next server
   await (model?.stop() ?? Promise.resolve()).catch(() => undefined)
   stores.close()
   process.exit(0)

@@ -48,8 +48,11 @@ export async function startOfflineModel(stepSeconds: number, host: string, port:
   mock.addFixturesFromJSON(file.fixtures.map((entry) => ({ streamingProfile: { ttft: 150, tps: 300 }, ...entry })))
   // A way to see a failed run offline: the model answers this task with an API error that is never retried (400).
   mock.addFixture({ match: { userMessage: FAILING_TASK, hasToolResult: false }, response: { error: { message: 'The offline model was asked to fail.', type: 'invalid_request_error' }, status: 400 } })
-  // Last, so it answers only what the script does not: any other task gets a reply that says why, instead of an error.
-  mock.addFixture({ match: { hasToolResult: false, predicate: () => true }, response: { content: OFFLINE_REPLY }, streamingProfile: { ttft: 150, tps: 300 } })
+  // Last, so it answers only what the script does not, and only a task's first call: any other task gets a reply that
+  // says why. A call later in a conversation that no step matches (a step cut off mid-stream by a restart) stays an
+  // error, so the run fails instead of ending "completed" with the work half done.
+  const firstCall = (request: { messages: { role: string }[] }) => !request.messages.some((message) => message.role === 'assistant')
+  mock.addFixture({ match: { hasToolResult: false, predicate: firstCall }, response: { content: OFFLINE_REPLY }, streamingProfile: { ttft: 150, tps: 300 } })
   const url = await mock.start()
   let stopped: Promise<void> | undefined
   return { port: Number(new URL(url).port), stop: () => (stopped ??= mock.stop()) }

@@ -5,7 +5,7 @@
  * it reconnects). A real app keeps its chat persistence here instead.
  */
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 /** Ids the routes accept: what `crypto.randomUUID()` and the tests make. */
@@ -25,6 +25,13 @@ export function promptStore(dir: string) {
     async save(entry: StoredPrompt): Promise<void> {
       await mkdir(dir, { recursive: true })
       await writeFile(file(entry.runId), JSON.stringify(entry))
+    },
+    /** The `limit` most recently started runs, newest first. */
+    async recent(limit: number): Promise<StoredPrompt[]> {
+      const names = existsSync(dir) ? (await readdir(dir)).filter((name) => name.endsWith('.json')) : []
+      const dated = await Promise.all(names.map(async (name) => ({ name, at: (await stat(join(dir, name))).mtimeMs })))
+      const newest = dated.sort((a, b) => b.at - a.at).slice(0, limit)
+      return Promise.all(newest.map(async ({ name }) => JSON.parse(await readFile(join(dir, name), 'utf8')) as StoredPrompt))
     },
     /** The stored prompt, or `undefined` for a run this app never started. */
     async load(runId: string): Promise<StoredPrompt | undefined> {

@@ -4,7 +4,9 @@
  * with `probeRunExit` as the out-of-band `hasFinished` and
  * `sandboxReclaimer` removing the sandbox. Keeps the last result for the
  * status page. Invariant: one sweep at a time in this process; never drives
- * a run to learn whether it finished.
+ * a run to learn whether it finished. Each sweep also removes the sandbox a
+ * failed run kept, once `keepFailedMs` has passed (a restarted server has no
+ * `keepAlive` timer for it).
  */
 import type { RunRecord } from '@tanstack/ai'
 import { probeRunExit, reapDetachedRuns, sandboxReclaimer, type ReapResult, type RunExitProbe } from '@tanstack/ai-sandbox'
@@ -83,7 +85,23 @@ export function scheduleReaper(config: ServerConfig, stores: SqliteStores, agent
     }
   }
 
-  const sweep = () => (sweeping ??= sweepOnce().finally(() => (sweeping = undefined)))
+  /**
+   * A failed run keeps its sandbox for `keepFailedMs` through `keepAlive`, a timer of the process that ran it. When
+   * that process is gone (a restart), nobody would remove it: so each sweep destroys the sandbox of a thread whose
+   * latest run failed longer than `keepFailedMs` ago. Idempotent: a key whose sandbox is gone already is a no-op.
+   */
+  async function dropFailedSandboxes(now: number): Promise<void> {
+    const latest = new Map<string, string>() // thread -> its newest run
+    for (const entry of await prompts.recent(200)) if (!latest.has(entry.threadId)) latest.set(entry.threadId, entry.runId)
+    for (const [threadId, runId] of latest) {
+      const record = await stores.runs.get(runId)
+      if (record?.status !== 'failed' || (record.finishedAt ?? now) + config.keepFailedMs > now) continue
+      if (await stores.runs.findActiveRun(threadId)) continue // a run started since: it uses the sandbox
+      await agent.sandbox.destroy({ key: agent.sandbox.key({ threadId, runId }), instances: stores.instances }).catch(() => undefined) // the next sweep retries
+    }
+  }
+
+  const sweep = () => (sweeping ??= Promise.all([sweepOnce(), dropFailedSandboxes(Date.now()).catch(() => undefined)]).then(() => undefined).finally(() => (sweeping = undefined)))
   const timer = setInterval(() => void sweep(), config.reapEveryMs)
   timer.unref()
   void sweep() // once at start: runs a previous server process left detached

@@ -11,13 +11,14 @@
  * Plus `GET /api/threads/:threadId` (the thread's runs, for a tab that rejoins) and the built browser app.
  */
 import { existsSync } from 'node:fs'
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { extname, join, normalize } from 'node:path'
 import { requestRunCancel, resolveResumeRunId, resumeServerSentEventsResponse, RUN_CANCEL_REASON, toServerSentEventsResponse, type RunRecord } from '@tanstack/ai'
 import { resolveDebugOption } from '@tanstack/ai/adapter-internals'
 import { sandboxRunDriver } from '@tanstack/ai-sandbox'
 import type { SqliteStores } from '@tanstack/ai-sandbox-sqlite'
 import { Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
 import { controllerFor, type Agent } from './agent.js'
 import type { ServerConfig } from './config.js'
 import { SAMPLE_TASK } from './model.js'
@@ -32,6 +33,8 @@ export interface AppDeps {
   agent: Agent
   prompts: PromptStore
   reaper: Reaper
+  /** True once the server shuts down: the API answers 503 from then on. */
+  stopping: () => boolean
 }
 
 /** The longest task a run accepts, in characters. */
@@ -49,8 +52,16 @@ function summary(record: RunRecord, prompt: string | undefined) {
 const logger = resolveDebugOption({ logger: { debug: () => {}, info: () => {}, warn: (m: string) => console.warn(`warn ${m}`), error: (m: string) => console.error(`error ${m}`) } })
 
 /** Build the app. */
-export function createApp({ config, stores, agent, prompts, reaper }: AppDeps): Hono {
+export function createApp({ config, stores, agent, prompts, reaper, stopping }: AppDeps): Hono {
   const app = new Hono()
+
+  // A shutting-down server takes no new work: the tab retries, and the next server answers.
+  app.use('/api/*', async (c, next) => {
+    if (stopping()) return c.json({ error: 'the server is shutting down; retry in a moment' }, 503)
+    await next()
+  })
+  // Read at most this much of a request body: a task is at most MAX_PROMPT_CHARS characters (4 bytes each in UTF-8).
+  app.use('/api/*', bodyLimit({ maxSize: MAX_PROMPT_CHARS * 4 + 4096, onError: (c) => c.json({ error: `the request body is too large; a task is at most ${MAX_PROMPT_CHARS} characters` }, 413) }))
 
   app.post('/api/run', async (c) => {
     const runId = c.req.query('runId')
@@ -99,7 +110,7 @@ export function createApp({ config, stores, agent, prompts, reaper }: AppDeps): 
 
   app.post('/api/run/cancel', async (c) => {
     const body = (await c.req.json().catch(() => null)) as { threadId?: unknown } | null
-    if (typeof body?.threadId !== 'string') return c.json({ error: 'expected a JSON body { threadId }' }, 400)
+    if (typeof body?.threadId !== 'string' || !ID_PATTERN.test(body.threadId)) return c.json({ error: 'expected a JSON body { threadId } (letters, digits, _ and -)' }, 400)
     const active = await stores.runs.findActiveRun(body.threadId)
     if (!active) return c.json({ cancelled: null })
     // Band 1: on the record, so a driver on any process sees it within cancelPollMs.
@@ -118,14 +129,9 @@ export function createApp({ config, stores, agent, prompts, reaper }: AppDeps): 
   })
 
   app.get('/api/status', async (c) => {
-    const promptDir = join(config.dataDir, 'prompts')
-    const files = existsSync(promptDir) ? await readdir(promptDir) : []
-    const dated = await Promise.all(files.map(async (name) => ({ name, at: (await stat(join(promptDir, name))).mtimeMs })))
-    const recent = dated.sort((a, b) => b.at - a.at).slice(0, 20)
-    const runs = (await Promise.all(recent.map(async ({ name }) => {
-      const runId = name.replace(/\.json$/, '')
-      const record = await stores.runs.get(runId)
-      return record ? summary(record, (await prompts.load(runId))?.prompt) : null
+    const runs = (await Promise.all((await prompts.recent(20)).map(async (entry) => {
+      const record = await stores.runs.get(entry.runId)
+      return record ? summary(record, entry.prompt) : null
     }))).filter((run) => run !== null)
     const sandboxes = await agent.listSandboxes().catch(() => null) // null: the engine did not answer
     return c.json({ provider: config.provider, mode: config.apiKey ? 'live' : 'offline', reaper: reaper.status(), sandboxes, drivingHere: [...agent.driving.keys()], runs })
@@ -137,6 +143,8 @@ export function createApp({ config, stores, agent, prompts, reaper }: AppDeps): 
   })
 
   app.get('/api/sample', (c) => c.json({ task: SAMPLE_TASK, files: Object.keys(SAMPLE_FILES), mode: config.apiKey ? 'live' : 'offline', provider: config.provider }))
+
+  app.all('/api/*', (c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404))
 
   app.get('*', async (c) => {
     const path = normalize(decodeURIComponent(new URL(c.req.url).pathname)).replace(/^(\.\.[/\\])+/, '')

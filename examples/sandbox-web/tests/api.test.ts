@@ -1,0 +1,47 @@
+/**
+ * The HTTP surface's answers to bad input, over fetch against the server
+ * process (offline): a body past the limit is refused before it is read
+ * whole (413), an unknown API path is a JSON 404 (never the page), and ids
+ * outside the accepted pattern are a 400 on every route.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startServer, type AppServer } from './helpers/app.js'
+
+describe('examples/sandbox-web routes: bad input', () => {
+  let server: AppServer
+  beforeAll(async () => {
+    server = await startServer()
+  }, 120_000)
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  const post = (path: string, body: string) => fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+
+  it('an unknown API path is a JSON 404, not the page', async () => {
+    for (const path of ['/api/nonexistent', '/api/threads/']) {
+      const response = await fetch(`${server.url}${path}`)
+      expect(response.status, path).toBe(404)
+      expect(response.headers.get('content-type'), path).toMatch(/json/)
+    }
+  })
+
+  it('ids outside letters, digits, _ and - are 400 on every route', async () => {
+    expect((await post('/api/run/cancel', JSON.stringify({ threadId: '../../etc' }))).status).toBe(400)
+    expect((await post('/api/run?runId=a%2Fb', JSON.stringify({ threadId: 't', prompt: 'p' }))).status).toBe(400)
+    expect((await fetch(`${server.url}/api/threads/..%2F..`)).status).toBe(400)
+    expect((await fetch(`${server.url}/api/run?runId=a%20b&offset=-1`)).status).toBe(400)
+  })
+
+  // Last: the server answers before the body is sent whole and closes that connection, which fetch may have pooled.
+  it('a request body past the limit is 413, whatever it holds', async () => {
+    // Under the body limit but over the task limit: the task's own message.
+    const long = await post('/api/run?runId=long', JSON.stringify({ threadId: 't', prompt: 'x'.repeat(100_001) }))
+    expect(long.status).toBe(413)
+    expect(((await long.json()) as { error: string }).error).toMatch(/100001 characters/)
+    const huge = JSON.stringify({ threadId: 't', prompt: 'x'.repeat(2_000_000) })
+    const response = await post('/api/run?runId=big', huge)
+    expect(response.status).toBe(413)
+    expect(((await response.json()) as { error: string }).error).toMatch(/too large/)
+  })
+})
