@@ -1,13 +1,15 @@
 // Engine specifics of exec and spawn: killing a whole process tree (checked
 // inside the container with ps), the TERM-to-KILL escalation, the exec output
 // limit on a 100 MB command, streaming 100 MB through spawn, the job
-// wrapper's setsid fallback, jobs cut off by a removed container, and the
+// wrapper's setsid fallback, jobs cut off by a removed container, the
 // per-job marker (TANSTACK_SANDBOX_JOB) that lets kill, timeout and abort reach
-// a child that left the group and whose parent already exited.
+// a child that left the group and whose parent already exited, and a killed
+// job's exit when the killer is held up after each signal it sends.
 import { randomInt } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { SandboxError, SandboxLimitError, SandboxOperationError } from '@tanstack/ai-sandbox'
-import { JOB_WRAPPER } from '../src/job.js'
+import { GROUP_KILLER, JOB_SCAN_AWK, JOB_WRAPPER } from '../src/job.js'
+import { startExec } from '../src/exec-stream.js'
 import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
 import { collect, rejectionOf, useDockerSandboxes } from './helpers/sandboxes.js'
 
@@ -162,6 +164,36 @@ await describeWithDocker('docker process', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => 
       await job.kill()
       await new Promise((resolve) => setTimeout(resolve, 300))
       expect((await handle.process.exec(countSleeps(arg))).stdout.trim(), 'respawned sleeps left after kill()').toBe('0')
+    })
+  }
+
+  for (const image of [DEBIAN_IMAGE, BUSYBOX_IMAGE]) {
+    it(`${image}: a killed job reports the signal even when the killer is held up after each signal it sends`, async () => {
+      const handle = await sandboxes.create({ image })
+      // A shell that would end with status 0 on its own once its child is gone.
+      const job = await handle.process.spawn('sleep 300 & echo "$TANSTACK_SANDBOX_JOB"; wait')
+      void collect(job.stderr)
+      const stdout = job.stdout[Symbol.asyncIterator]()
+      const marker = `TANSTACK_SANDBOX_JOB=${String((await stdout.next()).value).trim()}`
+      const log = `/tmp/kill-log.${randomInt(1e9)}`
+      // Overrides the `kill` builtin the killer uses: logs each call, and after a signal to a single
+      // process holds the killer until the job's shell has ended (at most 2 s), as a preempted killer would be.
+      const shim = [
+        `kill() { command kill "$@"; s=$?; echo "$*" >> ${log}`,
+        '  case $2 in -*) ;; *) n=0; while [ $n -lt 40 ] && read -r _ _ st _ 2>/dev/null < /proc/$g/stat && [ "$st" != Z ]; do sleep 0.05; n=$((n + 1)); done ;; esac',
+        '  return $s; }',
+      ].join('\n')
+      const killer = await startExec(
+        sandboxes.docker.getContainer(handle.id),
+        { cmd: ['/bin/sh', '-c', `${shim}\n${GROUP_KILLER}`, 'tanstack-sandbox-kill', String(job.pid), 'TERM', '10', JOB_SCAN_AWK, marker] },
+        { stdout: () => undefined, stderr: () => undefined },
+      )
+      expect(await killer.exit, 'the killer left nothing of the job').toBe(0)
+      expect((await job.wait()).exitCode, 'the shell was killed by SIGTERM (128+15), not left to end on its own with 0').toBe(143)
+      // The exit shows the fault when the scan lists the child first; the first call pins the order whatever the layout.
+      const calls = (await handle.process.exec(`cat ${log}`)).stdout.split('\n')
+      expect(calls[0], 'the first signal goes to the whole group, so no member dies before the shell is signalled').toBe(`-TERM -${job.pid}`)
+      await job.kill()
     })
   }
 
