@@ -43,7 +43,8 @@ describeInBrowser('examples/sandbox-web: a run survives a server restart under a
     servers.push(first)
     const page = await openThread(browser, first.url, `restart-${Date.now()}`)
     const runId = await startTask(page)
-    await page.waitForSelector('[data-tool-call-id=toolu_web_2_edit]', { timeout: RUN_MS })
+    // After the edit of math.js came back: that write happens on the first server.
+    await page.waitForSelector('[data-tool-call-id=toolu_web_3_test]', { timeout: RUN_MS })
 
     const before = await seen(page)
     await first.stop({ keepData: true })
@@ -60,6 +61,9 @@ describeInBrowser('examples/sandbox-web: a run survives a server restart under a
     expect(view.tools.every((tool) => tool.done)).toBe(true)
     expect(view.texts.at(-1)).toContain('2 tests, 0 failures')
     expect(new Set(view.messageIds).size).toBe(view.messageIds.length)
+    // The diff is the whole run's change, math.js's edit before the restart included: the new server diffs against the run's start.
+    expect(await page.$$eval('[data-testid=diff] .diff', (nodes) => nodes.map((node) => node.getAttribute('data-path')).sort())).toEqual(['CHANGES.md', 'math.js', 'math.test.js'])
+    expect(await page.textContent('[data-testid=diff] .diff[data-path="math.js"]')).toContain('+export function multiply(a, b) {')
     const log = logSummary(await readRunLog(second.url, runId))
     expect(log.starts).toEqual(SAMPLE_TOOL_CALLS) // each tool call once in the log
     expect(log.idsUnique).toBe(true)

@@ -116,6 +116,41 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     expect(await waitFor(() => processesOf(run.tag).length === 0)).toBe(true)
   })
 
+  it("the takeover's file.changed diffs are the whole run's change, from the run's start, also for what the agent wrote before the takeover", async () => {
+    const { sandbox, threadId } = suite.sandbox('takeover-files')
+    const runId = `takeover-files-${randomUUID()}`
+    const fake = () => suite.fake(CLAUDE, 'slow' as Scenario, { env: { FAKE_WRITE: '1' } })
+    const runs = new InMemoryRunStore()
+    await runs.createOrResume({ runId, threadId, startedAt: Date.now() })
+    const host1 = new AbortController()
+    const first = fake()
+    const post = new Request(`http://app.test/api/run?runId=${encodeURIComponent(runId)}`, { method: 'POST' })
+    const stream = chat({ adapter: first.adapter, messages: JOURNAL_MESSAGES, middleware: [withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId }), journalDir } })], runId, threadId, abortController: host1 } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+    let ends = 0
+    const before = await readSseEvents(toServerSentEventsResponse(stream, { abortController: host1, durability: { adapter: memoryStream(post), batch: 1 } }).body!, (e) => e.chunk.type === 'TEXT_MESSAGE_END' && ++ends === 2)
+    host1.abort()
+    expect(await waitFor(async () => (await runs.get(runId))?.detachedSince !== undefined), 'host 1 detached').toBe(true)
+    const baselines = () => readdirSync(journalDir).filter((name) => name.startsWith('baseline-'))
+    expect(baselines(), "the run's start is kept for the takeover").toHaveLength(1)
+
+    const counters = { drives: 0, background: [] as Promise<unknown>[] }
+    const after = await readSseEvents(attachRoute({ sandbox, runs, runId, lastId: before.at(-1)!.id!, fake }, new InMemoryLockStore(), counters).body!)
+    await Promise.all(counters.background)
+    expect(counters.drives).toBe(1)
+    const transcript = transcriptOf(before, after)
+    const custom = (name: string) => transcript.flatMap((c) => (c.type === 'CUSTOM' && c.name === name ? [c.value as { path: string; diff: string }] : []))
+    expect(await runs.get(runId)).toMatchObject({ status: 'completed', driverEpoch: 1 })
+    const steps = [1, 2, 3, 4, 5, 6]
+    const changed = custom('file.changed')
+    const name = (path: string) => path.slice(path.lastIndexOf('/') + 1)
+    expect(changed.map((c) => name(c.path)), 'every file of the run, once, also those written before the takeover').toEqual(steps.map((i) => `step-${i}.txt`))
+    for (const [i, change] of changed.entries()) expect(change.diff, 'an add-patch against the start').toBe(`diff --git a/step-${i + 1}.txt b/step-${i + 1}.txt\n--- /dev/null\n+++ b/step-${i + 1}.txt\n@@ -0,0 +1 @@\n+Step ${i + 1} of a slow turn.\n`)
+    const seenBefore = before.flatMap((e) => (e.chunk.type === 'CUSTOM' && e.chunk.name === 'sandbox.file' ? [name((e.chunk.value as { path: string }).path)] : []))
+    expect(seenBefore, 'host 1 saw the first write before it left').toContain('step-1.txt')
+    expect(baselines(), "the run's end removes its baseline").toEqual([])
+    expect(await waitFor(() => journalGone(runId))).toBe(true)
+  })
+
   it('three clients reconnect at once: exactly one drives, each sees the run once', async () => {
     const run = await detachedRun('takeover-three')
     const locks = new InMemoryLockStore()

@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { journalCleanupCommand, journalExitProbeCommand, journalPaths, parseJournalExit } from '../journal/commands.js'
+import { durableSnapshotCleanupCommand } from '../watch/start-snapshot.js'
 import { stopTaggedProcesses } from './stop-run-processes.js'
 
 /** How long the end of a journaled run waits for the agent's shell to write its sentinel before the journal is deleted anyway, in ms. */
@@ -48,8 +49,8 @@ export async function finishJournal(handle: SandboxHandle, journal: { runId: str
 
 /**
  * Stop every process of a journaled run (its tag), then delete its journal
- * ({@link finishJournal}). A run with no journal costs two commands that find
- * nothing. Never rejects; a failure goes to `log`. A sandbox without `exec`
+ * ({@link finishJournal}) and the run's file baseline (`durableSnapshotDir`).
+ * A run with no journal costs three commands that find nothing. Never rejects; a failure goes to `log`. A sandbox without `exec`
  * has nothing this can do.
  */
 export async function endJournaledRun(handle: SandboxHandle, journal: { runId: string; dir?: string | undefined }, log: (message: string) => void): Promise<void> {
@@ -61,4 +62,5 @@ export async function endJournaledRun(handle: SandboxHandle, journal: { runId: s
     log(`could not stop the processes of run ${journal.runId}: ${String(error)}`)
   }
   await finishJournal(handle, journal, log)
+  await handle.process.exec(durableSnapshotCleanupCommand(journal.runId, journal.dir)).catch((error: unknown) => log(`could not delete the file baseline of run ${journal.runId}: ${String(error)}`))
 }

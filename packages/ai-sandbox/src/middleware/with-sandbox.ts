@@ -41,6 +41,7 @@ import { namedSecretValues } from '../workspace/secrets.js'
 import { createSecretScrubber, type ChunkStreamScrubber, type SecretScrubber } from '../secrets/secret-scrubber.js'
 import { redactingLogger, scrubLoggerSink } from './redacting-logger.js'
 import { queueThreadRun } from './thread-runs.js'
+import { durableSnapshotDir } from '../watch/start-snapshot.js'
 import { FILE_CHANGED_EVENT, startRunFileEvents, type FileEventSink, type RunFileEvents } from '../watch/run-file-events.js'
 import { provideSandbox, provideSandboxRunChunks, SandboxCapability, SandboxRunChunksCapability } from './capabilities.js'
 import { createRunChunks, SANDBOX_FLUSH_EVENT, type RunChunks } from './run-chunks.js'
@@ -263,7 +264,9 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       },
     }
     try {
-      return await startRunFileEvents({ handle, hooks: sandbox.hooks, redactPath: state.scrubber.text, ...(sink ? { runtime: sink } : {}), ...(logger ? { logger } : {}) })
+      // A durable run's baseline is kept under its run id: a host that takes the run over diffs against the run's start.
+      const baselineDir = state.durable ? durableSnapshotDir(state.runId, state.durable.run.journalDir) : undefined
+      return await startRunFileEvents({ handle, hooks: sandbox.hooks, redactPath: state.scrubber.text, ...(sink ? { runtime: sink } : {}), ...(logger ? { logger } : {}), ...(baselineDir ? { baselineDir } : {}) })
     } catch (error) {
       logger?.errors(`withSandbox: file events for sandbox ${handle.id} could not start; the run goes on without them`, { error })
       return undefined
@@ -316,13 +319,13 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
   }
 
   /**
-   * The abort of a durable run with no cancel in either band: stop watching,
-   * keep the sandbox (its agent runs on), write `detachedSince` + `sandboxKey`,
+   * The abort of a durable run with no cancel in either band: stop watching
+   * (the run's baseline stays for the takeover), keep the sandbox (its agent runs on), write `detachedSince` + `sandboxKey`,
    * and tell core's delivery sink to leave the log open. The sandbox stays in
    * use (no release), so no `keepAlive` timer runs under the detached agent.
    */
   async function detachRun(ctx: ChatMiddlewareContext, state: RunState, runStore: RunStore): Promise<void> {
-    await state.files?.stop({ flush: false })
+    await state.files?.stop({ flush: false, keepBaseline: true })
     await recordDetach(runStore, state.runId, state.key, state.logger)
     provideRunDetached(ctx, true)
     holdDetachedUse(sandbox, state.key)

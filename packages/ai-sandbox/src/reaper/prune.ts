@@ -3,9 +3,9 @@
  * while detached has no reader to see its sentinel, so its journal stays in
  * the sandbox's journal folder. This sweep lists that folder (with the
  * sandbox's own clock), asks the run store about each run id it decodes, and
- * deletes ONLY the journals whose runs the store proves terminal; everything
- * it cannot prove dead is kept, because deleting a live run's journal makes
- * it unresumable, with no undo. Invariant: total; once its options are
+ * deletes ONLY the journals (and the run's file baseline beside each) whose
+ * runs the store proves terminal; everything it cannot prove dead is kept,
+ * because deleting a live run's journal makes it unresumable, with no undo. Invariant: total; once its options are
  * valid it resolves and never rejects. Source: spec 000 "Cleanup".
  */
 import { isTerminalRunStatus, type RunStore } from '@tanstack/ai'
@@ -15,6 +15,7 @@ import type { SandboxHandle } from '../contracts/handle.js'
 import { parseOptions } from '../definition/validate.js'
 import { loggerSchema } from '../durability/run-log.js'
 import { DEFAULT_JOURNAL_DIR, journalCleanupCommand, journalMtimeListCommand, journalPaths, parseJournalMtimeListing, type JournalDirEntry } from '../journal/commands.js'
+import { durableSnapshotCleanupCommand } from '../watch/start-snapshot.js'
 
 /** A journal younger than this (by its mtime, on the sandbox clock) is kept whatever its record says: 1 hour, in ms. Default of `orphanTtlMs`. */
 export const DEFAULT_ORPHAN_TTL_MS = 60 * 60 * 1000
@@ -161,7 +162,8 @@ async function prune(options: PruneJournalsOptions): Promise<PruneJournalsResult
     else if (deleted.length >= maxDeletes) kept.push({ path, runId, reason: 'max-deletes' })
     else {
       try {
-        const result = await handle.process.exec(journalCleanupCommand(journalPaths(runId, journalDir)))
+        // The run's file baseline goes with its journal (a host that died before the run's end left it).
+        const result = await handle.process.exec(`${journalCleanupCommand(journalPaths(runId, journalDir))}; ${durableSnapshotCleanupCommand(runId, journalDir)}`)
         if (result.exitCode !== 0) throw new Error(`the deletion exited ${result.exitCode}: ${result.stderr.trim().slice(0, 200)}`)
         deleted.push(runId)
       } catch (error) {

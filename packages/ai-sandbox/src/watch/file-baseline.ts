@@ -50,6 +50,19 @@ export interface FileBaseline {
   readonly commit: string | null
   /** The git tree of the workspace at the run's start, or `null` when none was recorded (no git in the sandbox). */
   readonly snapshot: string | null
+  /** `true` when the snapshot is one an earlier host of the same durable run recorded (see `snapshotDir`): changes before this host started are in the diffs too. */
+  readonly resumed: boolean
+  /** Workspace-relative paths an earlier host of the run kept out of its diffs (`[]` unless {@link FileBaseline.resumed}). */
+  readonly excluded: readonly string[]
+  /** Store workspace-relative paths kept out of the diffs beside a durable snapshot, for a later host of the run. Never throws. */
+  rememberExcluded: (paths: readonly string[]) => Promise<void>
+  /**
+   * Every path that differs from the snapshot now, absolute: changed,
+   * deleted and new files, leaving out what the snapshot left out (`ignore`,
+   * what git ignores). `[]` without a snapshot.
+   * @throws Error when the listing command fails.
+   */
+  changedPaths: () => Promise<string[]>
   /**
    * Content at the run's start; `''` for a file the baseline lacks, and always `''` when nothing was recorded.
    * @throws SandboxLimitError `file-too-large` when it was larger than `maxDiffFileBytes` (it is not read).
@@ -64,8 +77,12 @@ export interface FileBaseline {
   diff: (paths: readonly string[]) => Promise<Map<string, string>>
   /** Like {@link FileBaseline.diff}, with the `tooLarge` / `notRegular` flags of each file. */
   diffs: (paths: readonly string[]) => Promise<Map<string, FileDiff>>
-  /** Remove what recording the start left in the sandbox's temp folder. Never throws; the accessors then fall back to the start commit, or to nothing. */
-  dispose: () => Promise<void>
+  /**
+   * Stop using the snapshot: remove its folder, or with `keep` leave it for a
+   * later host of the durable run. Never throws; the accessors then fall back
+   * to the start commit, or to nothing.
+   */
+  dispose: (options?: { keep?: boolean }) => Promise<void>
 }
 
 /** What the diffs are taken against. */
@@ -76,6 +93,7 @@ type Base = { kind: 'snapshot'; snapshot: StartSnapshot } | { kind: 'commit'; sh
  *
  * @param options.ignore - Entries left out of the snapshot, as `watchWorkspace` takes them. Default `['.git', 'node_modules']`.
  * @param options.maxDiffFileBytes - The largest file read for a diff or an accessor, in bytes. Default {@link DEFAULT_MAX_DIFF_FILE_BYTES} (8 MiB).
+ * @param options.snapshotDir - A durable run's snapshot folder (`durableSnapshotDir`): a snapshot stored there by an earlier host of the run is reused. Default: a fresh temp folder.
  * @returns A {@link FileBaseline}; without git in the sandbox it records nothing (add-patch diffs).
  * @example
  * ```ts
@@ -84,7 +102,7 @@ type Base = { kind: 'snapshot'; snapshot: StartSnapshot } | { kind: 'commit'; sh
  * await baseline.dispose()
  * ```
  */
-export async function captureFileBaseline(handle: SandboxHandle, options: { ignore?: readonly string[]; maxDiffFileBytes?: number } = {}): Promise<FileBaseline> {
+export async function captureFileBaseline(handle: SandboxHandle, options: { ignore?: readonly string[]; maxDiffFileBytes?: number; snapshotDir?: string } = {}): Promise<FileBaseline> {
   const cwd = handle.workspaceRoot
   const max = options.maxDiffFileBytes ?? DEFAULT_MAX_DIFF_FILE_BYTES
   const tooLarge = (path: string, size: number) =>
@@ -96,13 +114,27 @@ export async function captureFileBaseline(handle: SandboxHandle, options: { igno
     })
   const head = await handle.process.exec(`git rev-parse --verify -q ${shellQuote('HEAD^{commit}')} 2>/dev/null`, { cwd }).catch(() => null)
   const sha = head?.exitCode === 0 && /^[0-9a-f]{40,64}$/.test(head.stdout.trim()) ? head.stdout.trim() : null
-  const snapshot = await recordStartSnapshot(handle, options.ignore ?? DEFAULT_IGNORE)
+  const snapshot = await recordStartSnapshot(handle, options.ignore ?? DEFAULT_IGNORE, options.snapshotDir)
   let base: Base = snapshot ? { kind: 'snapshot', snapshot } : sha ? { kind: 'commit', sha } : { kind: 'none' }
   const rel = (path: string) => toWorkspaceRelative(path, cwd)
 
   const self: FileBaseline = {
     commit: sha,
     snapshot: snapshot?.tree ?? null,
+    resumed: snapshot?.reused ?? false,
+    excluded: snapshot?.excluded ?? [],
+    rememberExcluded: (paths) => snapshot?.rememberExcluded(paths) ?? Promise.resolve(),
+    async changedPaths() {
+      const current = base
+      if (current.kind !== 'snapshot') return []
+      const { env, tree, dir } = current.snapshot
+      // The private index holds the start: what differs from the tree, plus what is not in it (new files), NUL-separated.
+      const script = [env, `git diff --name-only -z --no-renames --relative ${tree} -- . || exit 1`, `git -c core.excludesFile=${shellQuote(`${dir}/exclude`)} ls-files -o -z --exclude-standard -- . || exit 1`].join('\n')
+      const result = await handle.process.exec(script, { cwd })
+      if (result.exitCode !== 0) throw new Error(`listing the files that differ from the run's start failed (exit ${result.exitCode}): ${result.stderr.trim().slice(0, 200)}`)
+      const root = cwd.replace(/\/+$/, '')
+      return [...new Set(result.stdout.split('\0').filter((path) => path !== ''))].map((path) => `${root}/${path}`)
+    },
     async before(path) {
       const current = base
       if (current.kind === 'none') return ''
@@ -154,9 +186,9 @@ export async function captureFileBaseline(handle: SandboxHandle, options: { igno
       }
       return out
     },
-    async dispose() {
+    async dispose(options = {}) {
       base = sha ? { kind: 'commit', sha } : { kind: 'none' }
-      await snapshot?.dispose()
+      if (!options.keep) await snapshot?.dispose()
     },
   }
   return self

@@ -3,7 +3,11 @@
  * its sandbox, turn each event into a hook event with lazy before/after/diff
  * against the run's baseline (the workspace at the run's start), hand it to core's sandbox runtime (which emits
  * the `sandbox.file` chunk and fires middleware `sandbox` hooks) and to the
- * definition's hooks, and report the run's file changes as diffs.
+ * definition's hooks, and report the run's file changes as diffs. A durable
+ * run keeps its baseline in a folder named after its run id, so a host that
+ * takes the run over diffs against the run's start, and reports what changed
+ * before it took over too (it lists what differs from the baseline, since its
+ * watcher never saw those writes).
  * Invariant: a hook or listing failure is logged and never reaches the run.
  */
 import type { SandboxFileEvent, SandboxFileHookEvent } from '@tanstack/ai'
@@ -36,7 +40,7 @@ export interface FileChange extends Omit<FileDiff, 'diff'> {
 export interface RunFileEvents {
   /** Deliver every change made so far and wait until the definition hooks ran. */
   flush: () => Promise<void>
-  /** Diffs of the files changed in this run that differ from what the last call reported (non-empty only). */
+  /** Diffs of the files changed in this run that differ from what the last call reported (non-empty only); on a resumed baseline, of every file that differs from the run's start. */
   changes: () => Promise<FileChange[]>
   /**
    * Keep workspace-relative paths (a file, or a folder and everything below)
@@ -44,8 +48,13 @@ export interface RunFileEvents {
    * for itself, such as a projected MCP config holding resolved secrets.
    */
   exclude: (paths: readonly string[]) => void
-  /** Stop watching; with `flush`, deliver what is pending first. Waits for running hooks, then removes the baseline's temp files. Idempotent. */
-  stop: (options: { flush: boolean }) => Promise<void>
+  /**
+   * Stop watching; with `flush`, deliver what is pending first. Waits for
+   * running hooks, then removes the baseline's files, or with `keepBaseline`
+   * (a durable run that detaches) leaves them for the host that takes the run
+   * over. Idempotent.
+   */
+  stop: (options: { flush: boolean; keepBaseline?: boolean }) => Promise<void>
 }
 
 type FileHook = (event: SandboxFileHookEvent) => void | Promise<void>
@@ -78,14 +87,24 @@ export async function startRunFileEvents(input: {
   redactPath?: (path: string) => string
   /** The largest file read for a diff or a hook accessor, in bytes. Default `DEFAULT_MAX_DIFF_FILE_BYTES` (8 MiB). */
   maxDiffFileBytes?: number
+  /** A durable run's baseline folder (`durableSnapshotDir(runId, journalDir)`): reused when an earlier host of the run left one. Default: a temp folder. */
+  baselineDir?: string
 }): Promise<RunFileEvents> {
   const { handle, hooks, runtime, logger } = input
   const redactPath = input.redactPath ?? ((path: string) => path)
-  const baseline = await captureFileBaseline(handle, { ...(input.ignore ? { ignore: input.ignore } : {}), ...(input.maxDiffFileBytes !== undefined ? { maxDiffFileBytes: input.maxDiffFileBytes } : {}) })
+  const baseline = await captureFileBaseline(handle, {
+    ...(input.ignore ? { ignore: input.ignore } : {}),
+    ...(input.maxDiffFileBytes !== undefined ? { maxDiffFileBytes: input.maxDiffFileBytes } : {}),
+    ...(input.baselineDir !== undefined ? { snapshotDir: input.baselineDir } : {}),
+  })
   const touched = new Set<string>()
   const reported = new Map<string, string>()
   const root = handle.workspaceRoot.replace(/\/+$/, '')
-  const excluded: string[] = []
+  const toExcluded = (path: string) => `${root}/${path.replace(/^\.?\/+|\/+$/g, '')}`
+  // What an earlier host of the run kept out (the harness's projected files) stays out: this host may never project.
+  const excluded: string[] = baseline.excluded.map(toExcluded)
+  /** The writes of `exclude` beside a durable baseline, awaited before a listing. */
+  let remembering: Promise<void> = Promise.resolve()
   const isExcluded = (path: string) => excluded.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))
   let hooksDone: Promise<void> = Promise.resolve()
   /** Wait for running hooks, but never let a hung hook hold the run. */
@@ -123,7 +142,7 @@ export async function startRunFileEvents(input: {
     await baseline.dispose()
     throw error
   }
-  const recorded = baseline.snapshot ? `snapshot ${baseline.snapshot}` : baseline.commit ? `commit ${baseline.commit} (no snapshot: git could not record the start)` : '(nothing recorded: no git in the sandbox)'
+  const recorded = baseline.snapshot ? `${baseline.resumed ? 'the run\'s start, ' : ''}snapshot ${baseline.snapshot}` : baseline.commit ? `commit ${baseline.commit} (no snapshot: git could not record the start)` : '(nothing recorded: no git in the sandbox)'
   logger?.sandbox(`file events for sandbox ${handle.id}: ${watcher.mode} watcher, baseline ${recorded}`)
 
   let stopping: Promise<void> | undefined
@@ -133,10 +152,19 @@ export async function startRunFileEvents(input: {
       await drainHooks()
     },
     exclude(paths) {
-      for (const path of paths) excluded.push(`${root}/${path.replace(/^\.?\/+|\/+$/g, '')}`)
+      for (const path of paths) excluded.push(toExcluded(path))
+      remembering = remembering.then(() => baseline.rememberExcluded(paths))
     },
     async changes() {
-      const paths = [...touched].filter((path) => !isExcluded(path)).sort()
+      await remembering
+      // A resumed baseline: this host's watcher saw only what changed since it took over; the rest is in the listing.
+      const listed = baseline.resumed
+        ? await baseline.changedPaths().catch((error: unknown) => {
+            logger?.errors(`listing the files changed since the start of the run in sandbox ${handle.id} failed; reporting only those changed since the takeover`, { error })
+            return []
+          })
+        : []
+      const paths = [...new Set([...touched, ...listed])].filter((path) => !isExcluded(path)).sort()
       if (paths.length === 0) return []
       let diffs: Map<string, FileDiff>
       try {
@@ -154,12 +182,13 @@ export async function startRunFileEvents(input: {
       }
       return out
     },
-    stop({ flush }) {
+    stop({ flush, keepBaseline = false }) {
       stopping ??= (async () => {
         if (flush) await watcher.flush()
         await watcher.stop()
         await drainHooks()
-        await baseline.dispose()
+        await remembering
+        await baseline.dispose({ keep: keepBaseline })
       })()
       return stopping
     },

@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { SandboxHandle } from '../../src/index.js'
 import { addPatch, captureFileBaseline } from '../../src/watch/file-baseline.js'
+import { durableSnapshotDir } from '../../src/watch/start-snapshot.js'
 import { createFakeHandle } from '../helpers/fake-handle.js'
 
 const cleanups: (() => unknown)[] = []
@@ -216,5 +217,89 @@ describe('captureFileBaseline in a git repository', () => {
     expect(diffs.get(`${root}/a.txt`)).toContain('@@ -1 +1,2 @@\n one\n+two\n')
     expect(diffs.get(`${root}/left.txt`), 'untracked: new against the commit').toContain('+from an earlier run\n')
     expect(readdirSync(temp)).toEqual([])
+  })
+})
+
+describe('captureFileBaseline with a durable snapshot folder (a run taken over by another host)', () => {
+  /** A durable folder under the sandbox's temp folder, as `durableSnapshotDir` makes it beside a journal folder. */
+  const durableDir = (temp: string, runId: string) => durableSnapshotDir(runId, join(temp, 'runs'))
+
+  it('in a repository: a later capture of the same run reuses the start, lists every path that differs from it, and only the last dispose removes it', async () => {
+    const { root, temp, handle, git } = workspace()
+    git('init', '-q')
+    writeFileSync(join(root, '.gitignore'), 'build/\n')
+    writeFileSync(join(root, 'tracked.txt'), 'base\n')
+    writeFileSync(join(root, 'doomed.txt'), 'old\n')
+    git('add', '-A')
+    git('commit', '-qm', 'base')
+    writeFileSync(join(root, 'left.txt'), 'an earlier run left this\n') // untracked before the run: part of its start
+    const dir = durableDir(temp, 'run-A')
+    expect(dir).toBe(`${temp}/runs/baseline-${dir.slice(-32)}`)
+    expect(durableSnapshotDir('run-A', '/tmp/tanstack-runs/')).toBe(`/tmp/tanstack-runs/baseline-${dir.slice(-32)}`)
+
+    // Host 1 starts the run, the agent writes, and host 1 detaches: the folder stays.
+    const first = await captureFileBaseline(handle, { snapshotDir: dir })
+    expect(first.resumed).toBe(false)
+    await first.rememberExcluded(['.mcp.json', 'odd\nname'])
+    writeFileSync(join(root, 'tracked.txt'), 'base\nbefore the takeover\n')
+    writeFileSync(join(root, 'early.txt'), 'written before the takeover\n')
+    await first.dispose({ keep: true })
+    expect(existsSync(join(dir, 'fields')), 'a detach keeps the folder').toBe(true)
+
+    // Host 2 takes over: the same start, and what was excluded.
+    const second = await captureFileBaseline(handle, { snapshotDir: dir })
+    expect(second.resumed).toBe(true)
+    expect(second.snapshot).toBe(first.snapshot)
+    expect(second.excluded).toEqual(['.mcp.json', 'odd\nname'])
+    unlinkSync(join(root, 'doomed.txt'))
+    writeFileSync(join(root, 'late.txt'), 'written after the takeover\n')
+    mkdirSync(join(root, 'node_modules'))
+    writeFileSync(join(root, 'node_modules/dep.js'), 'ignored by the baseline\n')
+    mkdirSync(join(root, 'build'))
+    writeFileSync(join(root, 'build/out.js'), 'ignored by git\n')
+    const listed = await second.changedPaths()
+    expect(listed.sort()).toEqual(['doomed.txt', 'early.txt', 'late.txt', 'tracked.txt'].map((p) => `${root}/${p}`))
+    const diffs = await second.diff(listed)
+    expect(diffs.get(`${root}/tracked.txt`), 'the change since the run started, not since the takeover').toMatch(/@@ -1 \+1,2 @@\n base\n\+before the takeover\n$/)
+    expect(diffs.get(`${root}/early.txt`)).toMatch(/new file mode[\s\S]*\+written before the takeover\n$/)
+    expect(diffs.get(`${root}/doomed.txt`)).toMatch(/deleted file mode[\s\S]*-old\n$/)
+    expect(await second.before(`${root}/left.txt`)).toBe('an earlier run left this\n')
+
+    await second.dispose()
+    expect(existsSync(dir), 'the end of the run removes the folder').toBe(false)
+  })
+
+  it('in a plain folder: the private git dir is reused the same way', async () => {
+    const { root, temp, handle } = workspace()
+    writeFileSync(join(root, 'a.txt'), 'one\n')
+    const dir = durableDir(temp, 'run-B')
+    const first = await captureFileBaseline(handle, { snapshotDir: dir })
+    writeFileSync(join(root, 'a.txt'), 'one\ntwo\n')
+    await first.dispose({ keep: true })
+    const second = await captureFileBaseline(handle, { snapshotDir: dir })
+    expect(second.resumed).toBe(true)
+    writeFileSync(join(root, 'b.txt'), 'new\n')
+    expect((await second.changedPaths()).sort()).toEqual([`${root}/a.txt`, `${root}/b.txt`])
+    expect((await second.diff([`${root}/a.txt`])).get(`${root}/a.txt`)).toMatch(/@@ -1 \+1,2 @@\n one\n\+two\n$/)
+    await second.dispose()
+    expect(existsSync(dir)).toBe(false)
+  })
+
+  it('records afresh over a folder whose snapshot no longer reads, and a temp baseline lists nothing it cannot', async () => {
+    const { root, temp, handle } = workspace()
+    writeFileSync(join(root, 'a.txt'), 'one\n')
+    const dir = durableDir(temp, 'run-C')
+    const first = await captureFileBaseline(handle, { snapshotDir: dir })
+    await first.dispose({ keep: true })
+    rmSync(join(dir, 'git'), { recursive: true, force: true }) // the objects are gone
+    const second = await captureFileBaseline(handle, { snapshotDir: dir })
+    expect(second.resumed).toBe(false)
+    expect(second.snapshot).toMatch(/^[0-9a-f]{40}$/)
+    await second.dispose()
+    expect(existsSync(dir)).toBe(false)
+
+    const none = await captureFileBaseline(workspace(NO_GIT).handle, { snapshotDir: durableDir(temp, 'run-D') })
+    expect(none.resumed).toBe(false)
+    expect(await none.changedPaths()).toEqual([])
   })
 })
