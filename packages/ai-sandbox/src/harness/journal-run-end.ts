@@ -50,8 +50,9 @@ export async function finishJournal(handle: SandboxHandle, journal: { runId: str
 /**
  * Stop every process of a journaled run (its tag), then delete its journal
  * ({@link finishJournal}) and the run's file baseline (`durableSnapshotDir`).
- * A run with no journal costs three commands that find nothing. Never rejects; a failure goes to `log`. A sandbox without `exec`
- * has nothing this can do.
+ * A run with no journal costs three commands that find nothing. Never
+ * rejects; a failure goes to `log`. A sandbox without `exec` has nothing
+ * this can do.
  */
 export async function endJournaledRun(handle: SandboxHandle, journal: { runId: string; dir?: string | undefined }, log: (message: string) => void): Promise<void> {
   if (!handle.capabilities.exec) return

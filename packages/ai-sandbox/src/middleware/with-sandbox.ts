@@ -320,8 +320,9 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
 
   /**
    * The abort of a durable run with no cancel in either band: stop watching
-   * (the run's baseline stays for the takeover), keep the sandbox (its agent runs on), write `detachedSince` + `sandboxKey`,
-   * and tell core's delivery sink to leave the log open. The sandbox stays in
+   * (the run's file baseline stays for the takeover), keep the sandbox (its
+   * agent runs on), write `detachedSince` + `sandboxKey`, and tell core's
+   * delivery sink to leave the log open. The sandbox stays in
    * use (no release), so no `keepAlive` timer runs under the detached agent.
    */
   async function detachRun(ctx: ChatMiddlewareContext, state: RunState, runStore: RunStore): Promise<void> {

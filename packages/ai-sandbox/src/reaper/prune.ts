@@ -5,8 +5,9 @@
  * sandbox's own clock), asks the run store about each run id it decodes, and
  * deletes ONLY the journals (and the run's file baseline beside each) whose
  * runs the store proves terminal; everything it cannot prove dead is kept,
- * because deleting a live run's journal makes it unresumable, with no undo. Invariant: total; once its options are
- * valid it resolves and never rejects. Source: spec 000 "Cleanup".
+ * because deleting a live run's journal makes it unresumable, with no undo.
+ * Invariant: total; once its options are valid it resolves and never rejects.
+ * Source: spec 000 "Cleanup".
  */
 import { isTerminalRunStatus, type RunStore } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'

@@ -21,6 +21,7 @@ import { DEFAULT_JOURNAL_DIR, journalPaths } from '../journal/commands.js'
 import { decodeJournalRunId } from '../journal/run-id.js'
 import { probeRunExit } from '../reaper/probe.js'
 import { pruneJournals } from '../reaper/prune.js'
+import { durableSnapshotDir } from '../watch/start-snapshot.js'
 import { reapDetachedRuns, type ReapResult, type ReapRunEntry, type ReapRunOutcome } from '../reaper/reap.js'
 import { reclaimSandbox, SandboxReclaimFailedError } from '../reaper/reclaim.js'
 import { shellQuote } from '../shell/quote.js'
@@ -226,7 +227,8 @@ export async function checkReclaimSandbox(context: ReaperConformanceContext): Pr
 /**
  * `pruneJournals`' keep/delete table over a real journal folder: with a long
  * orphan TTL every fresh journal is `too-young`; with none, journals of
- * terminal runs are deleted (journal and `.err`) up to `maxDeletes`
+ * terminal runs are deleted (journal, `.err` and the run's file baseline
+ * folder) up to `maxDeletes`
  * (`max-deletes` for the rest), a running run's is `non-terminal`, one
  * without a record `unknown-run`, and a file name `encodeRunId` never writes
  * `undecodable`; kept files stay on disk.
@@ -242,8 +244,10 @@ export async function checkPruneJournals(context: ReaperConformanceContext): Pro
   const undecodable = `${dir}/Not_zzzz.ndjson`
   expect(decodeJournalRunId('Not_zzzz.ndjson').ok, 'the kit needs a name encodeRunId never writes').toBe(false)
   const files = [...Object.values(ids).flatMap((runId) => [journalPaths(runId, dir).journal, journalPaths(runId, dir).stderr]), undecodable]
+  // A durable run's file baseline lives beside its journal (withSandbox keeps it for a takeover).
+  const baselines = Object.values(ids).map((runId) => durableSnapshotDir(runId, dir))
   try {
-    const made = await handle.process.exec(`mkdir -p ${shellQuote(dir)} && for f in ${files.map(shellQuote).join(' ')}; do echo '{}' > "$f"; done`)
+    const made = await handle.process.exec(`mkdir -p ${shellQuote(dir)} && for f in ${files.map(shellQuote).join(' ')}; do echo '{}' > "$f"; done && for d in ${baselines.map(shellQuote).join(' ')}; do mkdir -p "$d" && echo tree=0 > "$d/fields"; done`)
     expect(made.exitCode, `writing journals into ${dir}: ${made.stderr}`).toBe(0)
     for (const [runId, status] of [[ids.doneA, 'completed'], [ids.doneB, 'failed'], [ids.live, 'running']] as const) {
       await runs.createOrResume({ runId, threadId: 'reaper-kit-thread-prune', startedAt: Date.now() })
@@ -265,13 +269,15 @@ export async function checkPruneJournals(context: ReaperConformanceContext): Pro
     expect(reasons(capped.kept)).toMatchObject({ [other]: 'max-deletes', [ids.live]: 'non-terminal', [ids.ghost]: 'unknown-run', [undecodable]: 'undecodable' })
     expect(await exists(journalPaths(gone!, dir).journal), 'the deleted journal is gone').toBe(false)
     expect(await exists(journalPaths(gone!, dir).stderr), 'and its .err sidecar').toBe(false)
+    expect(await exists(`${durableSnapshotDir(gone!, dir)}/fields`), 'and its file baseline').toBe(false)
+    expect(await exists(`${durableSnapshotDir(other, dir)}/fields`), "a kept journal's baseline stays").toBe(true)
 
     const rest = await pruneJournals({ handle, runs, journalDir: dir, orphanTtlMs: 0 })
     expect(rest.deleted, 'the next sweep deletes the other terminal run').toEqual([other])
     for (const runId of [ids.live, ids.ghost]) expect(await exists(journalPaths(runId, dir).journal), `kept journals stay (${runId})`).toBe(true)
     expect(await exists(undecodable)).toBe(true)
   } finally {
-    await handle.process.exec(`rm -f ${files.map(shellQuote).join(' ')}`).catch(() => undefined)
+    await handle.process.exec(`rm -f ${files.map(shellQuote).join(' ')}; rm -rf ${baselines.map(shellQuote).join(' ')}`).catch(() => undefined)
   }
 }
 
