@@ -167,7 +167,7 @@ export interface MigrationResult {
  * @param options - `schema` (default {@link DEFAULT_SCHEMA}).
  * @returns `{ from, to }`, the versions before and after.
  * @throws SandboxConfigError naming `migratePostgres.schema` when the schema name is invalid.
- * @throws PostgresDatabaseError `schema-too-new` when a newer version of this package migrated the schema, `connect-failed` or `query-failed` when the server refused.
+ * @throws PostgresDatabaseError `schema-too-new` when a newer version of this package migrated the schema, `schema-conflict` when the schema holds another tool's `schema_migrations` table, `connect-failed` or `query-failed` when the server refused.
  * @example
  * ```ts
  * import pg from 'pg'
@@ -182,6 +182,7 @@ export async function migratePostgres(pool: PostgresPool, options: PostgresSchem
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`@tanstack/ai-sandbox-postgres:migrate:${t.schema}`])
     await client.query(`CREATE SCHEMA IF NOT EXISTS "${t.schema}"`)
     await client.query(`CREATE TABLE IF NOT EXISTS ${t.migrations} (version integer NOT NULL PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`)
+    await assertOwnLedger(client, t.schema)
     const { rows } = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${t.migrations}`)
     const from = rows[0]?.version ?? 0
     if (from > SCHEMA_VERSION) {
@@ -197,6 +198,27 @@ export async function migratePostgres(pool: PostgresPool, options: PostgresSchem
     }
     return { from, to: SCHEMA_VERSION }
   })
+}
+
+/**
+ * Refuse a `schema_migrations` table another tool made (Rails, Knex, Flyway…
+ * keep theirs under the same name, with a text `version` and no
+ * `applied_at`): its versions are not ours, and reading them as ours would
+ * report the schema as too new, or skip migrations.
+ */
+async function assertOwnLedger(client: PostgresClient, schema: string): Promise<void> {
+  const { rows } = await client.query<{ column_name: string; data_type: string }>(
+    `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'schema_migrations'`,
+    [schema],
+  )
+  const types = new Map(rows.map((row) => [row.column_name, row.data_type]))
+  if (types.get('version') === 'integer' && types.has('applied_at')) return
+  const found = rows.map((row) => `${row.column_name} ${row.data_type}`).join(', ')
+  throw new PostgresDatabaseError(
+    'schema-conflict',
+    schema,
+    `The PostgreSQL schema "${schema}" already has a schema_migrations table that is not this package's (columns: ${found}), most likely another tool's migrations. Give the stores a schema of their own, e.g. createPostgresStores({ schema: "${DEFAULT_SCHEMA}" }) or migratePostgres(pool, { schema: "${DEFAULT_SCHEMA}" }); nothing was changed.`,
+  )
 }
 
 /** Throw {@link PostgresDatabaseError} `closed` when the store set or its pool was closed. Internal. */

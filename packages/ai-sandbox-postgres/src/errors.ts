@@ -10,13 +10,15 @@ import { SandboxError, type SandboxErrorOptions } from '@tanstack/ai-sandbox'
  * Why the database could not serve a call: `connect-failed` (no connection
  * could be opened: wrong URL, server down, authentication refused),
  * `schema-too-new` (a newer version of this package migrated the schema),
+ * `schema-conflict` (the schema holds another tool's `schema_migrations`
+ * table, e.g. Rails': give the stores a schema of their own),
  * `schema-missing` (the tables are not there: run `migratePostgres` first),
  * `closed` (the stores or their pool were closed), `query-failed` (the server
  * refused a statement; the driver's error, with its SQLSTATE `code`, is the
  * `cause`), `corrupt-row` (a row holds a value no version of this package
  * writes, e.g. an unknown run status).
  */
-export type PostgresDatabaseErrorReason = 'connect-failed' | 'schema-too-new' | 'schema-missing' | 'closed' | 'query-failed' | 'corrupt-row'
+export type PostgresDatabaseErrorReason = 'connect-failed' | 'schema-too-new' | 'schema-conflict' | 'schema-missing' | 'closed' | 'query-failed' | 'corrupt-row'
 
 /**
  * The PostgreSQL database behind the stores cannot be used.
@@ -44,9 +46,10 @@ export class PostgresDatabaseError extends SandboxError<PostgresDatabaseErrorRea
  * `unknown-run` (a resume from an offset of a run that has nothing stored),
  * `no-data` (a from-start join waited `firstChunkDeadlineMs` and no chunk came),
  * `invalid-upsert` (a sparse batch, a repeated offset, or a new offset that is
- * not the next one).
+ * not the next one), `unserializable-chunk` (a chunk JSON cannot hold: a
+ * BigInt, a cycle; nothing of its batch is stored).
  */
-export type PostgresStreamErrorReason = 'invalid-run-id' | 'invalid-offset' | 'unknown-run' | 'no-data' | 'invalid-upsert'
+export type PostgresStreamErrorReason = 'invalid-run-id' | 'invalid-offset' | 'unknown-run' | 'no-data' | 'invalid-upsert' | 'unserializable-chunk'
 
 /**
  * A call on a run's stream log was refused. Thrown by `read`, `upsert` and by

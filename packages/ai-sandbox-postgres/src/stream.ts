@@ -10,7 +10,7 @@
  * under a share lock on the run's record in the transaction that stores it.
  */
 import type { StreamChunk, StreamDurability, UpsertableStreamDurability } from '@tanstack/ai'
-import { parseOptions, parseSequenceOffset, planSequenceUpsert, resolveStreamSource, StaleEpochError, type EpochFencedStreamDurability, type StreamSourceInit } from '@tanstack/ai-sandbox'
+import { encodeStreamChunks, parseOptions, parseSequenceOffset, planSequenceUpsert, resolveStreamSource, StaleEpochError, type EpochFencedStreamDurability, type StreamSourceInit } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { assertOpen, contextOf, query, schemaName, transaction, type PostgresClient, type PostgresContext, type PostgresPool } from './database.js'
 import { PostgresStreamError } from './errors.js'
@@ -128,16 +128,19 @@ export function streamOf(ctx: PostgresContext, source: Request | PostgresStreamI
     )
     return Number(rows[0]!.next_seq) - count
   }
-  const insertAndNotify = (client: PostgresClient, rows: ReadonlyArray<{ seq: number; chunk: StreamChunk }>): Promise<unknown> =>
+  /** Every chunk as JSON before anything of its batch is written: one JSON cannot hold refuses the batch, typed. */
+  const encode = (chunks: readonly StreamChunk[]): string[] => encodeStreamChunks(chunks, (message, cause) => new PostgresStreamError('unserializable-chunk', runId, message, { cause }))
+  const insertAndNotify = (client: PostgresClient, rows: ReadonlyArray<{ seq: number; text: string }>): Promise<unknown> =>
     client.query(
       `WITH stored AS (INSERT INTO ${t.streamChunks} (run_id, seq, chunk) SELECT $1, s, c FROM unnest($2::bigint[], $3::text[]) AS t(s, c) RETURNING 1)
        SELECT pg_notify($4, md5($1)) FROM (SELECT count(*) FROM stored) AS n`,
-      [runId, rows.map((row) => row.seq), rows.map((row) => JSON.stringify(row.chunk)), t.channel],
+      [runId, rows.map((row) => row.seq), rows.map((row) => row.text), t.channel],
     )
 
   const appendAt = async (epoch: number | undefined, chunks: readonly StreamChunk[]): Promise<string[]> => {
     assertOpen(ctx)
     if (chunks.length === 0) return []
+    const texts = encode(chunks)
     return transaction(ctx, async (client) => {
       // The fence: the record's epoch, share-locked so a claim's UPDATE waits for this batch (or this batch sees the claim).
       const { rows: record } = await client.query<{ driver_epoch: string | null }>(`SELECT driver_epoch FROM ${t.runs} WHERE run_id = $1 FOR SHARE`, [runId])
@@ -146,7 +149,7 @@ export function streamOf(ctx: PostgresContext, source: Request | PostgresStreamI
         if (stored !== epoch) throw new StaleEpochError(runId, epoch, stored)
       }
       const first = await reserve(client, chunks.length)
-      const rows = chunks.map((chunk, index) => ({ seq: first + index, chunk }))
+      const rows = texts.map((text, index) => ({ seq: first + index, text }))
       await insertAndNotify(client, rows)
       return rows.map((row) => String(row.seq))
     })
@@ -180,12 +183,14 @@ export function streamOf(ctx: PostgresContext, source: Request | PostgresStreamI
         [runId],
       )
       const plan = planSequenceUpsert(entries, Number(rows[0]!.next_seq) - 1, (message) => new PostgresStreamError('invalid-upsert', runId, message))
-      const replaced = plan.filter((step) => step.stored)
-      const fresh = plan.filter((step) => !step.stored)
+      const texts = encode(plan.map((step) => step.chunk))
+      const steps = plan.map((step, index) => ({ ...step, text: texts[index]! }))
+      const replaced = steps.filter((step) => step.stored)
+      const fresh = steps.filter((step) => !step.stored)
       if (replaced.length > 0) {
         await client.query(
           `UPDATE ${t.streamChunks} AS c SET chunk = u.c FROM unnest($2::bigint[], $3::text[]) AS u(s, c) WHERE c.run_id = $1 AND c.seq = u.s`,
-          [runId, replaced.map((row) => row.seq), replaced.map((row) => JSON.stringify(row.chunk))],
+          [runId, replaced.map((row) => row.seq), replaced.map((row) => row.text)],
         )
       }
       if (fresh.length > 0) await reserve(client, fresh.length)

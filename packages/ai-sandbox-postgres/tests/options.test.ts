@@ -93,6 +93,23 @@ describePostgres('migrations and schemas', (url) => {
     }
   })
 
+  it("refuses a schema whose schema_migrations is another tool's (Rails): schema-conflict, and changes nothing", async () => {
+    const schema = schemas.schema()
+    const pool = new pg.Pool({ connectionString: url, max: 2 })
+    try {
+      await pool.query(`CREATE SCHEMA "${schema}"; CREATE TABLE "${schema}".schema_migrations (version character varying NOT NULL PRIMARY KEY); INSERT INTO "${schema}".schema_migrations VALUES ('20240101120000')`)
+      const conflict = await rejection(migratePostgres(pool, { schema }))
+      expect(PostgresDatabaseError.isInstance(conflict) && conflict.reason).toBe('schema-conflict')
+      expect((conflict as Error).message).toContain(`schema "${schema}" already has a schema_migrations table that is not this package's (columns: version character varying)`)
+      const viaStores = await rejection(createPostgresStores({ connectionString: url, schema }))
+      expect(PostgresDatabaseError.isInstance(viaStores) && viaStores.reason, 'createPostgresStores migrates, and refuses the same way').toBe('schema-conflict')
+      const { rows } = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1`, [schema])
+      expect(rows.map((row: { table_name: string }) => row.table_name), 'no table of ours was created').toEqual(['schema_migrations'])
+    } finally {
+      await pool.end()
+    }
+  })
+
   it('refuses a schema migrated by a newer version: schema-too-new; a missing schema with migrate: false: schema-missing', async () => {
     const stores = await schemas.open()
     await stores.pool.query(`INSERT INTO "${stores.schema}".schema_migrations (version) VALUES ($1)`, [SCHEMA_VERSION + 1])

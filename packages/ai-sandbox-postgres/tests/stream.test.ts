@@ -97,6 +97,22 @@ describePostgres('postgresStream', (url) => {
     expect(reasons).toEqual(['invalid-offset', 'invalid-run-id', 'invalid-upsert', 'no-data', 'unknown-run'])
   })
 
+  it('a chunk JSON cannot hold (a BigInt, a cycle) is refused with unserializable-chunk, not as a database fault, and nothing of its batch is stored', async () => {
+    const log = (await schemas.open()).stream({ runId: 'json' })
+    expect(await log.append([text('a')])).toEqual(['0'])
+    const cyclic = { ...text('loop') } as Record<string, unknown>
+    cyclic.self = cyclic
+    const big = { ...text('big'), usage: 10n } as unknown as StreamChunk
+    for (const bad of [big, cyclic as unknown as StreamChunk]) {
+      const error = await errorOf(log.append([text('kept?'), bad]))
+      expect(PostgresStreamError.isInstance(error) && error.reason).toBe('unserializable-chunk')
+      expect((error as Error).message).toMatch(/^Chunk 1 of the batch \(TEXT_MESSAGE_CONTENT\) cannot be stored as JSON: .*Nothing of the batch was stored\.$/)
+      expect(await streamReason(() => log.upsert([{ offset: '0', chunk: text('A') }, { offset: '1', chunk: bad }]))).toBe('unserializable-chunk')
+    }
+    expect(await log.append([text('b')]), 'the refused batches took no offset').toEqual(['1'])
+    expect((await log.snapshot()).map((entry) => (entry.chunk as { delta?: unknown }).delta), 'and replaced nothing').toEqual(['a', 'b'])
+  })
+
   it('a from-start join gets a first chunk appended within firstChunkDeadlineMs', async () => {
     const log = (await schemas.open({ firstChunkDeadlineMs: 5000, recheckMs: 600_000 })).stream({ runId: 'late' })
     const seen = collect(log, '-1')

@@ -40,9 +40,10 @@ export class SqliteDatabaseError extends SandboxError<SqliteDatabaseErrorReason>
  * `unknown-run` (a resume from an offset of a run that has nothing stored),
  * `no-data` (a from-start join waited `firstChunkDeadlineMs` and no chunk came),
  * `invalid-upsert` (a sparse batch, a repeated offset, or a new offset that is
- * not the next one).
+ * not the next one), `unserializable-chunk` (a chunk JSON cannot hold: a
+ * BigInt, a cycle; nothing of its batch is stored).
  */
-export type SqliteStreamErrorReason = 'invalid-run-id' | 'invalid-offset' | 'unknown-run' | 'no-data' | 'invalid-upsert'
+export type SqliteStreamErrorReason = 'invalid-run-id' | 'invalid-offset' | 'unknown-run' | 'no-data' | 'invalid-upsert' | 'unserializable-chunk'
 
 /**
  * A call on a run's stream log was refused. Thrown by `read`, `upsert` and by

@@ -6,7 +6,7 @@
  * `memoryStream`, including the from-start join's first-chunk deadline.
  */
 import type { StreamChunk, UpsertableStreamDurability } from '@tanstack/ai'
-import { parseSequenceOffset, planSequenceUpsert, resolveStreamSource, StaleEpochError, type EpochFencedStreamDurability, type StreamSourceInit } from '@tanstack/ai-sandbox'
+import { encodeStreamChunks, parseSequenceOffset, planSequenceUpsert, resolveStreamSource, StaleEpochError, type EpochFencedStreamDurability, type StreamSourceInit } from '@tanstack/ai-sandbox'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteStreamError } from './errors.js'
@@ -123,11 +123,13 @@ export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamI
     const row = storedEpoch.get(runId)
     if (row !== undefined && row.driver_epoch !== (epoch ?? null)) throw new StaleEpochError(runId, epoch, row.driver_epoch ?? undefined)
   }
-  const appendBatch = db.transaction((chunks: readonly StreamChunk[], epoch: number | undefined): string[] => {
+  /** Every chunk as JSON before anything of its batch is written: one JSON cannot hold refuses the batch, typed. */
+  const encode = (chunks: readonly StreamChunk[]): string[] => encodeStreamChunks(chunks, (message, cause) => new SqliteStreamError('unserializable-chunk', runId, message, { cause }))
+  const appendBatch = db.transaction((texts: readonly string[], epoch: number | undefined): string[] => {
     checkEpoch(epoch)
     const first = (tailSeq.get(runId)?.tail ?? -1) + 1
-    return chunks.map((chunk, index) => {
-      insert.run(runId, first + index, JSON.stringify(chunk))
+    return texts.map((text, index) => {
+      insert.run(runId, first + index, text)
       return String(first + index)
     })
   })
@@ -135,10 +137,11 @@ export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamI
     checkEpoch(epoch)
     // The whole batch is validated against the tail before anything is written.
     const plan = planSequenceUpsert(entries, tailSeq.get(runId)?.tail ?? -1, (message) => new SqliteStreamError('invalid-upsert', runId, message))
-    for (const step of plan) {
-      if (step.stored) replace.run(JSON.stringify(step.chunk), runId, step.seq)
-      else insert.run(runId, step.seq, JSON.stringify(step.chunk))
-    }
+    const texts = encode(plan.map((step) => step.chunk))
+    plan.forEach((step, index) => {
+      if (step.stored) replace.run(texts[index]!, runId, step.seq)
+      else insert.run(runId, step.seq, texts[index]!)
+    })
     return plan.map((step) => String(step.seq))
   })
   const fetchPage = db.transaction((after: number): { rows: ChunkRow[]; closed: boolean } => {
@@ -163,7 +166,7 @@ export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamI
   const append = async (chunks: readonly StreamChunk[], epoch: number | undefined): Promise<string[]> => {
     assertOpen(db)
     if (chunks.length === 0) return []
-    const offsets = appendBatch.immediate(chunks, epoch)
+    const offsets = appendBatch.immediate(encode(chunks), epoch)
     wake(db, runId)
     return offsets
   }

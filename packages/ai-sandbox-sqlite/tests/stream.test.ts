@@ -59,6 +59,23 @@ describe('sqliteStream', () => {
     expect(await streamReason(() => stores.stream({ runId: 'a\nb' }))).toBe('invalid-run-id')
   })
 
+  it('a chunk JSON cannot hold (a BigInt, a cycle) is refused with unserializable-chunk, and nothing of its batch is stored', async () => {
+    const stores = dbs.open()
+    const log = stores.stream({ runId: 'json' })
+    expect(await log.append([text('a')])).toEqual(['0'])
+    const cyclic = { ...text('loop') } as Record<string, unknown>
+    cyclic.self = cyclic
+    const big = { ...text('big'), usage: 10n } as unknown as StreamChunk
+    for (const bad of [big, cyclic as unknown as StreamChunk]) {
+      const error = await log.append([text('kept?'), bad]).catch((e: unknown) => e)
+      expect(SqliteStreamError.isInstance(error) && error.reason).toBe('unserializable-chunk')
+      expect((error as Error).message).toMatch(/^Chunk 1 of the batch \(TEXT_MESSAGE_CONTENT\) cannot be stored as JSON: .*Nothing of the batch was stored\.$/)
+      expect(await streamReason(() => log.upsert([{ offset: '0', chunk: text('A') }, { offset: '1', chunk: bad }]))).toBe('unserializable-chunk')
+    }
+    expect(await log.append([text('b')]), 'the refused batches took no offset').toEqual(['1'])
+    expect((await log.snapshot()).map((entry) => (entry.chunk as { delta?: unknown }).delta), 'and replaced nothing').toEqual(['a', 'b'])
+  })
+
   it('a run with nothing stored: a from-start join waits firstChunkDeadlineMs then throws no-data, a resume throws unknown-run; a chunk within the deadline arrives', async () => {
     const stores = dbs.open({ firstChunkDeadlineMs: 60 })
     expect(await streamReason(() => deltas(stores.stream({ runId: 'empty' }), '-1'))).toBe('no-data')

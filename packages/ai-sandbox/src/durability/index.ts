@@ -20,4 +20,5 @@ export type { EpochFencedRunStore, EpochFencedStreamDurability, RunRecordPatch }
 export { resolveResumeOffset, resolveStreamSource } from './stream-source.js'
 export type { StreamSourceInit } from './stream-source.js'
 export { parseSequenceOffset, planSequenceUpsert } from './sequence-offsets.js'
+export { encodeStreamChunks } from './chunk-json.js'
 export type { SequenceUpsertStep } from './sequence-offsets.js'
