@@ -64,6 +64,10 @@ describeInBrowser('examples/sandbox-web: a run survives a server restart under a
     // The diff is the whole run's change, math.js's edit before the restart included: the new server diffs against the run's start.
     expect(await page.$$eval('[data-testid=diff] .diff', (nodes) => nodes.map((node) => node.getAttribute('data-path')).sort())).toEqual(['CHANGES.md', 'math.js', 'math.test.js'])
     expect(await page.textContent('[data-testid=diff] .diff[data-path="math.js"]')).toContain('+export function multiply(a, b) {')
+    // And the tree shows every write, those made while no server watched included.
+    expect(await page.getAttribute('[data-testid=file-tree] [data-path="CHANGES.md"]', 'data-state')).toBe('created')
+    expect(await page.getAttribute('[data-testid=file-tree] [data-path="math.js"]', 'data-state')).toBe('changed')
+    expect(await page.getAttribute('[data-testid=file-tree] [data-path="math.test.js"]', 'data-state')).toBe('changed')
     const log = logSummary(await readRunLog(second.url, runId))
     expect(log.starts).toEqual(SAMPLE_TOOL_CALLS) // each tool call once in the log
     expect(log.idsUnique).toBe(true)

@@ -78,7 +78,7 @@ async function detachedRun(name: string) {
 type Detached = Awaited<ReturnType<typeof detachedRun>>
 
 /** The attach route: a GET from the client's last offset, with a driver that takes the run over. */
-function attachRoute(run: Pick<Detached, 'sandbox' | 'runs' | 'runId' | 'lastId' | 'fake'>, locks: InMemoryLockStore, counters: { drives: number; background: Promise<unknown>[] }, extra: { attachWaitMs?: number; cancelPollMs?: number } = {}): Response {
+function attachRoute(run: Pick<Detached, 'sandbox' | 'runs' | 'runId' | 'lastId' | 'fake'>, locks: InMemoryLockStore, counters: { drives: number; background: Promise<unknown>[]; controllers?: AbortController[] }, extra: { attachWaitMs?: number; cancelPollMs?: number } = {}): Response {
   const { sandbox, runs, runId } = run
   const get = new Request(`http://app.test/api/run?runId=${encodeURIComponent(runId)}`, { headers: { 'Last-Event-ID': run.lastId } })
   return resumeServerSentEventsResponse({
@@ -90,7 +90,9 @@ function attachRoute(run: Pick<Detached, 'sandbox' | 'runs' | 'runId' | 'lastId'
       durability: () => memoryStream(get),
       drive: (input) => {
         counters.drives++
-        return chat({ adapter: run.fake().adapter, messages: JOURNAL_MESSAGES, middleware: [withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId: input.runId }), attach: true, journalDir, ...extra } })], runId: input.runId, threadId: input.threadId, abortController: controllerFor(input.signal) } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+        const abortController = controllerFor(input.signal)
+        counters.controllers?.push(abortController)
+        return chat({ adapter: run.fake().adapter, messages: JOURNAL_MESSAGES, middleware: [withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId: input.runId }), attach: true, journalDir, ...extra } })], runId: input.runId, threadId: input.threadId, abortController } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
       },
       fenceQuietMs: 300,
       waitUntil: (p) => void counters.background.push(p),
@@ -145,10 +147,43 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     const name = (path: string) => path.slice(path.lastIndexOf('/') + 1)
     expect(changed.map((c) => name(c.path)), 'every file of the run, once, also those written before the takeover').toEqual(steps.map((i) => `step-${i}.txt`))
     for (const [i, change] of changed.entries()) expect(change.diff, 'an add-patch against the start').toBe(`diff --git a/step-${i + 1}.txt b/step-${i + 1}.txt\n--- /dev/null\n+++ b/step-${i + 1}.txt\n@@ -0,0 +1 @@\n+Step ${i + 1} of a slow turn.\n`)
-    const seenBefore = before.flatMap((e) => (e.chunk.type === 'CUSTOM' && e.chunk.name === 'sandbox.file' ? [name((e.chunk.value as { path: string }).path)] : []))
-    expect(seenBefore, 'host 1 saw the first write before it left').toContain('step-1.txt')
+    const fileEvents = (events: readonly { chunk: StreamChunk }[]) => events.flatMap((e) => (e.chunk.type === 'CUSTOM' && e.chunk.name === 'sandbox.file' ? [`${(e.chunk.value as { type: string }).type} ${name((e.chunk.value as { path: string }).path)}`] : []))
+    expect(fileEvents(before), 'host 1 saw the first write before it left').toContain('create step-1.txt')
+    // The writes while no host watched (after host 1 left, before the takeover's watcher) come as events at the takeover's start.
+    const all = fileEvents([...before, ...after])
+    for (const i of steps) expect(all, `a create event for step-${i}.txt`).toContain(`create step-${i}.txt`)
     expect(baselines(), "the run's end removes its baseline").toEqual([])
     expect(await waitFor(() => journalGone(runId))).toBe(true)
+  })
+
+  it('the host driving a takeover goes away too (its chat() aborted without a cancel): the run detaches again, stays running with its log open, and a second takeover finishes it', async () => {
+    const run = await detachedRun('takeover-twice')
+    // Takeover 1: its host aborts the chat() it drives (a server shutting down), with no cancel, after two more messages.
+    const first = { drives: 0, background: [] as Promise<unknown>[], controllers: [] as AbortController[] }
+    let ends = 0
+    // The client stops reading there too: the log stays open (the run goes on), so its response would never end.
+    const middle = await readSseEvents(attachRoute(run, new InMemoryLockStore(), first).body!, (e) => {
+      if (e.chunk.type !== 'TEXT_MESSAGE_END' || ++ends !== 2) return false
+      first.controllers[0]!.abort()
+      return true
+    })
+    await Promise.all(first.background)
+    expect(first.drives).toBe(1)
+    const record = await run.runs.get(run.runId)
+    expect(record?.status, 'a detach is no verdict on the run').toBe('running')
+    expect(record?.detachedSince).toBeDefined()
+    expect(middle.filter((e) => e.chunk.type === 'RUN_ERROR'), 'no RUN_ERROR reached the log').toEqual([])
+    expect(processesOf(run.tag).length, 'the CLI still runs').toBeGreaterThan(0)
+
+    // Takeover 2, from the last event the client saw.
+    const second = { drives: 0, background: [] as Promise<unknown>[] }
+    const after = await readSseEvents(attachRoute({ ...run, lastId: (middle.at(-1) ?? { id: run.lastId }).id! }, new InMemoryLockStore(), second).body!)
+    await Promise.all(second.background)
+    expect(second.drives).toBe(1)
+    expect(fingerprints(transcriptOf(run.before, middle, after)), 'before + middle + after = the control run').toEqual(fingerprints(run.control))
+    expect(await run.runs.get(run.runId)).toMatchObject({ status: 'completed', driverEpoch: 2 })
+    expect(await waitFor(() => journalGone(run.runId))).toBe(true)
+    expect(await waitFor(() => processesOf(run.tag).length === 0)).toBe(true)
   })
 
   it('three clients reconnect at once: exactly one drives, each sees the run once', async () => {

@@ -12,6 +12,7 @@ import { EventType, RUN_ACCEPTED_EVENT, isCancelRequestedReason, isTerminalRunSt
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { z } from 'zod'
 import { parseOptions } from '../definition/validate.js'
+import { listenForRunDetach } from './detach-notice.js'
 import { decideOutcome, isFinalFinish, type PumpEnd } from './run-outcome.js'
 import { LogWriter, MAX_APPEND_BATCH } from './run-log-writer.js'
 import { guard, reporter, type Reporter } from './run-report.js'
@@ -82,6 +83,7 @@ const optionsSchema = z
  * | an append fails                              | `failed`, code `run-log-append-failed`          | a `RUN_ERROR` (attempted)           |
  * | `signal` aborts, cancel requested            | `aborted`, `finishedAt`                         | `RUN_ERROR` `aborted`               |
  * | `signal` aborts, no cancel (a disconnect)    | unchanged (`running`)                           | nothing                             |
+ * | ends unfinished, `withSandbox` detached the run (its `chat()` aborted with no cancel) | unchanged (`running`), the log left open | nothing |
  *
  * An agent loop emits one `RUN_FINISHED` per model turn, so only the LAST
  * terminal chunk counts, once the stream has ended. A cancel is either band
@@ -170,8 +172,19 @@ async function drive<TOffset extends string>(stream: AsyncIterable<StreamChunk>,
 
   const writer = new LogWriter(log, report)
   if (record && record.startedAt === startedAt && record.status === 'running') writer.push({ type: EventType.CUSTOM, name: RUN_ACCEPTED_EVENT, value: {}, timestamp: startedAt })
-  let end = await pump(stream, writer, signal, report, target.storedEnd)
+  const detach = listenForRunDetach(runId)
+  let end: PumpEnd
+  try {
+    end = await pump(stream, writer, signal, report, target.storedEnd)
+  } finally {
+    detach.dispose()
+  }
   await writer.settled()
+  // withSandbox detached the run (its chat() was aborted with no cancel: this host is going away) and the stream ended
+  // without the run's end: a disconnect. The record stays running and the log open for the host that takes it over.
+  if (end.kind === 'ended' && !isFinalFinish(end.lastTerminal) && detach.detached() && !(await isCancelled(runs, runId, signal))) {
+    return readBack(runs, runId, report)
+  }
   // An append that failed after the stream ended lost the run's tail: it cannot count as completed.
   if (writer.failure && end.kind === 'ended') end = { kind: 'log-failed', error: writer.failure.error, lastTerminal: end.lastTerminal }
 

@@ -24,7 +24,7 @@
  * Source: spec 000, "Lifecycle & resume", "Instance durability", "File-event hooks",
  * "Takeover: detached runs and single-writer safety".
  */
-import { defineChatMiddleware, DetachableRunCapability, provideDetachableRun, provideRunDetached, RUN_CANCEL_REASON, type AbortInfo, type ChatMiddlewareContext, type RunStore, type StreamChunk } from '@tanstack/ai'
+import { defineChatMiddleware, DetachableRunCapability, provideDetachableRun, provideRunDetached, RUN_CANCEL_REASON, type AbortInfo, type ChatMiddlewareContext, type RunStore, type SandboxFileEvent, type StreamChunk } from '@tanstack/ai'
 import { getRunDisconnect, getSandboxRuntime, RunDisconnectCapability, SandboxRuntimeCapability, type InternalLogger } from '@tanstack/ai/adapter-internals'
 import { getLocks, LocksCapability, type LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
@@ -42,7 +42,8 @@ import { createSecretScrubber, type ChunkStreamScrubber, type SecretScrubber } f
 import { redactingLogger, scrubLoggerSink } from './redacting-logger.js'
 import { queueThreadRun } from './thread-runs.js'
 import { durableSnapshotDir } from '../watch/start-snapshot.js'
-import { FILE_CHANGED_EVENT, startRunFileEvents, type FileEventSink, type RunFileEvents } from '../watch/run-file-events.js'
+import { noteRunDetached } from '../durability/detach-notice.js'
+import { FILE_CHANGED_EVENT, SANDBOX_FILE_EVENT, startRunFileEvents, type FileEventSink, type RunFileEvents } from '../watch/run-file-events.js'
 import { provideSandbox, provideSandboxRunChunks, SandboxCapability, SandboxRunChunksCapability } from './capabilities.js'
 import { createRunChunks, SANDBOX_FLUSH_EVENT, type RunChunks } from './run-chunks.js'
 import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
@@ -266,7 +267,17 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     try {
       // A durable run's baseline is kept under its run id: a host that takes the run over diffs against the run's start.
       const baselineDir = state.durable ? durableSnapshotDir(state.runId, state.durable.run.journalDir) : undefined
-      return await startRunFileEvents({ handle, hooks: sandbox.hooks, redactPath: state.scrubber.text, ...(sink ? { runtime: sink } : {}), ...(logger ? { logger } : {}), ...(baselineDir ? { baselineDir } : {}) })
+      // An attach also sends the file events of writes no host watched, those the run's log lacks.
+      const log = state.durable?.run.attach ? state.durable.run.log : undefined
+      return await startRunFileEvents({
+        handle,
+        hooks: sandbox.hooks,
+        redactPath: state.scrubber.text,
+        ...(sink ? { runtime: sink } : {}),
+        ...(logger ? { logger } : {}),
+        ...(baselineDir ? { baselineDir } : {}),
+        ...(log ? { loggedFileEvents: async () => lastFileEvents(await log.snapshot()) } : {}),
+      })
     } catch (error) {
       logger?.errors(`withSandbox: file events for sandbox ${handle.id} could not start; the run goes on without them`, { error })
       return undefined
@@ -329,6 +340,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     await state.files?.stop({ flush: false, keepBaseline: true })
     await recordDetach(runStore, state.runId, state.key, state.logger)
     provideRunDetached(ctx, true)
+    noteRunDetached(state.runId) // a run driver's pump (sandboxRunDriver, RunController) leaves the record and the log as they are
     holdDetachedUse(sandbox, state.key)
     state.logger?.sandbox(`run ${state.runId} detached: keeping sandbox ${state.handle.id} (${state.key}) for a takeover`)
   }
@@ -550,6 +562,17 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
   })
 
 
+}
+
+/** The last `sandbox.file` event type per path in a run's stored log. */
+function lastFileEvents(entries: ReadonlyArray<{ chunk: StreamChunk }>): Map<string, SandboxFileEvent['type']> {
+  const last = new Map<string, SandboxFileEvent['type']>()
+  for (const { chunk } of entries) {
+    if (chunk.type !== 'CUSTOM' || chunk.name !== SANDBOX_FILE_EVENT) continue
+    const value = chunk.value as Partial<SandboxFileEvent> | undefined
+    if (typeof value?.path === 'string' && (value.type === 'create' || value.type === 'change' || value.type === 'delete')) last.set(value.path, value.type)
+  }
+  return last
 }
 
 /**

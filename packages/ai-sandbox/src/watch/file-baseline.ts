@@ -57,12 +57,13 @@ export interface FileBaseline {
   /** Store workspace-relative paths kept out of the diffs beside a durable snapshot, for a later host of the run. Never throws. */
   rememberExcluded: (paths: readonly string[]) => Promise<void>
   /**
-   * Every path that differs from the snapshot now, absolute: changed,
-   * deleted and new files, leaving out what the snapshot left out (`ignore`,
+   * Every file that differs from the snapshot now, with an absolute path and
+   * what happened to it since the start (`create`: the snapshot lacks it,
+   * `change`, `delete`), leaving out what the snapshot left out (`ignore`,
    * what git ignores). `[]` without a snapshot.
    * @throws Error when the listing command fails.
    */
-  changedPaths: () => Promise<string[]>
+  changedFiles: () => Promise<Array<{ path: string; type: 'create' | 'change' | 'delete' }>>
   /**
    * Content at the run's start; `''` for a file the baseline lacks, and always `''` when nothing was recorded.
    * @throws SandboxLimitError `file-too-large` when it was larger than `maxDiffFileBytes` (it is not read).
@@ -124,16 +125,28 @@ export async function captureFileBaseline(handle: SandboxHandle, options: { igno
     resumed: snapshot?.reused ?? false,
     excluded: snapshot?.excluded ?? [],
     rememberExcluded: (paths) => snapshot?.rememberExcluded(paths) ?? Promise.resolve(),
-    async changedPaths() {
+    async changedFiles() {
       const current = base
       if (current.kind !== 'snapshot') return []
       const { env, tree, dir } = current.snapshot
-      // The private index holds the start: what differs from the tree, plus what is not in it (new files), NUL-separated.
-      const script = [env, `git diff --name-only -z --no-renames --relative ${tree} -- . || exit 1`, `git -c core.excludesFile=${shellQuote(`${dir}/exclude`)} ls-files -o -z --exclude-standard -- . || exit 1`].join('\n')
+      // The private index holds the start: what differs from the tree (a status letter, then the path), then what is
+      // not in it (new files), each part NUL-terminated.
+      const boundary = `@@tanstack-new-${randomUUID()}@@`
+      const script = [
+        env,
+        `git diff --name-status -z --no-renames --relative ${tree} -- . || exit 1`,
+        `printf '%s\\0' '${boundary}'`,
+        `git -c core.excludesFile=${shellQuote(`${dir}/exclude`)} ls-files -o -z --exclude-standard -- . || exit 1`,
+      ].join('\n')
       const result = await handle.process.exec(script, { cwd })
       if (result.exitCode !== 0) throw new Error(`listing the files that differ from the run's start failed (exit ${result.exitCode}): ${result.stderr.trim().slice(0, 200)}`)
       const root = cwd.replace(/\/+$/, '')
-      return [...new Set(result.stdout.split('\0').filter((path) => path !== ''))].map((path) => `${root}/${path}`)
+      const parts = result.stdout.split('\0')
+      const end = parts.indexOf(boundary)
+      const files = new Map<string, 'create' | 'change' | 'delete'>()
+      for (let i = 0; i + 1 < end; i += 2) files.set(`${root}/${parts[i + 1]}`, parts[i] === 'D' ? 'delete' : parts[i] === 'A' ? 'create' : 'change')
+      for (const path of parts.slice(end + 1)) if (path !== '') files.set(`${root}/${path}`, 'create')
+      return [...files].map(([path, type]) => ({ path, type }))
     },
     async before(path) {
       const current = base

@@ -7,7 +7,8 @@
  * run keeps its baseline in a folder named after its run id, so a host that
  * takes the run over diffs against the run's start, and reports what changed
  * before it took over too (it lists what differs from the baseline, since its
- * watcher never saw those writes).
+ * watcher never saw those writes); at its start it also sends the file events
+ * the run's log lacks (writes while no host watched).
  * Invariant: a hook or listing failure is logged and never reaches the run.
  */
 import type { SandboxFileEvent, SandboxFileHookEvent } from '@tanstack/ai'
@@ -89,6 +90,13 @@ export async function startRunFileEvents(input: {
   maxDiffFileBytes?: number
   /** A durable run's baseline folder (`durableSnapshotDir(runId, journalDir)`): reused when an earlier host of the run left one. Default: a temp folder. */
   baselineDir?: string
+  /**
+   * For a resumed baseline: the last file event type the run's log holds per
+   * path (as streamed, after `redactPath`). Each file that differs from the
+   * run's start and whose logged state does not say so gets its event now.
+   * Default: none are sent.
+   */
+  loggedFileEvents?: () => Promise<ReadonlyMap<string, SandboxFileEvent['type']>>
 }): Promise<RunFileEvents> {
   const { handle, hooks, runtime, logger } = input
   const redactPath = input.redactPath ?? ((path: string) => path)
@@ -144,6 +152,23 @@ export async function startRunFileEvents(input: {
   }
   const recorded = baseline.snapshot ? `${baseline.resumed ? 'the run\'s start, ' : ''}snapshot ${baseline.snapshot}` : baseline.commit ? `commit ${baseline.commit} (no snapshot: git could not record the start)` : '(nothing recorded: no git in the sandbox)'
   logger?.sandbox(`file events for sandbox ${handle.id}: ${watcher.mode} watcher, baseline ${recorded}`)
+  if (baseline.resumed && input.loggedFileEvents) await catchUp(input.loggedFileEvents)
+
+  /** The events of writes no host watched (between two hosts of the run): what differs from the start and the log does not show. */
+  async function catchUp(logged: () => Promise<ReadonlyMap<string, SandboxFileEvent['type']>>): Promise<void> {
+    try {
+      await watcher.flush() // what this host's watcher saw already is its own event
+      const [events, files] = await Promise.all([logged(), baseline.changedFiles()])
+      for (const { path, type } of files) {
+        if (isExcluded(path) || touched.has(path)) continue
+        const last = events.get(redactPath(path))
+        const shown = type === 'delete' ? last === 'delete' : last === 'create' || last === 'change'
+        if (!shown) onEvent({ type, path, timestamp: Date.now() })
+      }
+    } catch (error) {
+      logger?.errors(`sending the file events of sandbox ${handle.id} that the run's log lacks failed; the file tree may miss writes made before the takeover`, { error })
+    }
+  }
 
   let stopping: Promise<void> | undefined
   return {
@@ -159,10 +184,12 @@ export async function startRunFileEvents(input: {
       await remembering
       // A resumed baseline: this host's watcher saw only what changed since it took over; the rest is in the listing.
       const listed = baseline.resumed
-        ? await baseline.changedPaths().catch((error: unknown) => {
-            logger?.errors(`listing the files changed since the start of the run in sandbox ${handle.id} failed; reporting only those changed since the takeover`, { error })
-            return []
-          })
+        ? (
+            await baseline.changedFiles().catch((error: unknown) => {
+              logger?.errors(`listing the files changed since the start of the run in sandbox ${handle.id} failed; reporting only those changed since the takeover`, { error })
+              return []
+            })
+          ).map((file) => file.path)
         : []
       const paths = [...new Set([...touched, ...listed])].filter((path) => !isExcluded(path)).sort()
       if (paths.length === 0) return []

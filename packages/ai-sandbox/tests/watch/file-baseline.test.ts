@@ -257,8 +257,14 @@ describe('captureFileBaseline with a durable snapshot folder (a run taken over b
     writeFileSync(join(root, 'node_modules/dep.js'), 'ignored by the baseline\n')
     mkdirSync(join(root, 'build'))
     writeFileSync(join(root, 'build/out.js'), 'ignored by git\n')
-    const listed = await second.changedPaths()
-    expect(listed.sort()).toEqual(['doomed.txt', 'early.txt', 'late.txt', 'tracked.txt'].map((p) => `${root}/${p}`))
+    const changed = await second.changedFiles()
+    expect(changed.sort((a, b) => a.path.localeCompare(b.path))).toEqual([
+      { path: `${root}/doomed.txt`, type: 'delete' },
+      { path: `${root}/early.txt`, type: 'create' },
+      { path: `${root}/late.txt`, type: 'create' },
+      { path: `${root}/tracked.txt`, type: 'change' },
+    ])
+    const listed = changed.map((file) => file.path)
     const diffs = await second.diff(listed)
     expect(diffs.get(`${root}/tracked.txt`), 'the change since the run started, not since the takeover').toMatch(/@@ -1 \+1,2 @@\n base\n\+before the takeover\n$/)
     expect(diffs.get(`${root}/early.txt`)).toMatch(/new file mode[\s\S]*\+written before the takeover\n$/)
@@ -279,7 +285,10 @@ describe('captureFileBaseline with a durable snapshot folder (a run taken over b
     const second = await captureFileBaseline(handle, { snapshotDir: dir })
     expect(second.resumed).toBe(true)
     writeFileSync(join(root, 'b.txt'), 'new\n')
-    expect((await second.changedPaths()).sort()).toEqual([`${root}/a.txt`, `${root}/b.txt`])
+    expect((await second.changedFiles()).sort((a, b) => a.path.localeCompare(b.path))).toEqual([
+      { path: `${root}/a.txt`, type: 'change' },
+      { path: `${root}/b.txt`, type: 'create' },
+    ])
     expect((await second.diff([`${root}/a.txt`])).get(`${root}/a.txt`)).toMatch(/@@ -1 \+1,2 @@\n one\n\+two\n$/)
     await second.dispose()
     expect(existsSync(dir)).toBe(false)
@@ -300,6 +309,6 @@ describe('captureFileBaseline with a durable snapshot folder (a run taken over b
 
     const none = await captureFileBaseline(workspace(NO_GIT).handle, { snapshotDir: durableDir(temp, 'run-D') })
     expect(none.resumed).toBe(false)
-    expect(await none.changedPaths()).toEqual([])
+    expect(await none.changedFiles()).toEqual([])
   })
 })

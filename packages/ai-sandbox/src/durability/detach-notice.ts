@@ -1,0 +1,36 @@
+/**
+ * In-process word from `withSandbox` to the run driver's pump that a run it
+ * pumps detached: the pump sees only the `chat()` stream end, with no
+ * terminal chunk, and would otherwise settle the run as failed and close its
+ * log under the host that takes it over next. `withSandbox` says so
+ * ({@link noteRunDetached}) when it detaches a run; a pump listens for its run
+ * while it pumps ({@link listenForRunDetach}). Only runs with a listening
+ * pump are remembered, so nothing accumulates. Internal.
+ */
+
+/** The pumps listening, per run id: each one's flag. */
+const listening = new Map<string, Set<{ detached: boolean }>>()
+
+/**
+ * Listen for the detach of `runId` in this process until `dispose`.
+ *
+ * @returns `detached()`: whether `withSandbox` detached the run since; `dispose()`: stop listening.
+ */
+export function listenForRunDetach(runId: string): { detached: () => boolean; dispose: () => void } {
+  const flag = { detached: false }
+  const set = listening.get(runId) ?? new Set()
+  set.add(flag)
+  listening.set(runId, set)
+  return {
+    detached: () => flag.detached,
+    dispose: () => {
+      set.delete(flag)
+      if (set.size === 0 && listening.get(runId) === set) listening.delete(runId)
+    },
+  }
+}
+
+/** `withSandbox` detached `runId` (an abort with no cancel): tell the pumps listening for it. */
+export function noteRunDetached(runId: string): void {
+  for (const flag of listening.get(runId) ?? []) flag.detached = true
+}
