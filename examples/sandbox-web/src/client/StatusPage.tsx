@@ -1,10 +1,17 @@
 /**
- * The status page: the reaper's schedule and last sweep (outcome counts and
- * each run's outcome), the live sandboxes (local-process: the folders under
+ * The status page: the reaper's schedule, its last sweep (outcome counts and
+ * each run's outcome) and the last sweep that closed a run out, the live sandboxes (local-process: the folders under
  * the sandbox root; Docker: the app's containers) and recent runs with their record status. Polls
  * `GET /api/status` every two seconds.
  */
 import { useEffect, useState } from 'react'
+
+interface Sweep {
+  startedAt: number
+  finishedAt: number
+  outcomes: Record<string, number>
+  runs: { runId: string; outcome: string }[]
+}
 
 interface Status {
   provider: string
@@ -13,7 +20,8 @@ interface Status {
     everyMs: number
     detachedTtlMs: number
     sweeps: number
-    last: { startedAt: number; finishedAt: number; outcomes: Record<string, number>; runs: { runId: string; outcome: string }[] } | null
+    last: Sweep | null
+    lastCloseOut: Sweep | null
     lastError: string | null
   }
   sandboxes: string[] | null
@@ -77,6 +85,18 @@ export function StatusPage() {
           </div>
         ) : (
           <p>No sweep has finished yet.</p>
+        )}
+        {reaper.lastCloseOut && (
+          <p data-testid="reaper-close-out">
+            Last close-out at {new Date(reaper.lastCloseOut.startedAt).toLocaleTimeString()}:{' '}
+            {reaper.lastCloseOut.runs
+              .filter((run) => run.outcome === 'finalized' || run.outcome === 'expired')
+              .map((run) => (
+                <span key={run.runId} data-run-id={run.runId} data-outcome={run.outcome}>
+                  {run.runId} {run.outcome}{' '}
+                </span>
+              ))}
+          </p>
         )}
       </section>
       <section>

@@ -2,8 +2,8 @@
  * The sweep: `reapDetachedRuns` on an interval, closing out runs whose tab
  * never came back (finalized from the journal, or expired after the TTL),
  * with `probeRunExit` as the out-of-band `hasFinished` and
- * `sandboxReclaimer` removing the sandbox. Keeps the last result for the
- * status page. Invariant: one sweep at a time in this process; never drives
+ * `sandboxReclaimer` removing the sandbox. Keeps the last result, and the
+ * last one that closed a run out, for the status page. Invariant: one sweep at a time in this process; never drives
  * a run to learn whether it finished. Each sweep also removes the sandbox a
  * failed run kept, once `keepFailedMs` has passed (a restarted server has no
  * `keepAlive` timer for it).
@@ -21,8 +21,18 @@ export interface ReaperStatus {
   readonly detachedTtlMs: number
   readonly sweeps: number
   /** The last sweep: when it started and ended (epoch ms), its outcome counts and each run's outcome. */
-  readonly last: { startedAt: number; finishedAt: number; outcomes: ReapResult['outcomes']; runs: { runId: string; outcome: string }[] } | null
+  readonly last: SweepSummary | null
+  /** The last sweep that closed a run out (finalized or expired one), kept while later sweeps find nothing to do. */
+  readonly lastCloseOut: SweepSummary | null
   readonly lastError: string | null
+}
+
+/** One sweep: when it started and ended (epoch ms), its outcome counts and each run's outcome. */
+export interface SweepSummary {
+  readonly startedAt: number
+  readonly finishedAt: number
+  readonly outcomes: ReapResult['outcomes']
+  readonly runs: { runId: string; outcome: string }[]
 }
 
 /** A scheduled reaper: `status()` for the status page, `sweep()` to run one now, `stop()` on shutdown. */
@@ -38,6 +48,7 @@ export function scheduleReaper(config: ServerConfig, stores: SqliteStores, agent
   const reclaim = sandboxReclaimer({ provider, instances: stores.instances })
   let sweeps = 0
   let last: ReaperStatus['last'] = null
+  let lastCloseOut: ReaperStatus['lastCloseOut'] = null
   let lastError: string | null = null
   let sweeping: Promise<void> | undefined
 
@@ -77,6 +88,7 @@ export function scheduleReaper(config: ServerConfig, stores: SqliteStores, agent
         reclaim,
       })
       last = { startedAt, finishedAt: Date.now(), outcomes: result.outcomes, runs: result.entries.map((entry) => ({ runId: entry.runId, outcome: entry.outcome })) }
+      if (result.outcomes.finalized + result.outcomes.expired > 0) lastCloseOut = last
       lastError = null
     } catch (error) {
       lastError = error instanceof Error ? error.message : String(error) // it resolves by contract; a bad option lands here
@@ -106,7 +118,7 @@ export function scheduleReaper(config: ServerConfig, stores: SqliteStores, agent
   timer.unref()
   void sweep() // once at start: runs a previous server process left detached
   return {
-    status: () => ({ everyMs: config.reapEveryMs, detachedTtlMs: config.detachedTtlMs, sweeps, last, lastError }),
+    status: () => ({ everyMs: config.reapEveryMs, detachedTtlMs: config.detachedTtlMs, sweeps, last, lastCloseOut, lastError }),
     sweep,
     stop: () => clearInterval(timer),
   }
