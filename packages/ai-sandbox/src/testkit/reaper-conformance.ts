@@ -228,10 +228,9 @@ export async function checkReclaimSandbox(context: ReaperConformanceContext): Pr
  * `pruneJournals`' keep/delete table over a real journal folder: with a long
  * orphan TTL every fresh journal is `too-young`; with none, journals of
  * terminal runs are deleted (journal, `.err` and the run's file baseline
- * folder) up to `maxDeletes`
- * (`max-deletes` for the rest), a running run's is `non-terminal`, one
- * without a record `unknown-run`, and a file name `encodeRunId` never writes
- * `undecodable`; kept files stay on disk.
+ * folder) up to `maxDeletes` (`max-deletes` for the rest), a running run's is
+ * `non-terminal`, one without a record `unknown-run`, and a file name
+ * `encodeRunId` never writes `undecodable`; kept files stay on disk.
  *
  * @param context - From `createReaperConformanceContext`.
  */
