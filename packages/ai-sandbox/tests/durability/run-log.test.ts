@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { pipeToRunLog, RunController, SandboxConfigError } from '../../src/index.js'
+import { noteRunDetached } from '../../src/durability/detach-notice.js'
 
 const threadId = 'thread-1'
 const newRunId = (): string => `run-${randomUUID()}`
@@ -225,6 +226,27 @@ describe('pipeToRunLog: terminal paths', () => {
     expect(record).toMatchObject({ status: 'failed', error: { code: 'stream-ended-without-terminal' } })
     const last = (await memoryStream({ runId }).snapshot()).at(-1)?.chunk
     expect(last).toMatchObject({ type: EventType.RUN_ERROR, code: 'stream-ended-without-terminal' })
+  })
+
+  it('a stream that ends unfinished because withSandbox detached its run leaves the record running and the log open; a detach of another run changes nothing', async () => {
+    const runId = newRunId()
+    const { log, calls } = spyLog(runId)
+    const detaching = (async function* () {
+      yield started(runId)
+      yield text('half')
+      noteRunDetached(`${runId}-other`) // another run's detach is not this one's
+      noteRunDetached(runId) // what withSandbox's detach does, before chat()'s stream ends
+    })()
+    const record = await pipeToRunLog(detaching, { runs: new InMemoryRunStore(), durability: log, runId, threadId })
+    expect(record).toMatchObject({ status: 'running' })
+    expect(record?.finishedAt).toBeUndefined()
+    expect(calls.close, 'the log stays open for the next host').toBe(0)
+    expect(await storedTypes(memoryStream({ runId })), 'no RUN_ERROR was appended').toEqual(['RUN_STARTED', 'TEXT_MESSAGE_CONTENT'])
+
+    // The pump stopped listening with its run's end: a later detach note for the id reaches nobody.
+    const next = newRunId()
+    noteRunDetached(next)
+    expect(await pipeToRunLog(fromChunks([started(next), text('half')]), { runs: new InMemoryRunStore(), durability: memoryStream({ runId: next }), runId: next, threadId })).toMatchObject({ status: 'failed', error: { code: 'stream-ended-without-terminal' } })
   })
 
   it('a RUN_FINISHED with an interrupt outcome leaves the run interrupted, without finishedAt', async () => {
