@@ -4,9 +4,11 @@
 // and our own packages resolve to their TypeScript sources, so tests never run
 // against a stale build and only one copy of each capability token is loaded.
 import { existsSync, readdirSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { defineConfig } from 'vitest/config'
+import { LongestFirstSequencer } from './vitest.sequencer.js'
 
 const root = fileURLToPath(new URL('.', import.meta.url))
 
@@ -23,28 +25,51 @@ const alias = [
   { find: /^@tanstack\/ai-codex$/, replacement: join(root, 'packages/ai-codex/src/index.ts') },
 ]
 
+/**
+ * `TANSTACK_TEST_LANE=node-versions` (scripts/ci/node-lane.sh, run by `.ci/run`
+ * under Node 22 and 24): every package's own suites, plus one end-to-end suite
+ * per provider, named here. Without it every suite runs.
+ */
+const lane = process.env.TANSTACK_TEST_LANE
+const LANE_END_TO_END: Record<string, string[]> = {
+  'claude-code-e2e': ['tests/claude-code.e2e.test.ts', 'tests/claude-code.docker.e2e.test.ts'],
+}
+
 function projectsIn(folder: string) {
   const dir = join(root, folder)
   if (!existsSync(dir)) return []
   return readdirSync(dir)
     .filter((name) => existsSync(join(dir, name, 'tests')))
+    .filter((name) => lane !== 'node-versions' || folder === 'packages' || name in LANE_END_TO_END)
     .map((name) => ({
       extends: true as const,
       test: {
         name,
         root: join(dir, name),
-        include: ['tests/**/*.test.ts'],
+        include: (lane === 'node-versions' && LANE_END_TO_END[name]) || ['tests/**/*.test.ts'],
         // A suite that needs a service started once for all its files (a database) has tests/global-setup.ts.
         ...(existsSync(join(dir, name, 'tests', 'global-setup.ts')) ? { globalSetup: [join(dir, name, 'tests', 'global-setup.ts')] } : {}),
       },
     }))
 }
 
+/**
+ * Files run side by side. Most of them wait on containers, agent CLIs and
+ * databases rather than the CPU, so vitest's default (one worker per core
+ * but one) left a 2-core machine running one file at a time at a load under
+ * 1. Every file owns what it starts (containers by a label of its own, its
+ * own database schema, ports chosen by the OS, temp folders), so files do
+ * not see each other. TANSTACK_TEST_WORKERS overrides the count.
+ */
+const workers = Number(process.env.TANSTACK_TEST_WORKERS ?? Math.max(3, availableParallelism() - 1))
+
 export default defineConfig({
   resolve: { alias },
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    maxWorkers: workers,
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [...projectsIn('packages'), ...projectsIn('examples'), ...projectsIn('testing')],
   },
 })

@@ -7,7 +7,7 @@
  */
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { buildClient, describeInBrowser, launchChromium, readRunLog, startServer, type AppServer } from './helpers/app.js'
+import { describeInBrowser, launchChromium, readRunLog, startServer, type AppServer } from './helpers/app.js'
 import { logSummary, openThread, RUN_MS, SAMPLE_TOOL_CALLS, seen, startTask, waitForStatus } from './helpers/page.js'
 
 describeInBrowser('examples/sandbox-web --docker in chromium', { docker: true }, () => {
@@ -15,7 +15,6 @@ describeInBrowser('examples/sandbox-web --docker in chromium', { docker: true },
   let browser: Browser
 
   beforeAll(async () => {
-    buildClient()
     ;[server, browser] = await Promise.all([startServer({ docker: true }), launchChromium()])
   }, 300_000)
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { buildClient, describeInBrowser, freePort, launchChromium, readRunLog, startServer, type AppServer } from './helpers/app.js'
+import { describeInBrowser, freePort, launchChromium, readRunLog, startServer, type AppServer } from './helpers/app.js'
 import { logSummary, openThread, RUN_MS, SAMPLE_TOOL_CALLS, seen, startTask, waitForStatus } from './helpers/page.js'
 
 describeInBrowser('examples/sandbox-web: a run survives a server restart under an open tab', {}, () => {
@@ -25,7 +25,6 @@ describeInBrowser('examples/sandbox-web: a run survives a server restart under a
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'sandbox-web-restart-'))
-    buildClient()
     browser = await launchChromium()
   }, 300_000)
 

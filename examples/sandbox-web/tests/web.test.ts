@@ -13,7 +13,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { buildClient, describeInBrowser, EXAMPLE_DIR, launchChromium, readRunLog, startServer, type AppServer } from './helpers/app.js'
+import { describeInBrowser, EXAMPLE_DIR, launchChromium, readRunLog, startServer, type AppServer } from './helpers/app.js'
 import { logSummary, openThread as openPage, RUN_MS, SAMPLE_TOOL_CALLS, seen, startTask, waitForStatus, type SeenTranscript } from './helpers/page.js'
 
 const IMAGES = join(EXAMPLE_DIR, '../../docs/images')
@@ -25,7 +25,6 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
 
   beforeAll(async () => {
     mkdirSync(IMAGES, { recursive: true })
-    buildClient()
     ;[server, browser] = await Promise.all([startServer({ env: { SANDBOX_WEB_KEEP_FAILED_MS: '3000' } }), launchChromium()])
   }, 300_000)
 

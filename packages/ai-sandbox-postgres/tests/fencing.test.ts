@@ -7,12 +7,28 @@
 // SIGCONT. The database must refuse A: its next append rejects with
 // StaleEpochError, its updateAtEpoch(N, completed) returns false, the log
 // holds no duplicated chunk, its offsets are gap-free, and every chunk after
-// B's first one is B's. 50 trials in one test, the tally printed.
+// B's first one is B's. FENCE_TRIALS trials in one test (CI and default 10;
+// `pnpm soak` runs 50), the tally printed. Where the pause lands is drawn
+// from a printed seed; FENCE_SEED replays it.
+import { randomInt } from 'node:crypto'
 import { expect, it } from 'vitest'
 import { childProcesses, type ChildEvent } from './helpers/children.js'
 import { describePostgres, tempSchemas } from './helpers/postgres.js'
 
-const TRIALS = Number(process.env.FENCE_TRIALS ?? 50)
+const TRIALS = Number(process.env.FENCE_TRIALS ?? 10)
+const SEED = Number(process.env.FENCE_SEED ?? randomInt(2 ** 30))
+console.info(`[fencing] seed ${SEED}: FENCE_SEED=${SEED} replays where each pause lands (FENCE_TRIALS=${TRIALS})`)
+
+/** mulberry32: a small seeded generator, so a printed seed draws the same pauses again. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = Math.imul(a ^ (a >>> 15), a | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
 const LEASE_MS = 400
 
 describePostgres('epoch fencing across processes', (url) => {
@@ -26,6 +42,7 @@ describePostgres('epoch fencing across processes', (url) => {
     const b = start({ role: 'worker', url, schema, leaseMs: LEASE_MS })
     await Promise.all([a.next('ready'), b.next('ready')])
     const tally = { trials: 0, staleRefusals: 0, settleRefused: 0, duplicates: 0, gaps: 0, foreignAfterSuccessor: 0, resumedAppendStoredBeforeTakeover: 0, resumedAppendEndedByServer: 0, chunks: 0 }
+    const random = seededRandom(SEED)
     const since = (events: ChildEvent[], from: number, name: string): ChildEvent[] => events.slice(from).filter((e) => e.event === name)
 
     for (let trial = 0; trial < TRIALS; trial++) {
@@ -36,7 +53,7 @@ describePostgres('epoch fencing across processes', (url) => {
       const claimedA = await a.next('claimed', a0)
       await a.next('appended', a0)
       // Vary where the pause lands: between appends, or inside one (A then holds row locks while stopped).
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20))
+      await new Promise((resolve) => setTimeout(resolve, random() * 20))
       a.process.kill('SIGSTOP')
       const stoppedAt = a.events.length
       b.send({ op: 'drive', runId, key: `driver:${runId}`, appends: 5 })
@@ -52,20 +69,20 @@ describePostgres('epoch fencing across processes', (url) => {
       if (process.env.FENCE_DEBUG) console.log(trial, 'claimB', t1 - t0, 'firstB', t2 - t1, 'settleA', t3 - t2, 'settleB', Date.now() - t3, JSON.stringify(a.events.slice(a0).map((e) => e.event + ':' + (e.at - t0))))
       await Promise.all([a.next('done', a0), b.next('done', b0)])
 
-      expect(claimedB.epoch, `trial ${trial}: B's claim bumped the epoch past A's`).toBe((claimedA.epoch as number) + 1)
+      expect(claimedB.epoch, `trial ${trial} (seed ${SEED}): B's claim bumped the epoch past A's`).toBe((claimedA.epoch as number) + 1)
       const refused = since(a.events, a0, 'refused')
-      expect(refused, `trial ${trial}: A's append after the takeover was refused with StaleEpochError`).toHaveLength(1)
+      expect(refused, `trial ${trial} (seed ${SEED}): A's append after the takeover was refused with StaleEpochError`).toHaveLength(1)
       expect(refused[0]!.storedEpoch).toBe(claimedB.epoch)
       if (refused.length === 1) tally.staleRefusals++
-      expect(settledA.applied, `trial ${trial}: A's updateAtEpoch(N, completed) was refused`).toBe(false)
+      expect(settledA.applied, `trial ${trial} (seed ${SEED}): A's updateAtEpoch(N, completed) was refused`).toBe(false)
       if (settledA.applied === false) tally.settleRefused++
-      expect(settledB.applied, `trial ${trial}: B settled the run`).toBe(true)
+      expect(settledB.applied, `trial ${trial} (seed ${SEED}): B settled the run`).toBe(true)
 
       // What A did once resumed: at most the append that was in flight at the pause, stored before B's claim, or ended by the server.
       const resumedAppends = since(a.events, stoppedAt, 'appended')
       tally.resumedAppendStoredBeforeTakeover += resumedAppends.length
       tally.resumedAppendEndedByServer += since(a.events, stoppedAt, 'append-failed').length
-      for (const e of resumedAppends) expect(Number(e.offset), `trial ${trial}: an append of A that landed after the pause precedes B's first`).toBeLessThan(Number(firstB.offset))
+      for (const e of resumedAppends) expect(Number(e.offset), `trial ${trial} (seed ${SEED}): an append of A that landed after the pause precedes B's first`).toBeLessThan(Number(firstB.offset))
 
       const log = await stores.stream({ runId }).snapshot()
       const deltas = log.map((entry) => (entry.chunk as { delta: string }).delta)
@@ -78,12 +95,12 @@ describePostgres('epoch fencing across processes', (url) => {
       tally.foreignAfterSuccessor += foreign
       tally.chunks += log.length
       tally.trials++
-      expect({ duplicates, gaps, foreign }, `trial ${trial}: the log ${JSON.stringify(deltas)}`).toEqual({ duplicates: 0, gaps: 0, foreign: 0 })
-      expect(after, `trial ${trial}: B's 5 chunks follow its first`).toHaveLength(5)
+      expect({ duplicates, gaps, foreign }, `trial ${trial} (seed ${SEED}): the log ${JSON.stringify(deltas)}`).toEqual({ duplicates: 0, gaps: 0, foreign: 0 })
+      expect(after, `trial ${trial} (seed ${SEED}): B's 5 chunks follow its first`).toHaveLength(5)
       expect(await stores.runs.get(runId)).toMatchObject({ status: 'completed', driverEpoch: claimedB.epoch })
     }
     console.log(`epoch fencing tally: ${JSON.stringify(tally)}`)
-    expect(tally).toMatchObject({ trials: TRIALS, staleRefusals: TRIALS, settleRefused: TRIALS, duplicates: 0, gaps: 0, foreignAfterSuccessor: 0 })
+    expect(tally, `seed ${SEED}`).toMatchObject({ trials: TRIALS, staleRefusals: TRIALS, settleRefused: TRIALS, duplicates: 0, gaps: 0, foreignAfterSuccessor: 0 })
     a.send({ op: 'exit' })
     b.send({ op: 'exit' })
     expect(await a.exited).toBe(0)

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL takeover soak (issue 17): `BENCH_PG_TAKEOVER_SOAK` (200)
+ * The PostgreSQL takeover soak (part of `pnpm soak`): `SOAK_PG_TAKEOVER_KILLS` (200)
  * SIGKILLs of the server process driving a real Claude Code run (aimock on
  * 127.0.0.1, local-process sandboxes), four server processes sharing one
  * PostgreSQL schema (`@tanstack/ai-sandbox-postgres`). After each kill the

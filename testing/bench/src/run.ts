@@ -6,9 +6,9 @@
  * BENCH_TRANSLATOR_LINES (10000), BENCH_TRANSLATOR_RUNS (20), BENCH_DEMO_RUNS (3),
  * BENCH_BRIDGE_ITERATIONS (500), BENCH_FILE_EVENT_ITERATIONS (50), BENCH_FILE_EVENT_DOCKER_ITERATIONS (20),
  * BENCH_CONFINEMENT_RACES (300), BENCH_CANCEL_ITERATIONS (100), BENCH_WATCH_BURST_FILES (10000),
- * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (1024), BENCH_JOURNALED_RUNS (20), BENCH_RUN_DRIVER_RUNS (5), BENCH_TAKEOVER_RUNS (3), BENCH_DURABLE_TURNS (8), BENCH_SQLITE_LOCKS (2000), BENCH_SQLITE_APPEND_CHUNKS (10000), BENCH_SQLITE_TAIL_SAMPLES (200), BENCH_TAKEOVER_SOAK (200 kills; TAKEOVER_SEED replays one), BENCH_REAPER_RUNS (10),
- * BENCH_PG_LOCKS (2000), BENCH_PG_APPEND_CHUNKS (10000), BENCH_PG_TAIL_SAMPLES (200), BENCH_PG_TAKEOVER_RUNS (3),
- * BENCH_PG_TAKEOVER_SOAK (200 kills). The PostgreSQL benches use TANSTACK_SANDBOX_PG_URL or start a
+ * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (1024), BENCH_JOURNALED_RUNS (20), BENCH_RUN_DRIVER_RUNS (5), BENCH_TAKEOVER_RUNS (3), BENCH_DURABLE_TURNS (8), BENCH_SQLITE_LOCKS (2000), BENCH_SQLITE_APPEND_CHUNKS (10000), BENCH_SQLITE_TAIL_SAMPLES (200), BENCH_REAPER_RUNS (10),
+ * BENCH_PG_LOCKS (2000), BENCH_PG_APPEND_CHUNKS (10000), BENCH_PG_TAIL_SAMPLES (200), BENCH_PG_TAKEOVER_RUNS (3).
+ * The takeover soaks and the other long randomized trials are `pnpm soak` (src/soak.ts). The PostgreSQL benches use TANSTACK_SANDBOX_PG_URL or start a
  * throwaway server with scripts/postgres/start.sh (a fresh schema each, dropped at the end).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -35,10 +35,8 @@ import { benchRunDriver } from './run-driver.js'
 import { benchTakeoverLatency } from './takeover-latency.js'
 import { benchDurableOverhead, printDurableOverhead } from './durable-overhead.js'
 import { benchSqliteStores } from './sqlite-stores.js'
-import { benchTakeoverSoak } from './takeover-soak.js'
 import { benchReaper } from './reaper.js'
 import { benchPostgresStores, benchPostgresTakeoverLatency, printPostgresStores } from './postgres-stores.js'
-import { benchPostgresTakeoverSoak, printPostgresTakeoverSoak } from './postgres-takeover-soak.js'
 import { dockerSandbox } from '@tanstack/ai-sandbox-docker'
 
 const resultsDir = fileURLToPath(new URL('../bench-results/', import.meta.url))
@@ -140,20 +138,9 @@ async function main(): Promise<void> {
     const durableOverhead = await benchDurableOverhead({ turns: envInt('BENCH_DURABLE_TURNS', 8) })
     printDurableOverhead(durableOverhead)
 
-    const soakKills = envInt('BENCH_TAKEOVER_SOAK', 200)
-    const takeoverSoak = soakKills > 0 ? await benchTakeoverSoak({ kills: soakKills, ...(process.env.TAKEOVER_SEED ? { baseSeed: Number(process.env.TAKEOVER_SEED) } : {}) }) : undefined
-    if (takeoverSoak) {
-      console.log(`\n(r) takeover soak: ${takeoverSoak.equal} of ${takeoverSoak.kills} kills taken over with a transcript equal to the control (base seed ${takeoverSoak.baseSeed}${takeoverSoak.failedSeeds.length ? `; failed seeds ${takeoverSoak.failedSeeds.join(', ')}` : ''})`)
-      console.table([{ ...takeoverSoak, failedSeeds: takeoverSoak.failedSeeds.length, takeoverToEndMedianMs: round(takeoverSoak.takeoverToEndMedianMs, 0), takeoverToEndP95Ms: round(takeoverSoak.takeoverToEndP95Ms, 0) }])
-    }
-
     const postgresStores = await benchPostgresStores({ lockIterations: envInt('BENCH_PG_LOCKS', 2000), appendChunks: envInt('BENCH_PG_APPEND_CHUNKS', 10_000), tailSamples: envInt('BENCH_PG_TAIL_SAMPLES', 200) })
     const postgresTakeover = await benchPostgresTakeoverLatency({ runs: envInt('BENCH_PG_TAKEOVER_RUNS', 3), windows: [250, 1000], attaches: [1, 4] })
     printPostgresStores(postgresStores, postgresTakeover)
-
-    const pgSoakKills = envInt('BENCH_PG_TAKEOVER_SOAK', 200)
-    const postgresTakeoverSoak = await benchPostgresTakeoverSoak({ kills: pgSoakKills, ...(process.env.TAKEOVER_SEED ? { baseSeed: Number(process.env.TAKEOVER_SEED) } : {}) })
-    printPostgresTakeoverSoak(postgresTakeoverSoak)
 
     const reaper = await benchReaper(provider, join(root, 'reaper-journals'), envInt('BENCH_REAPER_RUNS', 10))
     console.log('\n(s) reaper on local-process: one probeRunExit (median / p95), a sweep over producing runs (probes only), a sweep that expires and reclaims every run (includes the 5 s quiescence window), pruneJournals')
@@ -188,10 +175,8 @@ async function main(): Promise<void> {
       takeoverLatency: takeover,
       durableOverhead,
       sqliteStores,
-      takeoverSoak,
       postgresStores,
       postgresTakeover,
-      postgresTakeoverSoak,
       reaper,
     }
     await mkdir(resultsDir, { recursive: true })

@@ -1,5 +1,5 @@
 /**
- * The takeover soak (issue 12): `BENCH_TAKEOVER_SOAK` (200) kills of the
+ * The takeover soak (part of `pnpm soak`): `SOAK_TAKEOVER_KILLS` (200) kills of the
  * server process driving a real Claude Code run (aimock on 127.0.0.1,
  * local-process sandboxes, SQLite stores shared by every server process), each
  * followed by a takeover through `sandboxRunDriver` on another process. Per
@@ -19,7 +19,7 @@ import { EventType } from '@tanstack/ai'
 import { claudeBinary, makeClaudeHome, startFakeModel } from '@testing/claude-code-e2e/aimock'
 import { killAndTakeOver, normalizedFingerprints, postRun, startRunServer, stopRunServer, type RunServer } from '@testing/claude-code-e2e/takeover-trial'
 import { transcriptOf } from '@testing/support/sse-client'
-import { BenchError, median, percentile } from './stats.js'
+import { BenchError, median, percentile, round } from './stats.js'
 
 const FIXTURE = fileURLToPath(new URL('../../claude-code-e2e/fixtures/durable-takeover.json', import.meta.url))
 const PROMPT = 'Run the durable job in four steps.'
@@ -123,4 +123,10 @@ export async function benchTakeoverSoak(input: { kills: number; baseSeed?: numbe
     rmSync(dir, { recursive: true, force: true })
     rmSync(root, { recursive: true, force: true })
   }
+}
+
+/** Print the soak's tally as one table row, with the seeds of the trials that failed. */
+export function printTakeoverSoak(soak: TakeoverSoakResult): void {
+  console.log(`\n(r) takeover soak: ${soak.equal} of ${soak.kills} kills taken over with a transcript equal to the control (base seed ${soak.baseSeed}${soak.failedSeeds.length ? `; failed seeds ${soak.failedSeeds.join(', ')}` : ''})`)
+  console.table([{ ...soak, failedSeeds: soak.failedSeeds.length, takeoverToEndMedianMs: round(soak.takeoverToEndMedianMs, 0), takeoverToEndP95Ms: round(soak.takeoverToEndP95Ms, 0) }])
 }

@@ -1,5 +1,5 @@
 /**
- * The reaper never terminalizes a run that is still producing, over 100
+ * The reaper never terminalizes a run that is still producing, over
  * randomized sweeps racing live runs (spec 000 "The reaper ships as a
  * function, not a scheduler", spec 002: the sweep never drives a run to
  * learn whether it finished). No CLI here: each run is a real journaled
@@ -16,7 +16,8 @@
  * its TTL passed (`expired`) or because its agent exited during the sweep
  * (`finalized`, with the agent's exit marker older than the sweep's drive).
  * Every finalized log holds the whole transcript once. Seeds are printed;
- * `REAPER_SEED` replays them; `REAPER_SWEEPS` changes the count.
+ * `REAPER_SEED` replays them; `REAPER_SWEEPS` is the count (CI and default
+ * 40; `pnpm soak` runs 100).
  * Everything is cleaned up and checked: 0 sandbox folders, 0 journals, 0 agents.
  */
 import { randomInt, randomUUID } from 'node:crypto'
@@ -33,12 +34,12 @@ import { isRunAcceptedMarker, readSseEvents, transcriptOf } from '@testing/suppo
 import { seededRandom } from '../src/takeover-trial.js'
 import { waitFor } from './helpers/run-claude.js'
 
-const SWEEPS = Number(process.env.REAPER_SWEEPS ?? 100)
+const SWEEPS = Number(process.env.REAPER_SWEEPS ?? 40)
 /** Live runs kept going while the sweeps race them (no new ones for the last 10 sweeps), and the most started in all. */
 const LIVE = 4
 const MAX_RUNS_STARTED = 40
 const SEED = Number(process.env.REAPER_SEED ?? randomInt(2 ** 30))
-console.info(`[reaper race] seed ${SEED}: REAPER_SEED=${SEED} replays these runs, detach points, sweep times and TTLs`)
+console.info(`[reaper race] seed ${SEED}: REAPER_SEED=${SEED} replays these runs, detach points, sweep times and TTLs (REAPER_SWEEPS=${SWEEPS})`)
 /** The driver lease's key prefix (`runDriverLockKey`, internal to @tanstack/ai-sandbox). */
 const DRIVER_LEASE_PREFIX = 'tanstack-ai-sandbox:run-driver:'
 

@@ -61,11 +61,6 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, timeout: 60_000 })
 }
 
-/** `vite build` of src/client into dist/client. */
-export function buildClient(): void {
-  execFileSync(process.execPath, [join(EXAMPLE_DIR, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], { cwd: EXAMPLE_DIR, stdio: 'inherit', timeout: 120_000 })
-}
-
 /** A running server of the example. */
 export interface AppServer {
   readonly url: string

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# scripts/ci/node-lane.sh: run the Node-version lane under another Node.js.
+#
+# Usage: scripts/ci/node-lane.sh <path to node> <report.json>
+#
+# The lane (TANSTACK_TEST_LANE=node-versions in vitest.config.ts) is every
+# package's own suites, the Docker, local-process, SQLite and PostgreSQL ones
+# included, plus one Claude Code end-to-end suite per provider (local-process
+# and Docker). vitest and every process the tests start by name (`node`) run
+# on the given binary; better-sqlite3 must have been built for it
+# (scripts/ci/node-versions.sh). The JSON report goes to <report.json>.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+node_dir="$(cd "$(dirname "$1")" && pwd)"
+export PATH="$node_dir:$PATH"
+echo "node $(node --version) from $node_dir"
+TANSTACK_TEST_LANE=node-versions node node_modules/vitest/vitest.mjs run --reporter=default --reporter=json --outputFile.json="$2"

@@ -1,0 +1,138 @@
+/**
+ * Entry point of `pnpm soak`: every randomized suite at its full trial count,
+ * which `pnpm test` and CI run at a smaller, named count (each suite's header
+ * gives both). It runs, in order:
+ *   - the takeover soak: SOAK_TAKEOVER_KILLS (200) SIGKILLs of the server
+ *     driving a real Claude Code run on local-process + SQLite;
+ *   - the PostgreSQL takeover soak: SOAK_PG_TAKEOVER_KILLS (200) kills with
+ *     three servers racing for each claim;
+ *   - the randomized vitest suites with their full counts in the environment:
+ *     the PostgreSQL epoch fence (FENCE_TRIALS 50), the reaper race
+ *     (REAPER_SWEEPS 100), the driver takeover across processes on
+ *     local-process and Docker (TAKEOVER_TRIALS 10, TAKEOVER_CONCURRENT 3,
+ *     TAKEOVER_REFRESHES 3, TAKEOVER_CANCELS 25) and the PostgreSQL takeover
+ *     suite (PG_TAKEOVER_TRIALS 20).
+ * Each item's seed is printed and passed on, so a failure replays. It never
+ * stops at a failure; it prints one table of every item and writes
+ * `bench-results/soak.json`, and exits non-zero when any item failed.
+ * PostgreSQL comes from TANSTACK_SANDBOX_PG_URL or scripts/postgres/start.sh;
+ * the Docker parts need the engine and images of scripts/docker/.
+ */
+import { spawn } from 'node:child_process'
+import { randomInt } from 'node:crypto'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { benchPostgresTakeoverSoak, printPostgresTakeoverSoak } from './postgres-takeover-soak.js'
+import { envInt, round } from './stats.js'
+import { benchTakeoverSoak, printTakeoverSoak } from './takeover-soak.js'
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url))
+const resultsDir = fileURLToPath(new URL('../bench-results/', import.meta.url))
+
+/** One line of the soak's table. */
+interface SoakRow {
+  soak: string
+  /** Kills, trials or sweeps, as the item counts them. */
+  trials: number
+  passed: number
+  failed: number
+  seconds: number
+  /** The environment that replays the item. */
+  replay: string
+}
+
+/** A randomized vitest suite and the environment that gives it its full count. */
+interface SuiteSoak {
+  name: string
+  project: string
+  file: string
+  trials: number
+  env: Record<string, string>
+}
+
+function suites(seed: number): SuiteSoak[] {
+  const fence = envInt('FENCE_TRIALS', 50)
+  const sweeps = envInt('REAPER_SWEEPS', 100)
+  const takeovers = envInt('TAKEOVER_TRIALS', 10)
+  const pgTakeovers = envInt('PG_TAKEOVER_TRIALS', 20)
+  return [
+    { name: `PostgreSQL epoch fence, ${fence} trials`, project: 'ai-sandbox-postgres', file: 'tests/fencing.test.ts', trials: fence, env: { FENCE_TRIALS: String(fence), FENCE_SEED: String(seed) } },
+    { name: `reaper race, ${sweeps} sweeps`, project: 'claude-code-e2e', file: 'tests/reaper-race.e2e.test.ts', trials: sweeps, env: { REAPER_SWEEPS: String(sweeps), REAPER_SEED: String(seed) } },
+    {
+      name: `driver takeover, ${takeovers} kills per provider`,
+      project: 'claude-code-e2e',
+      file: 'tests/driver-takeover', // both files: local-process and Docker
+      trials: takeovers,
+      env: {
+        TAKEOVER_TRIALS: String(takeovers),
+        TAKEOVER_CONCURRENT: String(envInt('TAKEOVER_CONCURRENT', 3)),
+        TAKEOVER_REFRESHES: String(envInt('TAKEOVER_REFRESHES', 3)),
+        TAKEOVER_CANCELS: String(envInt('TAKEOVER_CANCELS', 25)),
+        TAKEOVER_SEED: String(seed),
+      },
+    },
+    { name: `PostgreSQL takeover, ${pgTakeovers} kills`, project: 'claude-code-e2e', file: 'tests/postgres-takeover.e2e.test.ts', trials: pgTakeovers, env: { PG_TAKEOVER_TRIALS: String(pgTakeovers), TAKEOVER_SEED: String(seed) } },
+  ]
+}
+
+/** Run one vitest file at its full count; its output streams through, its JSON report is tallied. */
+async function runSuite(suite: SuiteSoak, reportDir: string): Promise<SoakRow> {
+  const report = join(reportDir, `${suite.project}-${suite.file.replace(/\W+/g, '-')}.json`)
+  const started = performance.now()
+  const vitest = join(repoRoot, 'node_modules/vitest/vitest.mjs')
+  const exit = await new Promise<number>((resolve) => {
+    const child = spawn(process.execPath, [vitest, 'run', '--project', suite.project, suite.file, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], {
+      cwd: repoRoot,
+      env: { ...process.env, ...suite.env },
+      stdio: 'inherit',
+    })
+    child.on('close', (code) => resolve(code ?? 1))
+  })
+  const replay = Object.entries(suite.env).map(([key, value]) => `${key}=${value}`).join(' ')
+  const row = { soak: suite.name, trials: suite.trials, seconds: Math.round((performance.now() - started) / 1000), replay }
+  try {
+    const result = JSON.parse(await readFile(report, 'utf8')) as { numPassedTests: number; numFailedTests: number }
+    return { ...row, passed: result.numPassedTests, failed: result.numFailedTests + (exit !== 0 && result.numFailedTests === 0 ? 1 : 0) }
+  } catch {
+    return { ...row, passed: 0, failed: 1 }
+  }
+}
+
+async function main(): Promise<void> {
+  const seed = Number(process.env.SOAK_SEED ?? randomInt(2 ** 30))
+  console.log(`[soak] seed ${seed}: SOAK_SEED=${seed} replays every item`)
+  const rows: SoakRow[] = []
+  const reportDir = join(tmpdir(), `tanstack-soak-${process.pid}`)
+  await mkdir(reportDir, { recursive: true })
+  try {
+    const kills = envInt('SOAK_TAKEOVER_KILLS', 200)
+    if (kills > 0) {
+      const started = performance.now()
+      const soak = await benchTakeoverSoak({ kills, baseSeed: seed })
+      printTakeoverSoak(soak)
+      rows.push({ soak: `takeover kills, local-process + SQLite`, trials: kills, passed: soak.equal, failed: kills - soak.equal, seconds: Math.round((performance.now() - started) / 1000), replay: `TAKEOVER_SEED=${soak.baseSeed} (per kill: the printed seed)` })
+    }
+    const pgKills = envInt('SOAK_PG_TAKEOVER_KILLS', 200)
+    if (pgKills > 0) {
+      const started = performance.now()
+      const soak = await benchPostgresTakeoverSoak({ kills: pgKills, baseSeed: seed })
+      printPostgresTakeoverSoak(soak)
+      rows.push({ soak: `takeover kills, local-process + PostgreSQL, 3 racing`, trials: pgKills, passed: soak.equal, failed: pgKills - soak.equal, seconds: Math.round((performance.now() - started) / 1000), replay: `TAKEOVER_SEED=${soak.baseSeed} (per kill: the printed seed)` })
+    }
+    for (const suite of suites(seed)) rows.push(await runSuite(suite, reportDir))
+  } finally {
+    await rm(reportDir, { recursive: true, force: true })
+  }
+
+  console.log(`\nsoak (seed ${seed}): passed and failed count trials for the kill soaks, tests for the suites`)
+  console.table(rows)
+  await mkdir(resultsDir, { recursive: true })
+  const file = join(resultsDir, 'soak.json')
+  await writeFile(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: cpus().length, seed, rows, totalSeconds: round(rows.reduce((sum, row) => sum + row.seconds, 0), 0) }, null, 2) + '\n')
+  console.log(`wrote ${file}`)
+  if (rows.some((row) => row.failed > 0)) process.exitCode = 1
+}
+
+await main()
