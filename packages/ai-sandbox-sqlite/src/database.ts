@@ -89,7 +89,7 @@ export function openSqliteDatabase(path: string, options: OpenSqliteDatabaseOpti
     throw new SqliteDatabaseError('open-failed', path, `Cannot open the SQLite database ${JSON.stringify(path)}: ${messageOf(cause)}. Check that its directory exists and is writable.`, { cause })
   }
   try {
-    db.pragma('journal_mode = WAL')
+    enableWal(db, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS)
     db.pragma('synchronous = NORMAL')
     migrate(db, path)
     return db
@@ -97,6 +97,31 @@ export function openSqliteDatabase(path: string, options: OpenSqliteDatabaseOpti
     db.close()
     if (SqliteDatabaseError.isInstance(cause)) throw cause
     throw new SqliteDatabaseError('open-failed', path, `Cannot set up the SQLite database ${JSON.stringify(path)}: ${messageOf(cause)}. Check that it is a SQLite file this process may write.`, { cause })
+  }
+}
+
+/** Blocks the thread for a few ms between two tries of the WAL switch (openSqliteDatabase is synchronous). */
+const pause = (ms: number): void => void Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+
+/**
+ * Switch the file to WAL. SQLite switches a file's journal mode under an
+ * exclusive lock and does not call the busy handler while it waits for it
+ * (https://sqlite.org/pragma.html#pragma_journal_mode, and `busy_timeout`'s
+ * own note on locks it cannot wait for), so of several processes opening a
+ * new file at once, the ones that lose get SQLITE_BUSY at once. They try
+ * again for up to `busyTimeoutMs`, 1 to 50 ms apart; WAL is kept in the file,
+ * so once any process switched it the others find it switched.
+ */
+function enableWal(db: SqliteDatabase, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs
+  for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
+    try {
+      db.pragma('journal_mode = WAL')
+      return
+    } catch (cause) {
+      if (!String((cause as { code?: unknown }).code).startsWith('SQLITE_BUSY') || Date.now() >= deadline) throw cause
+    }
+    pause(wait)
   }
 }
 
