@@ -15,4 +15,5 @@ source scripts/ci/stages.sh
 timed "docker engine (background)" scripts/docker/engine.sh
 timed "sandbox images (background)" scripts/docker/images.sh
 timed "chromium (background)" scripts/chromium/install.sh
-timed "postgresql (background)" scripts/postgres/start.sh "$1" >/dev/null
+# start.sh prints the URL on stdout as well as into the env file; only the file is wanted here.
+timed "postgresql (background)" bash -c 'scripts/postgres/start.sh "$1" >/dev/null' postgres "$1"

@@ -50,9 +50,12 @@ describeWithDocker('journaled runs in Docker sandboxes', reason, () => {
     return entry
   }
 
+  // The slow turn's steps come 1 s apart (the fake's default is 0.3 s): host 1 leaves after the second step, and on
+  // BusyBox, whose `tail -f` polls once a second, on a loaded machine it read that step only after the 1.8 s turn had
+  // ended, so no CLI was left alive to survive the abort (seen once in CI with test files running side by side).
   function fake(harness: Harness, scenario: string, extra: { timeoutMs?: number } = {}): { tag: string; adapter: unknown } {
     const { tag, env } = newTag()
-    return { tag, adapter: harness.adapter({ executable: `${BIN}/${harness.fake}`, env: { ...env, FAKE_SCENARIO: scenario }, exitGraceMs: 1000, ...extra }) }
+    return { tag, adapter: harness.adapter({ executable: `${BIN}/${harness.fake}`, env: { ...env, FAKE_SCENARIO: scenario, FAKE_PAUSE: '1' }, exitGraceMs: 1000, ...extra }) }
   }
 
   const cases = (['Debian', 'BusyBox'] as const).flatMap((image) => [CLAUDE, CODEX].map((h) => [h.name, image, h] as const))
