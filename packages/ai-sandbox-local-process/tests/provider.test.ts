@@ -150,17 +150,21 @@ describe('provider', () => {
     await handle.process.exec(`setsid sh -c 'echo $$ > escaped.pid; exec sleep 300 # ${marker}' >/dev/null 2>&1 < /dev/null &`)
     await waitFor(() => existsSync(join(handle.workspaceRoot, 'escaped.pid')), 'the escaped process to start')
     const pid = Number((await readFile(join(handle.workspaceRoot, 'escaped.pid'), 'utf8')).trim())
+    // The process is known by its pid and its start time: on a busy machine (pid_max 32768, test files side by side)
+    // a pid is soon given to a new process, which a check by pid alone would take for the escaped one.
+    const startOf = (stat: string): string => stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!
+    const started = startOf(procStat(pid))
     const alive = () => {
       try {
-        process.kill(pid, 0)
-        return !(existsSync(`/proc/${pid}/stat`) && procStat(pid).includes(') Z '))
+        const stat = procStat(pid)
+        return startOf(stat) === started && !stat.includes(') Z ')
       } catch {
-        return false
+        return false // gone
       }
     }
     expect(alive()).toBe(true)
     await handle.destroy()
-    await waitFor(() => !alive(), 'the escaped process to be killed')
+    await waitFor(() => !alive(), `the escaped process to be killed (${existsSync(`/proc/${pid}/stat`) ? procStat(pid).trim() : 'gone'})`)
   })
 
   it('destroy through another provider instance removes the directory', async () => {
