@@ -85,7 +85,8 @@ async function runSuite(suite: SuiteSoak, reportDir: string): Promise<SoakRow> {
   const exit = await new Promise<number>((resolve) => {
     const child = spawn(process.execPath, [vitest, 'run', '--project', suite.project, suite.file, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`], {
       cwd: repoRoot,
-      env: { ...process.env, ...suite.env },
+      // A soak that skipped for a missing engine or database would prove nothing: make those suites fail instead.
+      env: { ...process.env, REQUIRE_DOCKER: '1', REQUIRE_POSTGRES: '1', ...suite.env },
       stdio: 'inherit',
     })
     child.on('close', (code) => resolve(code ?? 1))
@@ -94,9 +95,24 @@ async function runSuite(suite: SuiteSoak, reportDir: string): Promise<SoakRow> {
   const row = { soak: suite.name, trials: suite.trials, seconds: Math.round((performance.now() - started) / 1000), replay }
   try {
     const result = JSON.parse(await readFile(report, 'utf8')) as { numPassedTests: number; numFailedTests: number }
-    return { ...row, passed: result.numPassedTests, failed: result.numFailedTests + (exit !== 0 && result.numFailedTests === 0 ? 1 : 0) }
+    // A non-zero exit with no failed test, or a run where nothing passed, counts as one failure.
+    const unexplained = (exit !== 0 && result.numFailedTests === 0) || result.numPassedTests === 0 ? 1 : 0
+    return { ...row, passed: result.numPassedTests, failed: result.numFailedTests + unexplained }
   } catch {
     return { ...row, passed: 0, failed: 1 }
+  }
+}
+
+/** Run one kill soak; a soak that throws (a server that never started) becomes a failed row, so the other items still run. */
+async function killSoak(name: string, kills: number, run: () => Promise<{ equal: number; replay: string }>): Promise<SoakRow> {
+  const started = performance.now()
+  const seconds = (): number => Math.round((performance.now() - started) / 1000)
+  try {
+    const { equal, replay } = await run()
+    return { soak: name, trials: kills, passed: equal, failed: kills - equal, seconds: seconds(), replay }
+  } catch (error) {
+    console.error(`[soak] ${name} stopped: ${error instanceof Error ? error.message : String(error)}`)
+    return { soak: `${name} (stopped: see the error above)`, trials: kills, passed: 0, failed: kills, seconds: seconds(), replay: 'SOAK_SEED as printed' }
   }
 }
 
@@ -108,19 +124,21 @@ async function main(): Promise<void> {
   await mkdir(reportDir, { recursive: true })
   try {
     const kills = envInt('SOAK_TAKEOVER_KILLS', 200)
-    if (kills > 0) {
-      const started = performance.now()
-      const soak = await benchTakeoverSoak({ kills, baseSeed: seed })
-      printTakeoverSoak(soak)
-      rows.push({ soak: `takeover kills, local-process + SQLite`, trials: kills, passed: soak.equal, failed: kills - soak.equal, seconds: Math.round((performance.now() - started) / 1000), replay: `TAKEOVER_SEED=${soak.baseSeed} (per kill: the printed seed)` })
-    }
+    rows.push(
+      await killSoak(`takeover kills, local-process + SQLite`, kills, async () => {
+        const soak = await benchTakeoverSoak({ kills, baseSeed: seed })
+        printTakeoverSoak(soak)
+        return { equal: soak.equal, replay: `TAKEOVER_SEED=${soak.baseSeed} (kill i draws seed base + i)` }
+      }),
+    )
     const pgKills = envInt('SOAK_PG_TAKEOVER_KILLS', 200)
-    if (pgKills > 0) {
-      const started = performance.now()
-      const soak = await benchPostgresTakeoverSoak({ kills: pgKills, baseSeed: seed })
-      printPostgresTakeoverSoak(soak)
-      rows.push({ soak: `takeover kills, local-process + PostgreSQL, 3 racing`, trials: pgKills, passed: soak.equal, failed: pgKills - soak.equal, seconds: Math.round((performance.now() - started) / 1000), replay: `TAKEOVER_SEED=${soak.baseSeed} (per kill: the printed seed)` })
-    }
+    rows.push(
+      await killSoak(`takeover kills, local-process + PostgreSQL, 3 racing`, pgKills, async () => {
+        const soak = await benchPostgresTakeoverSoak({ kills: pgKills, baseSeed: seed })
+        printPostgresTakeoverSoak(soak)
+        return { equal: soak.equal, replay: `TAKEOVER_SEED=${soak.baseSeed} (kill i draws seed base + i)` }
+      }),
+    )
     for (const suite of suites(seed)) rows.push(await runSuite(suite, reportDir))
   } finally {
     await rm(reportDir, { recursive: true, force: true })
