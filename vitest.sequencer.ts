@@ -5,7 +5,7 @@
 // A file's expected time is vitest's own cached figure from an earlier run on
 // this machine, else the one CI last measured (scripts/ci/test-durations.json,
 // refreshed with `node scripts/ci/report.mjs .tmp/vitest-results.json
-// --durations scripts/ci/test-durations.json`), else unknown: unknown files go
+// --times .tmp/file-times-node20.json --durations scripts/ci/test-durations.json`), else unknown: unknown files go
 // after the known ones, larger first. It changes the order only, never what runs.
 import { existsSync, readFileSync } from 'node:fs'
 import { relative } from 'node:path'

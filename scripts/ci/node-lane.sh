@@ -8,10 +8,14 @@
 # provider's, the unit files and its engine suite), plus one Claude Code
 # end-to-end suite per provider (local-process and Docker). vitest and every process the tests start by name (`node`) run
 # on the given binary; better-sqlite3 must have been built for it
-# (scripts/ci/node-versions.sh). The JSON report goes to <report.json>.
+# (scripts/ci/node-versions.sh). The JSON report goes to <report.json>, and
+# each file's whole time to $TANSTACK_FILE_TIMES when set
+# (scripts/ci/file-times-reporter.mjs). TANSTACK_TEST_WORKERS sets the
+# workers, as for `pnpm test`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 node_dir="$(cd "$(dirname "$1")" && pwd)"
 export PATH="$node_dir:$PATH"
 echo "node $(node --version) from $node_dir"
-TANSTACK_TEST_LANE=node-versions node node_modules/vitest/vitest.mjs run --reporter=default --reporter=json --outputFile.json="$2"
+TANSTACK_TEST_LANE=node-versions node node_modules/vitest/vitest.mjs run --reporter=default --reporter=json --outputFile.json="$2" \
+  --reporter=./scripts/ci/file-times-reporter.mjs

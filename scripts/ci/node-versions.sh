@@ -8,7 +8,8 @@
 # npm registry (the official Linux build, headers included; no other network
 # is needed) into <dir>/v<major>, and builds better-sqlite3's native addon, at
 # the version pnpm-lock.yaml pins, against those headers into
-# <dir>/v<major>/better_sqlite3.node. It needs neither node_modules nor the
+# <dir>/v<major>/better_sqlite3-<version>.node (a new lockfile version builds
+# anew beside the old one). It needs neither node_modules nor the
 # install, so .ci/run starts it at once, beside `pnpm install`.
 # place: puts every addon, Node 20's own build included, where the `bindings`
 # loader looks per ABI (`lib/binding/node-v<ABI>-linux-x64/` of the installed
@@ -37,7 +38,7 @@ build() { # <major>
   fi
   version="$("$target/bin/node" --version)"
   abi="$("$target/bin/node" -p 'process.versions.modules')"
-  if [ ! -f "$target/better_sqlite3.node" ]; then
+  if [ ! -f "$target/better_sqlite3-$addon_version.node" ]; then
     src="$dir/better-sqlite3-v$major"
     rm -rf "$src"
     mkdir -p "$src"
@@ -47,7 +48,7 @@ build() { # <major>
     [ -f "$gyp" ] || { say "node-gyp not found at $gyp (it ships with npm)"; return 1; }
     (cd "$src/package" && PATH="$target/bin:$PATH" "$target/bin/node" "$gyp" rebuild --release --nodedir="$target" -j 2 >"$dir/gyp-v$major.log" 2>&1) \
       || { tail -n 20 "$dir/gyp-v$major.log" >&2; say "the build for node $version failed (log: $dir/gyp-v$major.log)"; return 1; }
-    cp "$src/package/build/Release/better_sqlite3.node" "$target/better_sqlite3.node"
+    cp "$src/package/build/Release/better_sqlite3.node" "$target/better_sqlite3-$addon_version.node"
     rm -rf "$src"
   fi
   echo "$major $version $target/bin/node"
@@ -70,7 +71,11 @@ case "$mode" in
     ;;
   place)
     installed="$(cd packages/ai-sandbox-sqlite && node -p 'require("node:path").dirname(require.resolve("better-sqlite3/package.json"))')"
-    for major in "$@"; do place_addon "$dir/v$major/bin/node" "$dir/v$major/better_sqlite3.node" "$installed"; done
+    addon_version="$(node -p "require('$installed/package.json').version")"
+    for major in "$@"; do
+      [ -f "$dir/v$major/better_sqlite3-$addon_version.node" ] || { say "no better-sqlite3 $addon_version build for node $major in $dir/v$major: run build first"; exit 1; }
+      place_addon "$dir/v$major/bin/node" "$dir/v$major/better_sqlite3-$addon_version.node" "$installed"
+    done
     # Node 20's own build last, so that a loader looking in build/Release first finds nothing there and takes the per-ABI one.
     if [ -f "$installed/build/Release/better_sqlite3.node" ]; then
       place_addon node "$installed/build/Release/better_sqlite3.node" "$installed"

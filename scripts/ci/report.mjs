@@ -4,9 +4,12 @@
 // `tests/` holds the file). With --total it prints only the closing line that
 // counts the tests of every report given. It reads; it never decides whether
 // CI passed (`.ci/run` does, from the exit codes).
+// A file's time is its whole time from --times FILE (scripts/ci/file-times-reporter.mjs:
+// setup, imports, tests and hooks) when that file exists, else the span of its
+// tests in the JSON report.
 // With --durations FILE it also writes each file's seconds there, the figures
 // vitest.sequencer.ts orders files by.
-// Usage: node scripts/ci/report.mjs <report.json> [--label NAME] [--slowest N] [--durations FILE]
+// Usage: node scripts/ci/report.mjs <report.json> [--label NAME] [--slowest N] [--times FILE] [--durations FILE]
 //        node scripts/ci/report.mjs --total <report.json>...
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { relative } from 'node:path'
@@ -47,11 +50,13 @@ const locate = (name) => {
   return { path, project: match ? match[1] : '(other)' }
 }
 
+const times = read(option('--times', undefined)) ?? {}
 const files = (report.testResults ?? []).map((result) => {
   const tests = result.assertionResults ?? []
+  const where = locate(result.name)
   return {
-    ...locate(result.name),
-    ms: Math.max(0, (result.endTime ?? 0) - (result.startTime ?? 0)),
+    ...where,
+    ms: times[where.path]?.ms ?? Math.max(0, (result.endTime ?? 0) - (result.startTime ?? 0)),
     tests: tests.length,
     failed: result.status === 'failed',
   }

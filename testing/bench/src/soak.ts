@@ -12,6 +12,8 @@
  *     local-process and Docker (TAKEOVER_TRIALS 10, TAKEOVER_CONCURRENT 3,
  *     TAKEOVER_REFRESHES 3, TAKEOVER_CANCELS 25) and the PostgreSQL takeover
  *     suite (PG_TAKEOVER_TRIALS 20).
+ * Each count is read from the variable named above; 0 skips that item (for
+ * example SOAK_TAKEOVER_KILLS=0 SOAK_PG_TAKEOVER_KILLS=0 runs only the suites).
  * Each item's seed is printed and passed on, so a failure replays. It never
  * stops at a failure; it prints one table of every item and writes
  * `bench-results/soak.json`, and exits non-zero when any item failed.
@@ -53,11 +55,11 @@ interface SuiteSoak {
 }
 
 function suites(seed: number): SuiteSoak[] {
-  const fence = envInt('FENCE_TRIALS', 50)
-  const sweeps = envInt('REAPER_SWEEPS', 100)
-  const takeovers = envInt('TAKEOVER_TRIALS', 10)
-  const pgTakeovers = envInt('PG_TAKEOVER_TRIALS', 20)
-  return [
+  const fence = envInt('FENCE_TRIALS', 50, { zero: true })
+  const sweeps = envInt('REAPER_SWEEPS', 100, { zero: true })
+  const takeovers = envInt('TAKEOVER_TRIALS', 10, { zero: true })
+  const pgTakeovers = envInt('PG_TAKEOVER_TRIALS', 20, { zero: true })
+  const all: SuiteSoak[] = [
     { name: `PostgreSQL epoch fence, ${fence} trials`, project: 'ai-sandbox-postgres', file: 'tests/fencing.test.ts', trials: fence, env: { FENCE_TRIALS: String(fence), FENCE_SEED: String(seed) } },
     { name: `reaper race, ${sweeps} sweeps`, project: 'claude-code-e2e', file: 'tests/reaper-race.e2e.test.ts', trials: sweeps, env: { REAPER_SWEEPS: String(sweeps), REAPER_SEED: String(seed) } },
     {
@@ -75,6 +77,7 @@ function suites(seed: number): SuiteSoak[] {
     },
     { name: `PostgreSQL takeover, ${pgTakeovers} kills`, project: 'claude-code-e2e', file: 'tests/postgres-takeover.e2e.test.ts', trials: pgTakeovers, env: { PG_TAKEOVER_TRIALS: String(pgTakeovers), TAKEOVER_SEED: String(seed) } },
   ]
+  return all.filter((suite) => suite.trials > 0)
 }
 
 /** Run one vitest file at its full count; its output streams through, its JSON report is tallied. */
@@ -123,22 +126,26 @@ async function main(): Promise<void> {
   const reportDir = join(tmpdir(), `tanstack-soak-${process.pid}`)
   await mkdir(reportDir, { recursive: true })
   try {
-    const kills = envInt('SOAK_TAKEOVER_KILLS', 200)
-    rows.push(
-      await killSoak(`takeover kills, local-process + SQLite`, kills, async () => {
-        const soak = await benchTakeoverSoak({ kills, baseSeed: seed })
-        printTakeoverSoak(soak)
-        return { equal: soak.equal, replay: `TAKEOVER_SEED=${soak.baseSeed} (kill i draws seed base + i)` }
-      }),
-    )
-    const pgKills = envInt('SOAK_PG_TAKEOVER_KILLS', 200)
-    rows.push(
-      await killSoak(`takeover kills, local-process + PostgreSQL, 3 racing`, pgKills, async () => {
-        const soak = await benchPostgresTakeoverSoak({ kills: pgKills, baseSeed: seed })
-        printPostgresTakeoverSoak(soak)
-        return { equal: soak.equal, replay: `TAKEOVER_SEED=${soak.baseSeed} (kill i draws seed base + i)` }
-      }),
-    )
+    const kills = envInt('SOAK_TAKEOVER_KILLS', 200, { zero: true })
+    if (kills > 0) {
+      rows.push(
+        await killSoak(`takeover kills, local-process + SQLite`, kills, async () => {
+          const soak = await benchTakeoverSoak({ kills, baseSeed: seed })
+          printTakeoverSoak(soak)
+          return { equal: soak.equal, replay: `TAKEOVER_SEED=${soak.baseSeed} (kill i draws seed base + i)` }
+        }),
+      )
+    }
+    const pgKills = envInt('SOAK_PG_TAKEOVER_KILLS', 200, { zero: true })
+    if (pgKills > 0) {
+      rows.push(
+        await killSoak(`takeover kills, local-process + PostgreSQL, 3 racing`, pgKills, async () => {
+          const soak = await benchPostgresTakeoverSoak({ kills: pgKills, baseSeed: seed })
+          printPostgresTakeoverSoak(soak)
+          return { equal: soak.equal, replay: `TAKEOVER_SEED=${soak.baseSeed} (kill i draws seed base + i)` }
+        }),
+      )
+    }
     for (const suite of suites(seed)) rows.push(await runSuite(suite, reportDir))
   } finally {
     await rm(reportDir, { recursive: true, force: true })

@@ -43,13 +43,18 @@ export function round(value: number, digits = 2): number {
   return Math.round(value * factor) / factor
 }
 
-/** Read a positive integer from an environment variable, or use `fallback`. */
-export function envInt(name: string, fallback: number): number {
+/**
+ * Read a positive integer from an environment variable, or use `fallback`.
+ * With `{ zero: true }`, 0 is accepted too (a count where 0 skips the item).
+ * @throws BenchError when the variable is set to anything else.
+ */
+export function envInt(name: string, fallback: number, options: { zero?: boolean } = {}): number {
   const raw = process.env[name]
   if (raw === undefined || raw === '') return fallback
   const value = Number(raw)
-  if (!Number.isInteger(value) || value <= 0) {
-    throw new BenchError(`${name}=${raw} is not a positive integer; unset it or pass e.g. ${name}=${fallback}.`)
+  const least = options.zero ? 0 : 1
+  if (!Number.isInteger(value) || value < least) {
+    throw new BenchError(`${name}=${raw} is not a whole number of ${least} or more; unset it or pass e.g. ${name}=${fallback}.`)
   }
   return value
 }

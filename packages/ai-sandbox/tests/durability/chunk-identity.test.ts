@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { chunkFingerprint, chunkFingerprintIgnoringThreadId, chunkThreadId, createRunScopedIdGen } from '../../src/index.js'
 import { sameChunk } from '../../src/durability/chunk-identity.js'
 import { createRunScopedIdGen as harnessIdGen } from '../../src/harness/run-scoped-id.js'
+import { seededRandom } from '../helpers/seeded-random.js'
 
 const started: Extract<StreamChunk, { type: EventType.RUN_STARTED }> = { type: EventType.RUN_STARTED, runId: 'run-1', threadId: 'thread-1', timestamp: 1 }
 const toolStart = {
@@ -89,16 +90,6 @@ describe('chunkFingerprintIgnoringThreadId and chunkThreadId', () => {
 })
 
 describe('sameChunk (the comparison alignment uses)', () => {
-  /** A small deterministic generator (mulberry32), so a failure replays. */
-  function random(seed: number): () => number {
-    return () => {
-      seed = (seed + 0x6d2b79f5) | 0
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-    }
-  }
-
   /** Values JSON treats specially next to ordinary ones: undefined, NaN, -0, Dates, functions, nested objects. */
   function value(next: () => number, depth: number): unknown {
     const pick = Math.floor(next() * 12)
@@ -138,7 +129,7 @@ describe('sameChunk (the comparison alignment uses)', () => {
   }
 
   it('answers exactly what comparing the two fingerprints answers, on 5,000 generated pairs', () => {
-    const next = random(11)
+    const next = seededRandom(11)
     let equal = 0
     for (let i = 0; i < 5_000; i++) {
       const a = { type: EventType.CUSTOM, name: 'n', ...object(next, 0) } as unknown as StreamChunk

@@ -7,24 +7,14 @@
 import { describe, expect, it } from 'vitest'
 import { JournalError, MAX_JOURNAL_RUN_ID_LENGTH } from '../../src/journal/errors.js'
 import { decodeJournalRunId, encodeRunId } from '../../src/journal/run-id.js'
+import { seededRandom } from '../helpers/seeded-random.js'
 
-/** A small seeded PRNG (mulberry32), so a failure names a reproducible corpus. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 // Literals, the escape character, path and shell specials, control and non-ASCII characters, both halves of a surrogate pair alone.
 const ALPHABET = ['a', 'Z', '0', '9', '-', '_', '/', '.', ' ', '"', "'", '$', '(', ')', '`', '\\', '\n', '\0', 'é', '日', '🙂', '\ud800', '\udbff', '\udc00', '\udfff', '\uffff', '_0061', '_002f']
 
 function corpus(seed: number, count: number, maxParts: number): string[] {
-  const next = random(seed)
+  const next = seededRandom(seed)
   const out: string[] = []
   for (let i = 0; i < count; i++) {
     let id = ''
@@ -128,7 +118,7 @@ describe('decodeJournalRunId fails closed', () => {
   })
 
   it('every name that decodes is exactly the encoding of what it decodes to (generated names)', () => {
-    const next = random(3)
+    const next = seededRandom(3)
     const pieces = ['a', 'Z', '0', '-', '_', 'f', 'F', '00', '002f', '0061', '/', '.', 'd800', 'ndjson']
     let accepted = 0
     for (let i = 0; i < 20_000; i++) {

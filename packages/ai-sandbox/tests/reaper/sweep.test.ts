@@ -6,7 +6,9 @@
  * overwrites it); a sweep racing a live driver that holds the run's lease
  * gives up (`not-claimed`) without writing anything, not even a
  * `driverEpoch`; probes that throw, lie or hang are `unknown`; randomized
- * sweeps over producing runs never drive or touch one; `fenceQuietMs` is the
+ * sweeps over producing runs never drive or touch one (SWEEP_TRIALS, 100 in
+ * CI and at full size: in memory they take tens of ms; the seed is
+ * printed and SWEEP_SEED replays it); `fenceQuietMs` is the
  * claim's quiet window; `maxRuns` defers the
  * newest; a failing `listReclaimable` resolves with the error.
  */
@@ -16,9 +18,11 @@ import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { reapDetachedRuns, type ReapOptions, type RunExitProbe } from '../../src/index.js'
 import { runDriverLockKey } from '../../src/durability/claim.js'
+import { seededRandom, testSeed } from '../helpers/seeded-random.js'
 import { capturingLogger } from './helpers.js'
 
 const TTL = 60_000
+const SWEEP_TRIALS = Number(process.env.SWEEP_TRIALS ?? 100)
 
 /** A detached run: record `running` with `detachedSince` and `sandboxKey`, and a log holding its first chunks. */
 async function seed(runs: RunStore, label: string, detachedAgoMs = 1_000): Promise<{ runId: string; threadId: string }> {
@@ -143,24 +147,25 @@ describe('reapDetachedRuns: budget, races, lying probes', () => {
     for (const run of [throws, lies, hangs]) expect((await runs.get(run.runId))?.status).toBe('running')
   })
 
-  it('100 randomized sweeps over producing and unknown runs within their TTL: 0 drives, 0 runs touched', async () => {
+  it(`${SWEEP_TRIALS} randomized sweeps over producing and unknown runs within their TTL: 0 drives, 0 runs touched`, async () => {
+    const random = seededRandom(testSeed('SWEEP_SEED', 'reaper sweeps'))
     const runs = new InMemoryRunStore()
-    const seeded = await Promise.all(Array.from({ length: 8 }, (_, i) => seed(runs, `live-${i}`, Math.floor(Math.random() * (TTL - 5_000)))))
+    const seeded = await Promise.all(Array.from({ length: 8 }, (_, i) => seed(runs, `live-${i}`, Math.floor(random() * (TTL - 5_000)))))
     const before = await Promise.all(seeded.map((run) => runs.get(run.runId)))
     let drives = 0
     let sweeps = 0
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < SWEEP_TRIALS; i++) {
       const result = await reapDetachedRuns(
         baseOptions(runs, {
           drive: () => (drives++, hanging(new AbortController().signal)),
-          hasFinished: async () => (Math.random() < 0.5 ? { state: 'producing' } : { state: 'unknown', detail: 'random' }),
-          maxRuns: 1 + Math.floor(Math.random() * 8),
+          hasFinished: async () => (random() < 0.5 ? { state: 'producing' } : { state: 'unknown', detail: 'random' }),
+          maxRuns: 1 + Math.floor(random() * 8),
         }),
       )
       sweeps++
       expect(result.outcomes.producing + result.outcomes.unknown).toBe(result.entries.length)
     }
-    expect(sweeps).toBe(100)
+    expect(sweeps).toBe(SWEEP_TRIALS)
     expect(drives, 'no sweep drove a run it could not prove finished').toBe(0)
     expect(await Promise.all(seeded.map((run) => runs.get(run.runId))), 'every record is exactly as seeded').toEqual(before)
   })
