@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Reads the vitest JSON reports `.ci/run` writes and prints where the time
-// went: the slowest test files and a total per project (the folder whose
-// `tests/` holds the file). With --total it prints only the closing line that
+// went: the slowest test files, a total per project (the folder whose
+// `tests/` holds the file) and each failed test with the head of its message.
+// With --total it prints only the closing line that
 // counts the tests of every report given. It reads; it never decides whether
 // CI passed (`.ci/run` does, from the exit codes).
 // A file's time is its whole time from --times FILE (scripts/ci/file-times-reporter.mjs:
@@ -78,6 +79,24 @@ for (const [name, p] of [...projects].sort((a, b) => b[1].ms - a[1].ms)) {
 const total = files.reduce((sum, f) => ({ ms: sum.ms + f.ms, tests: sum.tests + f.tests }), { ms: 0, tests: 0 })
 console.log(`${seconds(total.ms).padStart(8)} ${String(files.length).padStart(5)} ${String(total.tests).padStart(6)}  all`)
 console.log(`${label}: ${countLine([report], [])}`)
+
+// The failures by name, with the head of each message: CI shows only the end of its output, so the names must be here.
+const failures = (report.testResults ?? []).flatMap((result) => [
+  ...(result.assertionResults ?? [])
+    .filter((test) => test.status === 'failed')
+    .map((test) => ({ path: locate(result.name).path, name: test.fullName ?? test.title, message: (test.failureMessages ?? []).join('\n') })),
+  // A file that failed outside its tests (an import error, a hook) has a message but no failed test.
+  ...(result.status === 'failed' && !(result.assertionResults ?? []).some((test) => test.status === 'failed')
+    ? [{ path: locate(result.name).path, name: '(the file itself)', message: result.message ?? '' }]
+    : []),
+])
+const shown = 20
+if (failures.length) console.log(`\n${label}: ${failures.length} failed (the first ${Math.min(shown, failures.length)}, each with the head of its message)`)
+for (const f of failures.slice(0, shown)) {
+  console.log(`  ${f.path} > ${f.name}`)
+  const head = f.message.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '').split('\n').filter((line) => line.trim()).slice(0, 6)
+  for (const line of head) console.log(`      ${line.length > 300 ? `${line.slice(0, 300)}...` : line}`)
+}
 
 const durations = option('--durations', undefined)
 if (durations) {

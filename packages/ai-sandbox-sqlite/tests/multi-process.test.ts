@@ -136,7 +136,8 @@ describe('several processes on one database file', () => {
       if (enter[0] !== 'enter' || exit[0] !== 'exit' || enter[1] !== exit[1]) overlaps++
     }
     expect(overlaps).toBe(0)
-    // They really contended: the key changed hands between the processes, not once but many times.
+    // They really contended (the child choreographs its turns so each entry happens while the other process is
+    // blocked on the key): the key changed hands between the processes, not once but many times.
     const owners = lines.filter((_, i) => i % 2 === 0).map((line) => line.split(' ')[1])
     const handovers = owners.filter((owner, i) => i > 0 && owner !== owners[i - 1]).length
     expect(new Set(owners).size).toBe(2)
@@ -168,7 +169,8 @@ describe('several processes on one database file', () => {
 
   it('a holder paused with SIGSTOP past its lease loses the key; after SIGCONT its signal aborts', async () => {
     const path = dbs.path()
-    const leaseMs = 1500
+    // Long enough that a holder starved of CPU on a loaded machine still renews (every leaseMs / 3) until the stop.
+    const leaseMs = 3000
     const goFile = dbs.path()
     const holder = start({ role: 'hold', path, key: 'k', leaseMs })
     const taker = start({ role: 'take', path, key: 'k', leaseMs, holdMs: 60_000, goFile })
@@ -193,9 +195,14 @@ describe('several processes on one database file', () => {
   it('a reader in one process tails what another process appends until it closes', async () => {
     const path = dbs.path()
     const count = 20
+    const holdFile = dbs.path()
     const reader = start({ role: 'tail', path, runId: 'run-1' })
     await reader.next('reading')
-    const writer = start({ role: 'append', path, runId: 'run-1', count, intervalMs: 15 })
+    // The writer waits after its first chunk until the reader has it: however slowly either process is
+    // scheduled, the reader must see that chunk while the log is still open.
+    const writer = start({ role: 'append', path, runId: 'run-1', count, intervalMs: 15, holdFile })
+    await reader.next('chunk')
+    writeFileSync(holdFile, '')
     const closing = await writer.next('closing')
     await writer.next('closed')
     const ended = await reader.next('ended')
@@ -213,6 +220,8 @@ describe('several processes on one database file', () => {
 
   // Without a shared lock both processes create a sandbox and core's record claim destroys the loser;
   // with the SQLite lock the second process waits and resumes the first one's.
+  // The control's creates meet at a barrier, so neither records its sandbox before the other has looked (a slow
+  // process would otherwise find the first one's record and resume it).
   it.each([
     { lock: 'the SQLite lock', memoryLocks: false, creates: 1 },
     { lock: 'a per-process InMemoryLockStore (the control)', memoryLocks: true, creates: 2 },
@@ -220,9 +229,10 @@ describe('several processes on one database file', () => {
     const path = dbs.path()
     const root = mkdtempSync(join(tmpdir(), 'sqlite-ensure-'))
     const goFile = dbs.path()
+    const createBarrier = memoryLocks ? { dir: dbs.path(), count: 2 } : undefined
     const ids: string[] = []
     try {
-      const racers = [0, 1].map(() => start({ role: 'ensure', path, root, threadId: 'thread-1', goFile, memoryLocks }))
+      const racers = [0, 1].map(() => start({ role: 'ensure', path, root, threadId: 'thread-1', goFile, memoryLocks, createBarrier }))
       await Promise.all(racers.map((racer) => racer.next('ready')))
       writeFileSync(goFile, '')
       ids.push(...(await Promise.all(racers.map((racer) => racer.next('ensured')))).map((e) => e.id as string))

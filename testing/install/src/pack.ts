@@ -6,7 +6,7 @@
  * missing is refused with a message that says to run `pnpm build`.
  */
 import { execFile } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -58,7 +58,7 @@ export function missingBuildOutputs(folder: string): string[] {
 }
 
 /**
- * `pnpm pack` every published package into `destination`.
+ * `pnpm pack` every published package, side by side, each into `destination/<folder>/`.
  *
  * @param destination - An existing, empty folder for the tarballs.
  * @returns One entry per package, in folder order.
@@ -71,16 +71,18 @@ export async function packAll(destination: string): Promise<PackedPackage[]> {
     const list = unbuilt.map((entry) => `packages/${entry.folder}: ${entry.missing.join(', ')}`).join('; ')
     throw new Error(`Build the packages before packing them (run \`pnpm build\` at the repository root). Missing: ${list}`)
   }
-  const packed: PackedPackage[] = []
-  for (const folder of folders) {
-    const before = new Set(readdirSync(destination))
-    await run('pnpm', ['pack', '--pack-destination', destination], { cwd: join(REPO_ROOT, 'packages', folder), env: cleanEnv(), timeout: 120_000 })
-    const tarball = readdirSync(destination).find((name) => name.endsWith('.tgz') && !before.has(name))
-    if (!tarball) throw new Error(`pnpm pack in packages/${folder} wrote no tarball into ${destination}`)
-    const path = join(destination, tarball)
-    packed.push({ folder, tarball: path, manifest: await tarballManifest(path) })
-  }
-  return packed
+  // Side by side, each into a folder of its own so every tarball is found by where it landed.
+  return Promise.all(
+    folders.map(async (folder) => {
+      const into = join(destination, folder)
+      mkdirSync(into)
+      await run('pnpm', ['pack', '--pack-destination', into], { cwd: join(REPO_ROOT, 'packages', folder), env: cleanEnv(), timeout: 120_000 })
+      const tarball = readdirSync(into).find((name) => name.endsWith('.tgz'))
+      if (!tarball) throw new Error(`pnpm pack in packages/${folder} wrote no tarball into ${into}`)
+      const path = join(into, tarball)
+      return { folder, tarball: path, manifest: await tarballManifest(path) }
+    }),
+  )
 }
 
 /** The `package/package.json` inside a tarball. */

@@ -24,11 +24,23 @@ import { parseReadmeResult } from '../src/readme-example.js'
 
 const run = promisify(execFile)
 const root = mkdtempSync(join(tmpdir(), 'tanstack-install-'))
+const MANAGERS: PackageManager[] = ['npm', 'pnpm']
 let packed: PackedPackage[] = []
+/** Each manager's project, installing side by side (each install waits on the registry and the disk for much of its time). */
+const installs = new Map<PackageManager, Promise<unknown>>()
 
 beforeAll(async () => {
   mkdirSync(join(root, 'tarballs'))
   packed = await packAll(join(root, 'tarballs'))
+  for (const manager of MANAGERS) {
+    const dir = join(root, manager)
+    mkdirSync(dir)
+    writeProject(dir, packed, manager)
+    const install = installProject(dir, manager)
+    // Awaited by that manager's suite, which fails with the error; never an unhandled rejection meanwhile.
+    install.catch(() => {})
+    installs.set(manager, install)
+  }
 }, 180_000)
 
 afterAll(() => {
@@ -83,7 +95,7 @@ describe('the packed tarballs', () => {
   })
 })
 
-describe.each<PackageManager>(['npm', 'pnpm'])('a fresh project installed with %s', (manager) => {
+describe.each<PackageManager>(MANAGERS)('a fresh project installed with %s', (manager) => {
   const dir = join(root, manager)
   // The programs' temp folder: local-process sandboxes, Claude Code's HOME and the quickstart's repository land here.
   const tmp = join(root, `${manager}-tmp`)
@@ -91,10 +103,8 @@ describe.each<PackageManager>(['npm', 'pnpm'])('a fresh project installed with %
   const programEnv = { TMPDIR: tmp, TSX_DISABLE_CACHE: '1' }
 
   beforeAll(async () => {
-    mkdirSync(dir)
     mkdirSync(tmp)
-    writeProject(dir, packed, manager)
-    await installProject(dir, manager)
+    await installs.get(manager)
   }, INSTALL_TIMEOUT_MS + 30_000)
 
   it('has exactly one copy of @tanstack/ai and of @tanstack/ai-sandbox on disk', async () => {
