@@ -64,15 +64,18 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
       if (request.method() === 'GET' && request.url().includes('/api/run?')) attaches.push(request.headers()['last-event-id'])
     })
     const runId = await startTask(page)
+    // As soon as the first tool call shows, the second browser's Start meets the live run (409) and
+    // follows that run instead, from the log's start. (Done this early because the rest of the run is
+    // a few seconds of scripted steps, and a Start after the end would rightly begin a new run.)
+    await page.waitForSelector('[data-tool-call-id=toolu_web_1_look]', { timeout: RUN_MS })
+    await startTask(second)
+    expect(await second.textContent('[data-testid=run-id]')).toBe(runId)
     // Mid-run: the second tool call has started and is sleeping in the sandbox.
     await page.waitForSelector('[data-tool-call-id=toolu_web_2_edit]', { timeout: RUN_MS })
     const before = await seen(page)
     await page.reload()
     await page.waitForSelector('[data-tool-call-id=toolu_web_1_look]') // repainted from the tab's cache at once
     await page.screenshot({ path: join(IMAGES, 'sandbox-web-rejoined.png'), fullPage: true })
-    // Its Start meets the live run (409) and follows that run instead, from the log's start.
-    await startTask(second)
-    expect(await second.textContent('[data-testid=run-id]')).toBe(runId)
     await Promise.all([waitForStatus(page, 'completed'), waitForStatus(second, 'completed')])
 
     // The reload came mid-run: before it, the last tool call had not started.
