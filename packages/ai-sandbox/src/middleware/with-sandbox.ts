@@ -48,6 +48,7 @@ import { provideSandbox, provideSandboxRunChunks, SandboxCapability, SandboxRunC
 import { createRunChunks, SANDBOX_FLUSH_EVENT, type RunChunks } from './run-chunks.js'
 import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
 import { endJournaledRun } from '../harness/journal-run-end.js'
+import { assertValidRunId } from '../contracts/run-id.js'
 import type { PumpEnd } from '../durability/run-outcome.js'
 import { holdStartedRunLease, isTerminalChunk, settleStartedRun, type StartedRunLease } from './run-lease.js'
 import { provideSandboxDurability, SandboxDurabilityCapability, type SandboxDurabilityOptions } from '../durability/capability.js'
@@ -400,7 +401,9 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       if (state.ended) return
       const destroy = (why: string) => void destroyRun(state, why).catch((error: unknown) => logger?.errors('sandbox destroy on abort failed', { error }))
       if (!durable?.detachable) return destroy('run aborted')
-      void cancelVerdict(state, durable.run.runs, { reason: ctx.signal?.reason }).then((cancel) => cancel && destroy('run cancelled'))
+      void cancelVerdict(state, durable.run.runs, { reason: ctx.signal?.reason })
+        .then((cancel) => cancel && destroy('run cancelled'))
+        .catch((error: unknown) => logger?.errors('reading the cancel verdict on abort failed', { error }))
     }
     if (ctx.signal?.aborted) onAbort()
     else if (ctx.signal) {
@@ -455,6 +458,8 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       const ensureCtx = { threadId: ctx.threadId, runId: ctx.runId, ...(tenant ? { tenant } : {}) }
       const key = sandbox.key(ensureCtx)
       if (durable) {
+        // Before any lease, sandbox, journal or baseline exists under the id: one the journal would refuse fails here.
+        assertValidRunId(ctx.runId, 'chat({ runId })')
         provideSandboxDurability(ctx, durable.run)
         if (durable.detachable) {
           provideDetachableRun(ctx, true)
