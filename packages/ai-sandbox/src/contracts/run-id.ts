@@ -10,8 +10,14 @@ import { SandboxError, type SandboxErrorOptions } from './errors.js'
 /** The longest run id accepted, in UTF-16 code units (its journal path stays under Linux's `PATH_MAX`). */
 export const MAX_RUN_ID_LENGTH = 512
 
-/** C0 controls (CR, LF and NUL among them), DEL and C1 controls. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+/** The index of the first C0 control (CR, LF and NUL among them), DEL or C1 control in `id`, or -1. */
+function firstControl(id: string): number {
+  for (let i = 0; i < id.length; i++) {
+    const code = id.charCodeAt(i)
+    if (code <= 0x1f || (code >= 0x7f && code <= 0x9f)) return i
+  }
+  return -1
+}
 /** With the `u` flag a surrogate range matches only a surrogate that is not half of a pair. */
 const LONE_SURROGATE = /[\ud800-\udfff]/u
 
@@ -57,8 +63,8 @@ export function runIdProblem(runId: unknown, field = 'runId'): string | undefine
   if (runId.length === 0) return `${field} must not be empty. ${fix}`
   if (runId.length > MAX_RUN_ID_LENGTH) return `${field} may be at most ${MAX_RUN_ID_LENGTH} UTF-16 code units; got ${runId.length}. ${fix}`
   if (LONE_SURROGATE.test(runId)) return `${field} is not well-formed UTF-16 (it holds a lone surrogate), so stores would not keep it as given. ${fix}`
-  const control = CONTROL.exec(runId)
-  if (control) return `${field} holds the control character U+${control[0].charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()} at index ${control.index} (CR, LF, NUL and other controls break log lines, headers and stores). ${fix}`
+  const at = firstControl(runId)
+  if (at !== -1) return `${field} holds the control character U+${runId.charCodeAt(at).toString(16).padStart(4, '0').toUpperCase()} at index ${at} (CR, LF, NUL and other controls break log lines, headers and stores). ${fix}`
   return undefined
 }
 
