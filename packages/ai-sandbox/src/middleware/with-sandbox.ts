@@ -191,6 +191,7 @@ const optionsSchema = z
  * @param sandbox - A definition from `defineSandbox`.
  * @param options - Optional `instances` and `locks` stores; `runs` + `durability` (+ `detachOnDisconnect`, default `true`) for durable runs.
  * @throws SandboxConfigError for invalid options (at call time), naming the field.
+ * @throws InvalidRunIdError `invalid-run-id` (from the run's setup, before any lease, sandbox, journal or baseline exists) for a durable run whose `chat({ runId })` breaks the run-id rule of `assertValidRunId`.
  * @example
  * ```ts
  * chat({ adapter, messages, threadId, middleware: [withSandbox(sandbox)] })
