@@ -479,7 +479,12 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext, jo
     // A journaled run whose request went away before it ended is detached, not over: its agent runs on and its journal stays.
     const detached = journaled !== undefined && !terminal && requestSignal?.aborted === true && !timeout?.aborted
     // In the background, once the CLI is gone: the stream (and the RUN_FINISHED core releases when it ends) never waits for the sweep.
-    if (!detached) void Promise.resolve(settling).then(sweep).then(() => journaled && finishJournal(handle, journaled.journal, (message) => options.logger.provider(`${harness}: ${message}`)))
+    if (!detached) {
+      void Promise.resolve(settling)
+        .then(sweep)
+        .then(() => journaled && finishJournal(handle, journaled.journal, (message) => options.logger.provider(`${harness}: ${message}`)))
+        .catch((error: unknown) => options.logger.errors(`${harness}: the end-of-run sweep of run ${runId} failed`, { error: run.redact(String(error)) }))
+    }
     // The run's files go before the stream ends (a CLI that lingers has read them long ago).
     await Promise.resolve(launch.cleanup?.()).catch((error: unknown) => options.logger.errors(`${harness}: cleaning up after run ${runId} failed`, { error: run.redact(String(error)) }))
   }
