@@ -2,7 +2,8 @@
  * The HTTP surface's answers to bad input, over fetch against the server
  * process (offline): a body past the limit is refused before it is read
  * whole (413), an unknown API path is a JSON 404 (never the page), and ids
- * outside the accepted pattern are a 400 on every route.
+ * outside the accepted pattern are a 400 on every route, and so is a path
+ * that is not valid percent-encoding (without a stack trace in the log).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startServer, type AppServer } from './helpers/app.js'
@@ -31,6 +32,17 @@ describe('examples/sandbox-web routes: bad input', () => {
     expect((await post('/api/run?runId=a%2Fb', JSON.stringify({ threadId: 't', prompt: 'p' }))).status).toBe(400)
     expect((await fetch(`${server.url}/api/threads/..%2F..`)).status).toBe(400)
     expect((await fetch(`${server.url}/api/run?runId=a%20b&offset=-1`)).status).toBe(400)
+  })
+
+  it('a path that is not valid percent-encoding is 400, with no stack trace in the server output', async () => {
+    const before = server.output().length
+    for (const path of ['/%', '/%E0%A4%A', '/assets/%zz.js']) {
+      const response = await fetch(`${server.url}${path}`)
+      expect(response.status, path).toBe(400)
+      expect(await response.text(), path).toMatch(/percent-encoding/)
+    }
+    const printed = server.output().slice(before)
+    expect(printed).not.toMatch(/URIError|\n\s+at /)
   })
 
   // Last: the server answers before the body is sent whole and closes that connection, which fetch may have pooled.

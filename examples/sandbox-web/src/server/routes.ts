@@ -147,7 +147,15 @@ export function createApp({ config, stores, agent, prompts, reaper, stopping }: 
   app.all('/api/*', (c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404))
 
   app.get('*', async (c) => {
-    const path = normalize(decodeURIComponent(new URL(c.req.url).pathname)).replace(/^(\.\.[/\\])+/, '')
+    const raw = new URL(c.req.url).pathname
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(raw)
+    } catch {
+      // A malformed escape (`/%`, `/%zz`) is the client's mistake: a 400, not a 500 with a URIError stack in the log.
+      return c.text(`The path ${JSON.stringify(raw)} is not valid percent-encoding.`, 400)
+    }
+    const path = normalize(decoded).replace(/^(\.\.[/\\])+/, '')
     const file = join(config.clientDir, path)
     const found = file.startsWith(config.clientDir) && extname(file) !== '' && existsSync(file) ? file : join(config.clientDir, 'index.html')
     if (!existsSync(found)) return c.text('The browser app is not built: run `pnpm --filter @example/sandbox-web build` (pnpm dev does it).', 500)

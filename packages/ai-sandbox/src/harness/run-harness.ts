@@ -33,19 +33,14 @@ import { guardHarnessRun, type GuardHarnessRunOptions, type HarnessRunContext } 
 import { harnessRunError } from './harness-run-error.js'
 import { createOpenToolCalls } from './open-tool-calls.js'
 import { createRunScopedIdGen } from './run-scoped-id.js'
-import { spawnNdjson } from './spawn-ndjson.js'
+import { DEFAULT_MAX_LINE_BYTES, spawnNdjson } from './spawn-ndjson.js'
 import { HARNESS_RUN_TAG_ENV, stopTaggedProcesses } from './stop-run-processes.js'
 
 /** How long a CLI may take to exit by itself after its final event before its process tree is stopped, in ms. */
 export const DEFAULT_EXIT_GRACE_MS = 3000
 
-/**
- * The longest line of CLI output a run reads, in UTF-8 bytes (32 MiB): a
- * longer one ends the run with `RUN_ERROR` `line_too_long` and stops the CLI,
- * so a runaway writer cannot grow host memory without bound. Adapters take
- * `maxLineBytes` to change it (see `HarnessCommonOptions`).
- */
-export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
+// Defined beside spawnNdjson (its default too); re-exported here, where adapters have always imported it.
+export { DEFAULT_MAX_LINE_BYTES }
 
 /**
  * How long a final event (one the translator turns into `RUN_FINISHED` or
