@@ -77,7 +77,9 @@ export function createApp({ config, stores, agent, prompts, reaper, stopping }: 
     await prompts.save({ runId, threadId, prompt })
     // Created when the run is accepted, so an attach during the sandbox boot finds it.
     await stores.runs.createOrResume({ runId, threadId, startedAt: Date.now() })
-    const log = stores.stream(c.req.raw) // ONE log for withSandbox and the transport
+    // ONE log for withSandbox and the transport, for the run checked above. Not stores.stream(c.req.raw): the
+    // stores read X-Run-Id before ?runId, so a header could point this run's output into another run's log.
+    const log = stores.stream({ runId })
     const abortController = new AbortController()
     const stream = agent.run({ runId, threadId, prompt, log, attach: false, abortController })
     return toServerSentEventsResponse(stream, { abortController, durability: { adapter: log, batch: 1 } })
