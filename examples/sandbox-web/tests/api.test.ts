@@ -2,10 +2,12 @@
  * The HTTP surface's answers to bad input, over fetch against the server
  * process (offline): a body past the limit is refused before it is read
  * whole (413), an unknown API path is a JSON 404 (never the page), and ids
- * outside the accepted pattern are a 400 on every route.
+ * outside the accepted pattern are a 400 on every route, and so is a path
+ * that is not valid percent-encoding (without a stack trace in the log). A
+ * run writes only the log its `?runId` names, whatever `X-Run-Id` says.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startServer, type AppServer } from './helpers/app.js'
+import { readRunLog, startServer, type AppServer } from './helpers/app.js'
 
 describe('examples/sandbox-web routes: bad input', () => {
   let server: AppServer
@@ -32,6 +34,34 @@ describe('examples/sandbox-web routes: bad input', () => {
     expect((await fetch(`${server.url}/api/threads/..%2F..`)).status).toBe(400)
     expect((await fetch(`${server.url}/api/run?runId=a%20b&offset=-1`)).status).toBe(400)
   })
+
+  it('a path that is not valid percent-encoding is 400, with no stack trace in the server output', async () => {
+    const before = server.output().length
+    for (const path of ['/%', '/%E0%A4%A', '/assets/%zz.js']) {
+      const response = await fetch(`${server.url}${path}`)
+      expect(response.status, path).toBe(400)
+      expect(await response.text(), path).toMatch(/percent-encoding/)
+    }
+    const printed = server.output().slice(before)
+    expect(printed).not.toMatch(/URIError|\n\s+at /)
+  })
+
+  it("a POST whose X-Run-Id header names another run writes only the run its ?runId names; a finished log stays as it was", async () => {
+    const { task } = (await (await fetch(`${server.url}/api/sample`)).json()) as { task: string }
+    const start = (runId: string, threadId: string, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}/api/run?runId=${runId}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ threadId, prompt: task }) }).then((r) => r.text())
+    const stamp = Date.now()
+    const victim = `victim-${stamp}`
+    await start(victim, `victim-thread-${stamp}`)
+    const before = await readRunLog(server.url, victim)
+    expect(before.at(-1)?.chunk.type).toBe('RUN_FINISHED')
+    const attacker = `attacker-${stamp}`
+    await start(attacker, `attacker-thread-${stamp}`, { 'X-Run-Id': victim })
+    // Before: the attacker's whole run landed in the victim's finished log (17 chunks in the report).
+    expect(await readRunLog(server.url, victim), "the victim's log is exactly what it was").toEqual(before)
+    const own = await readRunLog(server.url, attacker)
+    expect(own.at(-1)?.chunk.type, 'the run went to the log its ?runId names').toBe('RUN_FINISHED')
+  }, 180_000)
 
   // Last: the server answers before the body is sent whole and closes that connection, which fetch may have pooled.
   it('a request body past the limit is 413, whatever it holds', async () => {

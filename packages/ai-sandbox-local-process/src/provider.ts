@@ -5,7 +5,7 @@
  * started). It never knows harness names and offers no isolation: processes
  * run as the current user on the host.
  */
-import { realpath, rm, mkdir } from 'node:fs/promises'
+import { realpath, mkdir } from 'node:fs/promises'
 import { stopSandboxStragglers } from './stragglers.js'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -14,6 +14,7 @@ import type { SandboxCapabilities, SandboxCreateInput, SandboxDestroyInput, Sand
 import { LOCAL_PROCESS_CAPABILITIES } from './capabilities.js'
 import { PROVIDER_NAME, fsError, operationError, parseConfig, unsupportedMethod } from './errors.js'
 import { createLocalHandle } from './handle.js'
+import { removeTree } from './remove-tree.js'
 import { DEFAULT_MAX_EXEC_OUTPUT_BYTES, DEFAULT_MAX_READ_BYTES, assertValidId, createSandboxDir, envSchema, makeState, newSandboxId, readMetadata, workspaceExists } from './sandbox-state.js'
 import type { SandboxState } from './sandbox-state.js'
 
@@ -144,7 +145,8 @@ class LocalProcessProvider implements SandboxProvider {
     // Processes that escaped their group and tree (setsid, daemons): by the sandbox's marker or their cwd.
     await stopSandboxStragglers(dir, input.id)
     try {
-      await rm(dir, { recursive: true, force: true })
+      // Not a bare fs.rm: the agent may have left a chain deeper than PATH_MAX or chmod 000 folders.
+      await removeTree(dir)
     } catch (error) {
       throw fsError('destroy', dir, error)
     }

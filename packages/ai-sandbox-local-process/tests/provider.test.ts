@@ -167,6 +167,19 @@ describe('provider', () => {
     await waitFor(() => !alive(), `the escaped process to be killed (${existsSync(`/proc/${pid}/stat`) ? procStat(pid).trim() : 'gone'})`)
   })
 
+  it('destroy removes a folder chain deeper than PATH_MAX and folders the agent chmod 000', async () => {
+    const handle = await temp.create()
+    // The way an agent can make it with short paths only: wrap the chain in a new top folder, 30 times
+    // (`cd` into it fails past PATH_MAX). A locked folder sits at the bottom and the top is locked too.
+    const name = 'd'.repeat(200)
+    const made = await handle.process.exec(`mkdir -p c/locked && echo x > c/leaf && chmod 000 c/locked && for i in $(seq 1 30); do mkdir n && mv c n/${name} && mv n c || exit 1; done; chmod 000 c`)
+    expect(made.exitCode).toBe(0)
+    expect(30 * (name.length + 1)).toBeGreaterThan(5000)
+
+    await handle.destroy()
+    expect(existsSync(join(temp.root, handle.id))).toBe(false)
+  })
+
   it('destroy through another provider instance removes the directory', async () => {
     const handle = await temp.create()
     await temp.provider().destroy({ id: handle.id })

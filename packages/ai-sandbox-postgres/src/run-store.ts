@@ -6,7 +6,7 @@
  * refused (core's `isRunStatus`), never handed on.
  */
 import { isRunStatus, type RunRecord, type RunStore } from '@tanstack/ai'
-import { SandboxConfigError, type EpochFencedRunStore, type RunRecordPatch } from '@tanstack/ai-sandbox'
+import { assertValidRunId, SandboxConfigError, type EpochFencedRunStore, type RunRecordPatch } from '@tanstack/ai-sandbox'
 import { contextOf, query, type PostgresContext, type PostgresPool, type PostgresSchemaOptions } from './database.js'
 import { PostgresDatabaseError } from './errors.js'
 
@@ -77,6 +77,7 @@ function patchSql(patch: RunRecordPatch, first: number): { sets: string; values:
  * @param options - `schema` (default `tanstack_sandbox`).
  * @throws SandboxConfigError naming `postgresRunStore.schema` for an invalid schema name.
  * @throws PostgresDatabaseError from any call: `closed`, `schema-missing`, `connect-failed`, `query-failed`, `corrupt-row` (a row with an unknown status).
+ * @throws InvalidRunIdError `invalid-run-id` (a rejection) from `createOrResume`, `update`, `updateAtEpoch` and `get` for a run id that breaks `assertValidRunId`'s rule, before any query runs.
  * @example
  * ```ts
  * const runs = postgresRunStore(pool, { schema: 'agent_runs' })
@@ -93,6 +94,7 @@ export function runStoreOf(ctx: PostgresContext): PostgresRunStore {
   const rowsOf = async (text: string, values: unknown[]): Promise<RunRecord[]> => (await query<RunRow>(ctx, text, values)).rows.map((row) => toRecord(ctx, row))
   return {
     async createOrResume(input) {
+      assertValidRunId(input.runId, 'RunStore.createOrResume({ runId })')
       // One statement: insert, or (on conflict) read the stored row. The no-op UPDATE locks and returns it.
       const { rows } = await query<RunRow>(
         ctx,
@@ -103,17 +105,20 @@ export function runStoreOf(ctx: PostgresContext): PostgresRunStore {
       return toRecord(ctx, rows[0]!)
     },
     async update(runId, patch) {
+      assertValidRunId(runId, 'RunStore.update(runId)')
       const sql = patchSql(patch, 2)
       if (sql === null) return
       await query(ctx, `UPDATE ${t.runs} SET ${sql.sets} WHERE run_id = $1`, [runId, ...sql.values])
     },
     async updateAtEpoch(runId, epoch, patch) {
+      assertValidRunId(runId, 'RunStore.updateAtEpoch(runId)')
       // A patch that sets nothing still answers whether the epoch holds, through a no-op update of the row.
       const sql = patchSql(patch, 3) ?? { sets: 'status = status', values: [] }
       const result = await query(ctx, `UPDATE ${t.runs} SET ${sql.sets} WHERE run_id = $1 AND driver_epoch IS NOT DISTINCT FROM $2::bigint`, [runId, epoch ?? null, ...sql.values])
       return result.rowCount === 1
     },
     async get(runId) {
+      assertValidRunId(runId, 'RunStore.get(runId)')
       const [record] = await rowsOf(`SELECT * FROM ${t.runs} WHERE run_id = $1`, [runId])
       return record ?? null
     },

@@ -90,6 +90,7 @@ interface PageRow {
  *   `append` it is fenced by epoch (the plain log at `undefined`, a view at its
  *   epoch): a close from a writer another epoch superseded resolves without
  *   closing, so it cannot end the readers of the run its successor drives.
+ *   Once closed, `append` and `upsert` reject with `log-closed` and store nothing.
  * - `upsert(entries)` re-stores entries at offsets already returned (replacing
  *   the chunk) and appends new ones at exactly the next offsets, all or
  *   nothing. It is a repair tool and is not fenced.
@@ -98,7 +99,7 @@ interface PageRow {
  * @param source - The incoming Request, or `{ runId, offset? }`.
  * @param options - `schema` (`tanstack_sandbox`), `firstChunkDeadlineMs` (100), `recheckMs` (2000).
  * @throws SandboxConfigError naming the option (e.g. `postgresStream.recheckMs`) when one is invalid.
- * @throws PostgresStreamError `invalid-run-id` for an empty run id or one with CR/LF; `invalid-offset`, `unknown-run`, `no-data` from `read`; `invalid-upsert` from `upsert`.
+ * @throws PostgresStreamError `invalid-run-id` for an empty run id or one with CR/LF; `invalid-offset`, `unknown-run`, `no-data` from `read`; `invalid-upsert` from `upsert`; `log-closed` from `append` / `upsert` on a closed log.
  * @throws StaleEpochError from `append` when another epoch holds the run.
  * @throws PostgresDatabaseError from any call when the database refused (`closed`, `schema-missing`, `connect-failed`, `query-failed`).
  * @example
@@ -120,12 +121,19 @@ export function streamOf(ctx: PostgresContext, source: Request | PostgresStreamI
   const { runId, resumeOffset } = resolveStreamSource(source, (id, message) => new PostgresStreamError('invalid-run-id', id, message))
   const t = ctx.tables
 
-  /** Reserve `count` offsets on the run's counter row (locking it until commit) and return the first. */
+  /** A finished run's transcript is final: thrown (rolling the batch back) once its log is closed. */
+  const closedError = (): PostgresStreamError =>
+    new PostgresStreamError('log-closed', runId, `The event log of run ${JSON.stringify(runId)} is closed: a finished run's transcript takes no more chunks. Start a new run with a new run id.`)
+  /**
+   * Reserve `count` offsets on the run's counter row (locking it until commit) and return the first; refuse a closed
+   * log (close() marks the same row, so the lock orders the two).
+   */
   const reserve = async (client: PostgresClient, count: number): Promise<number> => {
-    const { rows } = await client.query<{ next_seq: string }>(
-      `INSERT INTO ${t.streamLogs} AS l (run_id, next_seq) VALUES ($1, $2) ON CONFLICT (run_id) DO UPDATE SET next_seq = l.next_seq + EXCLUDED.next_seq RETURNING next_seq`,
+    const { rows } = await client.query<{ next_seq: string; closed: boolean }>(
+      `INSERT INTO ${t.streamLogs} AS l (run_id, next_seq) VALUES ($1, $2) ON CONFLICT (run_id) DO UPDATE SET next_seq = l.next_seq + EXCLUDED.next_seq RETURNING next_seq, closed_at IS NOT NULL AS closed`,
       [runId, count],
     )
+    if (rows[0]!.closed) throw closedError()
     return Number(rows[0]!.next_seq) - count
   }
   /** Every chunk as JSON before anything of its batch is written: one JSON cannot hold refuses the batch, typed. */
@@ -178,10 +186,11 @@ export function streamOf(ctx: PostgresContext, source: Request | PostgresStreamI
     return transaction(ctx, async (client) => {
       // Lock the run's counter row (created at 0 when missing) so no append interleaves, then validate the whole batch
       // against it before writing (a refusal rolls the transaction back).
-      const { rows } = await client.query<{ next_seq: string }>(
-        `INSERT INTO ${t.streamLogs} AS l (run_id, next_seq) VALUES ($1, 0) ON CONFLICT (run_id) DO UPDATE SET next_seq = l.next_seq RETURNING next_seq`,
+      const { rows } = await client.query<{ next_seq: string; closed: boolean }>(
+        `INSERT INTO ${t.streamLogs} AS l (run_id, next_seq) VALUES ($1, 0) ON CONFLICT (run_id) DO UPDATE SET next_seq = l.next_seq RETURNING next_seq, closed_at IS NOT NULL AS closed`,
         [runId],
       )
+      if (rows[0]!.closed) throw closedError()
       const plan = planSequenceUpsert(entries, Number(rows[0]!.next_seq) - 1, (message) => new PostgresStreamError('invalid-upsert', runId, message))
       const texts = encode(plan.map((step) => step.chunk))
       const steps = plan.map((step, index) => ({ ...step, text: texts[index]! }))

@@ -223,6 +223,21 @@ describePostgres('postgresStream', (url) => {
     ])
   })
 
+  it('a closed log refuses append and upsert with log-closed, at any epoch and from another pool, and stores nothing', async () => {
+    const schema = schemas.schema()
+    const [stores, other] = [await schemas.open({ schema }), await schemas.open({ schema })]
+    const log = stores.stream({ runId: 'finished' })
+    expect(await log.append([text('a')])).toEqual(['0'])
+    await log.close()
+    const late = other.stream({ runId: 'finished' })
+    for (const write of [() => log.append([text('x')]), () => late.append([text('x')]), () => late.atEpoch(1).append([text('x')]), () => late.upsert([{ offset: '1', chunk: text('x') }]), () => late.upsert([{ offset: '0', chunk: text('A') }])]) {
+      const error = await errorOf(write())
+      expect(PostgresStreamError.isInstance(error) && error.reason).toBe('log-closed')
+      expect((error as Error).message).toMatch(/run "finished" is closed/)
+    }
+    expect((await late.snapshot()).map((e) => (e.chunk as { delta: string }).delta)).toEqual(['a'])
+  })
+
   it('every call after close() throws closed', async () => {
     const stores = await schemas.open()
     const log = stores.stream({ runId: 'r' })

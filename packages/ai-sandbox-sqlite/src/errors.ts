@@ -43,11 +43,12 @@ export class SqliteDatabaseError extends SandboxError<SqliteDatabaseErrorReason>
  * not the next one), `unserializable-chunk` (a chunk JSON cannot hold: a
  * BigInt, a cycle; nothing of its batch is stored).
  */
-export type SqliteStreamErrorReason = 'invalid-run-id' | 'invalid-offset' | 'unknown-run' | 'no-data' | 'invalid-upsert' | 'unserializable-chunk'
+export type SqliteStreamErrorReason = 'invalid-run-id' | 'invalid-offset' | 'unknown-run' | 'no-data' | 'invalid-upsert' | 'unserializable-chunk' | 'log-closed'
 
 /**
  * A call on a run's stream log was refused. Thrown by `read`, `upsert` and by
- * `stream(source)` itself (an invalid run id).
+ * `stream(source)` itself (an invalid run id); `append` and `upsert` throw
+ * `log-closed` on a log that was closed (a finished run's transcript is final).
  *
  * @example
  * ```ts

@@ -5,7 +5,7 @@
  * `RunStatus` is refused (core's `isRunStatus`), never handed on.
  */
 import { isRunStatus, type RunRecord, type RunStatus, type RunStore } from '@tanstack/ai'
-import { SandboxConfigError, type EpochFencedRunStore } from '@tanstack/ai-sandbox'
+import { assertValidRunId, SandboxConfigError, type EpochFencedRunStore } from '@tanstack/ai-sandbox'
 import type { Statement } from 'better-sqlite3'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteDatabaseError } from './errors.js'
@@ -56,6 +56,7 @@ export type SqliteRunStore = Required<RunStore> & EpochFencedRunStore
  *   `startedAt`, `listReclaimable` has an inclusive cutoff (`detachedSince <= now - ttlMs`).
  *
  * @param db - An open database from `openSqliteDatabase`.
+ * @throws InvalidRunIdError `invalid-run-id` (a rejection) for a run id that breaks `assertValidRunId`'s rule, before anything is written.
  * @throws SqliteDatabaseError `closed` after the database was closed, `corrupt-row` for a row with an unknown status.
  */
 export function sqliteRunStore(db: SqliteDatabase): SqliteRunStore {
@@ -94,19 +95,23 @@ export function sqliteRunStore(db: SqliteDatabase): SqliteRunStore {
 
   return {
     async createOrResume(input) {
+      assertValidRunId(input.runId, 'RunStore.createOrResume({ runId })')
       assertOpen(db)
       return toRecord(db, createOrResume.immediate({ runId: input.runId, threadId: input.threadId, startedAt: input.startedAt, status: input.status ?? 'running' }))
     },
     async update(runId, patch) {
+      assertValidRunId(runId, 'RunStore.update(runId)')
       assertOpen(db)
       patchRun(runId, patch, undefined)
     },
     async updateAtEpoch(runId, epoch, patch) {
+      assertValidRunId(runId, 'RunStore.updateAtEpoch(runId)')
       assertOpen(db)
       // An empty patch still answers whether the epoch holds.
       return patchRun(runId, patch, { epoch }) || (Object.keys(patch).length === 0 && fenceHolds.get(runId, epoch ?? null) !== undefined)
     },
     async get(runId) {
+      assertValidRunId(runId, 'RunStore.get(runId)')
       assertOpen(db)
       const row = byId.get(runId)
       return row === undefined ? null : toRecord(db, row)

@@ -85,7 +85,9 @@ async function waitForChange(db: SqliteDatabase, runId: string, ms: number, sign
  *   with nothing stored, a from-start join waits `firstChunkDeadlineMs` for a
  *   first chunk and then throws `no-data`; any other offset throws `unknown-run`.
  * - `snapshot()` returns everything stored now and never waits (`[]` for an unknown run).
- * - `close()` marks the log closed, which ends every reader in every process.
+ * - `close()` marks the log closed, which ends every reader in every process;
+ *   from then on `append` and `upsert` (at any epoch) reject with `log-closed`
+ *   and store nothing.
  * - `upsert(entries)` re-stores entries at offsets already returned (replacing
  *   the chunk) and appends new ones at exactly the next offsets, all or nothing.
  * - `atEpoch(epoch)` (`EpochFencedStreamDurability`): a view whose `append`
@@ -100,7 +102,7 @@ async function waitForChange(db: SqliteDatabase, runId: string, ms: number, sign
  *
  * @param db - An open database from `openSqliteDatabase`.
  * @param source - The incoming Request, or `{ runId, offset? }`.
- * @throws SqliteStreamError `invalid-run-id` for an empty run id or one with CR/LF; `invalid-offset`, `unknown-run`, `no-data` from `read`; `invalid-upsert` from `upsert`.
+ * @throws SqliteStreamError `invalid-run-id` for an empty run id or one with CR/LF; `invalid-offset`, `unknown-run`, `no-data` from `read`; `invalid-upsert` from `upsert`; `log-closed` from `append` / `upsert` on a closed log.
  * @throws StaleEpochError from `append` / `upsert` when another epoch holds the run.
  * @throws SqliteDatabaseError `closed` from any call after the database was closed.
  */
@@ -123,10 +125,15 @@ export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamI
     const row = storedEpoch.get(runId)
     if (row !== undefined && row.driver_epoch !== (epoch ?? null)) throw new StaleEpochError(runId, epoch, row.driver_epoch ?? undefined)
   }
+  /** Inside a write transaction: refuse once the log is closed, so a finished run's transcript stays final. */
+  const checkOpen = (): void => {
+    if (closedAt.get(runId)?.closed_at != null) throw new SqliteStreamError('log-closed', runId, `The event log of run ${JSON.stringify(runId)} is closed: a finished run's transcript takes no more chunks. Start a new run with a new run id.`)
+  }
   /** Every chunk as JSON before anything of its batch is written: one JSON cannot hold refuses the batch, typed. */
   const encode = (chunks: readonly StreamChunk[]): string[] => encodeStreamChunks(chunks, (message, cause) => new SqliteStreamError('unserializable-chunk', runId, message, { cause }))
   const appendBatch = db.transaction((texts: readonly string[], epoch: number | undefined): string[] => {
     checkEpoch(epoch)
+    checkOpen()
     const first = (tailSeq.get(runId)?.tail ?? -1) + 1
     return texts.map((text, index) => {
       insert.run(runId, first + index, text)
@@ -135,6 +142,7 @@ export function sqliteStream(db: SqliteDatabase, source: Request | SqliteStreamI
   })
   const upsertBatch = db.transaction((entries: ReadonlyArray<{ chunk: StreamChunk; offset: string }>, epoch: number | undefined): string[] => {
     checkEpoch(epoch)
+    checkOpen()
     // The whole batch is validated against the tail before anything is written.
     const plan = planSequenceUpsert(entries, tailSeq.get(runId)?.tail ?? -1, (message) => new SqliteStreamError('invalid-upsert', runId, message))
     const texts = encode(plan.map((step) => step.chunk))

@@ -88,6 +88,21 @@ describe('sqliteStream', () => {
     expect(await seen).toEqual(['finally'])
   })
 
+  it('a closed log refuses append and upsert with log-closed, at any epoch and from another connection, and stores nothing', async () => {
+    const path = dbs.path()
+    const [stores, other] = [dbs.open({ path }), dbs.open({ path })]
+    const log = stores.stream({ runId: 'finished' })
+    expect(await log.append([text('a')])).toEqual(['0'])
+    await log.close()
+    const late = other.stream({ runId: 'finished' })
+    for (const write of [() => log.append([text('x')]), () => late.append([text('x')]), () => late.atEpoch(1).append([text('x')]), () => late.upsert([{ offset: '1', chunk: text('x') }]), () => late.upsert([{ offset: '0', chunk: text('A') }])]) {
+      const error = await write().catch((e: unknown) => e)
+      expect(SqliteStreamError.isInstance(error) && error.reason).toBe('log-closed')
+      expect((error as Error).message).toMatch(/run "finished" is closed/)
+    }
+    expect((await late.snapshot()).map((entry) => (entry.chunk as { delta?: unknown }).delta)).toEqual(['a'])
+  })
+
   it('every call after close() throws closed', async () => {
     const stores = dbs.open()
     const log = stores.stream({ runId: 'r' })

@@ -19,7 +19,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { defineSandbox, DurableAttachNotSupportedError, DurableRunIdRequiredError, DurableThreadIdRequiredError, JournalAttachUnavailableError, journalPaths, withSandbox } from '@tanstack/ai-sandbox'
+import { defineSandbox, DurableAttachNotSupportedError, InvalidRunIdError, DurableRunIdRequiredError, DurableThreadIdRequiredError, JournalAttachUnavailableError, journalPaths, withSandbox } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { processesMatching, recording } from '@testing/support/harness-run'
 import { CLAUDE, CODEX, FAKE_BIN, GROK, newTag, OPENCODE, processesOf, waitFor, type Harness, type Scenario } from './helpers/harnesses.js'
@@ -53,6 +53,27 @@ describe.each(JOURNALING.map((h) => [h.name, h] as const))('%s: a journaled run 
     expect(out.chunks).toEqual([])
     expect(processesOf(tag)).toEqual([])
     expect(readdirSync(journalDir)).toEqual([])
+  })
+
+  it('a durable run whose runId breaks the run-id rule (513 characters, a lone surrogate, CR/LF) is refused up front: InvalidRunIdError, no CLI, no journal, no baseline, nothing rejects unhandled', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      for (const [i, runId] of ['r'.repeat(513), `lone-\ud800-${name}`, `crlf-${name}\r\nx`].entries()) {
+        const { sandbox, threadId } = suite.sandbox(`jr-badid-${i}-${name}`)
+        const { tag, adapter } = suite.fake(harness, 'plain')
+        const out = await drive({ adapter, middleware: [durableSandbox(sandbox, durabilityFor(`log-${i}-${name}`))], runId, threadId }) // core's memoryStream refuses CR/LF itself
+        expect(InvalidRunIdError.isInstance(out.thrown), `thrown: ${String(out.thrown)}; chunks: ${out.chunks.map((c) => c.type).join(', ')}`).toBe(true)
+        expect(processesOf(tag), 'no CLI started').toEqual([])
+        expect(readdirSync(journalDir), 'no journal and no file baseline').toEqual([])
+      }
+      // The end-of-run work of a run runs after its stream ends: give it the time it takes.
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      expect(unhandled.map(String), 'no promise rejected unhandled').toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
   })
 
   it('gives the same chunks as the same CLI run without a journal, and deletes the journal afterwards', async () => {

@@ -77,7 +77,9 @@ export function createApp({ config, stores, agent, prompts, reaper, stopping }: 
     await prompts.save({ runId, threadId, prompt })
     // Created when the run is accepted, so an attach during the sandbox boot finds it.
     await stores.runs.createOrResume({ runId, threadId, startedAt: Date.now() })
-    const log = stores.stream(c.req.raw) // ONE log for withSandbox and the transport
+    // ONE log for withSandbox and the transport, for the run checked above. Not stores.stream(c.req.raw): the
+    // stores read X-Run-Id before ?runId, so a header could point this run's output into another run's log.
+    const log = stores.stream({ runId })
     const abortController = new AbortController()
     const stream = agent.run({ runId, threadId, prompt, log, attach: false, abortController })
     return toServerSentEventsResponse(stream, { abortController, durability: { adapter: log, batch: 1 } })
@@ -147,7 +149,15 @@ export function createApp({ config, stores, agent, prompts, reaper, stopping }: 
   app.all('/api/*', (c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404))
 
   app.get('*', async (c) => {
-    const path = normalize(decodeURIComponent(new URL(c.req.url).pathname)).replace(/^(\.\.[/\\])+/, '')
+    const raw = new URL(c.req.url).pathname
+    let decoded: string
+    try {
+      decoded = decodeURIComponent(raw)
+    } catch {
+      // A malformed escape (`/%`, `/%zz`) is the client's mistake: a 400, not a 500 with a URIError stack in the log.
+      return c.text(`The path ${JSON.stringify(raw)} is not valid percent-encoding.`, 400)
+    }
+    const path = normalize(decoded).replace(/^(\.\.[/\\])+/, '')
     const file = join(config.clientDir, path)
     const found = file.startsWith(config.clientDir) && extname(file) !== '' && existsSync(file) ? file : join(config.clientDir, 'index.html')
     if (!existsSync(found)) return c.text('The browser app is not built: run `pnpm --filter @example/sandbox-web build` (pnpm dev does it).', 500)

@@ -8,6 +8,7 @@
  */
 import { resolveResumeRunId } from '@tanstack/ai'
 import { randomUUID } from 'node:crypto'
+import { runIdProblem } from '../contracts/run-id.js'
 
 /** A log attached without a Request: the run, and the offset a consumer resumes after (`null`: a producer). */
 export interface StreamSourceInit {
@@ -46,7 +47,7 @@ export function resolveResumeOffset(request: Request): string | null {
  * producer) and {@link resolveResumeOffset}; from an init, its fields.
  *
  * @param source - The incoming Request, or `{ runId, offset? }`.
- * @param invalidRunId - Builds the error thrown for a run id that is empty or holds CR or LF (it would break an SSE line or a header), given the id and a message naming it.
+ * @param invalidRunId - Builds the error thrown for a run id that is empty or holds CR or LF (it would break an SSE line or a header), given the id and a message naming it. The rule is `assertValidRunId`'s (1 to 512 code units, well-formed UTF-16, no control characters).
  * @returns `{ runId, resumeOffset }`.
  * @throws what `invalidRunId` returns, for an invalid run id.
  * @example
@@ -57,6 +58,7 @@ export function resolveResumeOffset(request: Request): string | null {
 export function resolveStreamSource(source: Request | StreamSourceInit, invalidRunId: (runId: string, message: string) => Error): { runId: string; resumeOffset: string | null } {
   const resumeOffset = source instanceof Request ? resolveResumeOffset(source) : (source.offset ?? null)
   const runId = source instanceof Request ? (resolveResumeRunId(source) ?? randomUUID()) : source.runId
-  if (runId.length === 0 || /[\r\n]/.test(runId)) throw invalidRunId(runId, `Invalid runId ${JSON.stringify(runId)}: it must be non-empty and contain no CR or LF.`)
+  const problem = runIdProblem(runId, source instanceof Request ? 'the request\'s run id (X-Run-Id or ?runId)' : 'runId')
+  if (problem !== undefined) throw invalidRunId(runId, problem)
   return { runId, resumeOffset }
 }

@@ -32,9 +32,10 @@ export function journalRunTag(runId: string): string {
  * @param journal - The run's id and journal folder (default `DEFAULT_JOURNAL_DIR`).
  */
 export async function finishJournal(handle: SandboxHandle, journal: { runId: string; dir?: string | undefined }, log: (message: string) => void): Promise<void> {
-  const paths = journalPaths(journal.runId, journal.dir)
   const deadline = Date.now() + JOURNAL_FINISH_WAIT_MS
   try {
+    // Inside the try: an id the journal refuses must reach `log`, not reject a promise nobody awaits.
+    const paths = journalPaths(journal.runId, journal.dir)
     for (;;) {
       const probe = await handle.process.exec(journalExitProbeCommand(paths, 4096))
       const state = parseJournalExit(probe.stdout).state
@@ -63,5 +64,9 @@ export async function endJournaledRun(handle: SandboxHandle, journal: { runId: s
     log(`could not stop the processes of run ${journal.runId}: ${String(error)}`)
   }
   await finishJournal(handle, journal, log)
-  await handle.process.exec(durableSnapshotCleanupCommand(journal.runId, journal.dir)).catch((error: unknown) => log(`could not delete the file baseline of run ${journal.runId}: ${String(error)}`))
+  try {
+    await handle.process.exec(durableSnapshotCleanupCommand(journal.runId, journal.dir))
+  } catch (error) {
+    log(`could not delete the file baseline of run ${journal.runId}: ${String(error)}`)
+  }
 }

@@ -33,19 +33,14 @@ import { guardHarnessRun, type GuardHarnessRunOptions, type HarnessRunContext } 
 import { harnessRunError } from './harness-run-error.js'
 import { createOpenToolCalls } from './open-tool-calls.js'
 import { createRunScopedIdGen } from './run-scoped-id.js'
-import { spawnNdjson } from './spawn-ndjson.js'
+import { DEFAULT_MAX_LINE_BYTES, spawnNdjson } from './spawn-ndjson.js'
 import { HARNESS_RUN_TAG_ENV, stopTaggedProcesses } from './stop-run-processes.js'
 
 /** How long a CLI may take to exit by itself after its final event before its process tree is stopped, in ms. */
 export const DEFAULT_EXIT_GRACE_MS = 3000
 
-/**
- * The longest line of CLI output a run reads, in UTF-8 bytes (32 MiB): a
- * longer one ends the run with `RUN_ERROR` `line_too_long` and stops the CLI,
- * so a runaway writer cannot grow host memory without bound. Adapters take
- * `maxLineBytes` to change it (see `HarnessCommonOptions`).
- */
-export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
+// Defined beside spawnNdjson (its default too); re-exported here, where adapters have always imported it.
+export { DEFAULT_MAX_LINE_BYTES }
 
 /**
  * How long a final event (one the translator turns into `RUN_FINISHED` or
@@ -479,7 +474,12 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext, jo
     // A journaled run whose request went away before it ended is detached, not over: its agent runs on and its journal stays.
     const detached = journaled !== undefined && !terminal && requestSignal?.aborted === true && !timeout?.aborted
     // In the background, once the CLI is gone: the stream (and the RUN_FINISHED core releases when it ends) never waits for the sweep.
-    if (!detached) void Promise.resolve(settling).then(sweep).then(() => journaled && finishJournal(handle, journaled.journal, (message) => options.logger.provider(`${harness}: ${message}`)))
+    if (!detached) {
+      void Promise.resolve(settling)
+        .then(sweep)
+        .then(() => journaled && finishJournal(handle, journaled.journal, (message) => options.logger.provider(`${harness}: ${message}`)))
+        .catch((error: unknown) => options.logger.errors(`${harness}: the end-of-run sweep of run ${runId} failed`, { error: run.redact(String(error)) }))
+    }
     // The run's files go before the stream ends (a CLI that lingers has read them long ago).
     await Promise.resolve(launch.cleanup?.()).catch((error: unknown) => options.logger.errors(`${harness}: cleaning up after run ${runId} failed`, { error: run.redact(String(error)) }))
   }

@@ -59,8 +59,9 @@ export interface SpawnNdjsonOptions {
   /**
    * Refuse a stdout line longer than this many UTF-8 bytes (see `toLines`): the
    * iteration throws `LineTooLongError` (a `SandboxLimitError`) as soon as the
-   * line passes it, and the process is killed. Default: unlimited; `runHarness`
-   * passes `DEFAULT_MAX_LINE_BYTES` (32 MiB).
+   * line passes it, and the process is killed. Default
+   * {@link DEFAULT_MAX_LINE_BYTES} (32 MiB), the adapters' cap; pass `Infinity`
+   * to read lines of any length.
    */
   maxLineBytes?: number
   /**
@@ -81,6 +82,15 @@ export interface SpawnNdjsonOptions {
 const DEFAULT_STDERR_TAIL = 64 * 1024
 
 /**
+ * The longest line of CLI output a run reads, in UTF-8 bytes (32 MiB): a
+ * longer one ends the run with `RUN_ERROR` `line_too_long` and stops the CLI,
+ * so a runaway writer cannot grow host memory without bound. It is the default
+ * `maxLineBytes` of {@link spawnNdjson} and of every adapter (which take
+ * `maxLineBytes` to change it, see `HarnessCommonOptions`).
+ */
+export const DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
+
+/**
  * Spawn `command` in the sandbox and yield each stdout line parsed as JSON.
  * Empty lines are skipped, non-JSON lines go to `onNonJsonLine`. stderr is
  * drained concurrently (so a chatty stderr never blocks the child) into a
@@ -97,7 +107,7 @@ const DEFAULT_STDERR_TAIL = 64 * 1024
  * @returns Parsed JSON values, one per stdout line, in order.
  * @throws whatever `handle.process.spawn` throws (providers use
  *   `SandboxOperationError` reason `spawn-failed`); `LineTooLongError`
- *   `line-too-long` when `maxLineBytes` is passed; `UnsupportedCapabilityError`
+ *   `line-too-long` when a line passes `maxLineBytes` (default 32 MiB); `UnsupportedCapabilityError`
  *   after the run when `stdin` was given but the provider cannot write stdin;
  *   with `journal`: what `startJournaledAgent` and `readJournal` throw
  *   (`JournalError`, `JournalAttachUnavailableError` `journal-stalled`);
@@ -116,7 +126,8 @@ export async function* spawnNdjson(
   command: string,
   options: SpawnNdjsonOptions = {},
 ): AsyncIterable<unknown> {
-  const { cwd, env, signal, stdin, onNonJsonLine, onStderr, onExit, maxLineBytes, stopJobOnExit } = options
+  const { cwd, env, signal, stdin, onNonJsonLine, onStderr, onExit, stopJobOnExit } = options
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
   const stderrTailLength = Math.max(0, options.stderrTailLength ?? DEFAULT_STDERR_TAIL)
   if (signal?.aborted) return
   if (options.journal) {
@@ -126,7 +137,7 @@ export async function* spawnNdjson(
       ...(signal ? { signal } : {}),
       ...(onNonJsonLine ? { onNonJsonLine } : {}),
       ...(onExit ? { onExit } : {}),
-      ...(maxLineBytes !== undefined ? { maxLineBytes } : {}),
+      maxLineBytes,
       stderrTailLength,
     })
     return

@@ -5,10 +5,11 @@
  * (`JournalAttachUnavailableError`) live in `attach-preflight.ts`.
  */
 import { SandboxError, type SandboxErrorOptions } from '../contracts/errors.js'
+import { MAX_RUN_ID_LENGTH } from '../contracts/run-id.js'
 
 /**
- * Why a journal operation failed: `invalid-run-id` (empty, longer than
- * {@link MAX_JOURNAL_RUN_ID_LENGTH}, or not a string), `journal-unsupported`
+ * Why a journal operation failed: `invalid-run-id` (an id that breaks
+ * the run-id rule of `assertValidRunId`), `journal-unsupported`
  * (the sandbox shell lacks `od`, `sha256sum` or `/dev/urandom`, which the exit
  * sentinel's nonce needs), `read-failed` (a journal command failed or printed
  * something this module does not understand).
@@ -16,7 +17,7 @@ import { SandboxError, type SandboxErrorOptions } from '../contracts/errors.js'
 export type JournalErrorReason = 'invalid-run-id' | 'journal-unsupported' | 'read-failed'
 
 /** The longest run id a journal accepts, in UTF-16 code units (its encoded path stays under Linux's `PATH_MAX`). */
-export const MAX_JOURNAL_RUN_ID_LENGTH = 512
+export const MAX_JOURNAL_RUN_ID_LENGTH = MAX_RUN_ID_LENGTH
 
 /**
  * Thrown by the journal's commands and readers. Branch on `reason`.

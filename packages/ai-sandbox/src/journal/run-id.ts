@@ -7,10 +7,12 @@
  * The encoding keeps `A-Z a-z 0-9 -` as they are (so a UUID names its own
  * file) and writes every other UTF-16 code unit as `_` plus four lowercase
  * hex digits. One escape form per code unit makes it injective for every
- * JavaScript string, lone surrogates included. A result longer than
+ * JavaScript string. Only ids that keep the run-id rule (`assertValidRunId`:
+ * no lone surrogate, no control character, 1 to 512 code units) are encoded. A result longer than
  * {@link SEGMENT_CHARS} characters is split into folders of that length, so no
  * path component passes the 255-byte `NAME_MAX` of Linux filesystems.
  */
+import { runIdProblem } from '../contracts/run-id.js'
 import { JournalError, MAX_JOURNAL_RUN_ID_LENGTH } from './errors.js'
 
 /** Characters of one path component of an encoded run id (well under `NAME_MAX` with `.ndjson`). */
@@ -28,9 +30,9 @@ export type DecodedJournalRunId = { readonly ok: true; readonly runId: string } 
  * (only `A-Z a-z 0-9 - _ /`) and filename-safe (no `.`, no empty or over-long
  * component). Source: spec 003 (`encodeRunId`), 000 "Durable runs".
  *
- * @param runId - Any non-empty string of at most 512 UTF-16 code units.
+ * @param runId - A run id that keeps the run-id rule (`assertValidRunId`): 1 to 512 UTF-16 code units, well-formed, no control characters.
  * @returns For example `run-7` for `run-7`, `a_002fb` for `a/b`.
- * @throws JournalError `invalid-run-id` for an empty, non-string or too long id.
+ * @throws JournalError `invalid-run-id` for an id that breaks the run-id rule.
  * @example
  * ```ts
  * encodeRunId('3f2c-…') // '3f2c-…' (a UUID is its own name)
@@ -38,12 +40,8 @@ export type DecodedJournalRunId = { readonly ok: true; readonly runId: string } 
  * ```
  */
 export function encodeRunId(runId: string): string {
-  if (typeof runId !== 'string' || runId === '') {
-    throw new JournalError('invalid-run-id', `A journal needs a non-empty runId; got ${JSON.stringify(runId)}. Pass chat({ runId }) with the id of the run.`)
-  }
-  if (runId.length > MAX_JOURNAL_RUN_ID_LENGTH) {
-    throw new JournalError('invalid-run-id', `A journal's runId may be at most ${MAX_JOURNAL_RUN_ID_LENGTH} characters; got ${runId.length}. Use a shorter id (a UUID is 36).`, { runId })
-  }
+  const problem = runIdProblem(runId, "a journal's runId")
+  if (problem !== undefined) throw new JournalError('invalid-run-id', `${problem} Pass chat({ runId }) with a valid id.`, typeof runId === 'string' ? { runId } : {})
   let out = ''
   for (let i = 0; i < runId.length; i++) {
     const char = runId[i]!
@@ -94,5 +92,8 @@ export function decodeJournalRunId(name: string): DecodedJournalRunId {
     i += 5
   }
   if (runId.length > MAX_JOURNAL_RUN_ID_LENGTH) return { ok: false, reason: `${JSON.stringify(name)} decodes to a run id longer than ${MAX_JOURNAL_RUN_ID_LENGTH}` }
+  // A lone surrogate or a control character: a name only a release without the run-id rule could have written.
+  const problem = runIdProblem(runId)
+  if (problem !== undefined) return { ok: false, reason: `${JSON.stringify(name)} decodes to a run id encodeRunId refuses (${problem})` }
   return { ok: true, runId }
 }

@@ -102,7 +102,7 @@ export function watchForCancel(runs: RunStore, runId: string, intervalMs: number
         if (!cancelled) return schedule(intervalMs)
         stopped = true
         onCancel()
-      })
+      }).catch(() => schedule(intervalMs)) // a poll that failed is a poll that saw no cancel
     }, delayMs)
     timer.unref?.()
   }

@@ -48,6 +48,7 @@ import { provideSandbox, provideSandboxRunChunks, SandboxCapability, SandboxRunC
 import { createRunChunks, SANDBOX_FLUSH_EVENT, type RunChunks } from './run-chunks.js'
 import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
 import { endJournaledRun } from '../harness/journal-run-end.js'
+import { assertValidRunId } from '../contracts/run-id.js'
 import type { PumpEnd } from '../durability/run-outcome.js'
 import { holdStartedRunLease, isTerminalChunk, settleStartedRun, type StartedRunLease } from './run-lease.js'
 import { provideSandboxDurability, SandboxDurabilityCapability, type SandboxDurabilityOptions } from '../durability/capability.js'
@@ -190,6 +191,7 @@ const optionsSchema = z
  * @param sandbox - A definition from `defineSandbox`.
  * @param options - Optional `instances` and `locks` stores; `runs` + `durability` (+ `detachOnDisconnect`, default `true`) for durable runs.
  * @throws SandboxConfigError for invalid options (at call time), naming the field.
+ * @throws InvalidRunIdError `invalid-run-id` (from the run's setup, before any lease, sandbox, journal or baseline exists) for a durable run whose `chat({ runId })` breaks the run-id rule of `assertValidRunId`.
  * @example
  * ```ts
  * chat({ adapter, messages, threadId, middleware: [withSandbox(sandbox)] })
@@ -400,7 +402,9 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       if (state.ended) return
       const destroy = (why: string) => void destroyRun(state, why).catch((error: unknown) => logger?.errors('sandbox destroy on abort failed', { error }))
       if (!durable?.detachable) return destroy('run aborted')
-      void cancelVerdict(state, durable.run.runs, { reason: ctx.signal?.reason }).then((cancel) => cancel && destroy('run cancelled'))
+      void cancelVerdict(state, durable.run.runs, { reason: ctx.signal?.reason })
+        .then((cancel) => cancel && destroy('run cancelled'))
+        .catch((error: unknown) => logger?.errors('reading the cancel verdict on abort failed', { error }))
     }
     if (ctx.signal?.aborted) onAbort()
     else if (ctx.signal) {
@@ -455,6 +459,8 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       const ensureCtx = { threadId: ctx.threadId, runId: ctx.runId, ...(tenant ? { tenant } : {}) }
       const key = sandbox.key(ensureCtx)
       if (durable) {
+        // Before any lease, sandbox, journal or baseline exists under the id: one the journal would refuse fails here.
+        assertValidRunId(ctx.runId, 'chat({ runId })')
         provideSandboxDurability(ctx, durable.run)
         if (durable.detachable) {
           provideDetachableRun(ctx, true)

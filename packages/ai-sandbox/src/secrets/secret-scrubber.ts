@@ -4,7 +4,8 @@
  * chunks, errors, log lines), in the forms an agent or a script is likely to
  * print it: raw, JSON-escaped, base64 (standard and base64url, padded or not,
  * and embedded in a longer base64 text at any of the three byte offsets),
- * URL-encoded (`encodeURIComponent`, form encoding, lower-case escapes) and
+ * URL-encoded (`encodeURIComponent`, form encoding, lower-case escapes, every
+ * byte escaped in upper or lower case) and
  * hex (lower and upper case). A streamed text (`delta` fields) is scrubbed
  * across chunk boundaries: a tail that could be the start of a secret is held
  * back until the next delta or the end of its message.
@@ -116,6 +117,11 @@ export function secretForms(value: string): string[] {
   add(new URLSearchParams([['', value]]).toString().slice(1))
   // `encodeURI` leaves reserved characters (`/+=&`...) as they are: a URL path or a half-encoded query.
   add(encodeURI(value))
+  // Every byte escaped, letters and digits too (`%73%6B%2D…`): what a hand-rolled or paranoid encoder writes,
+  // and what `decodeURIComponent` restores all the same. Upper- and lower-case hex; mixed case is not listed.
+  const everyByte = [...bytes].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('')
+  add(everyByte)
+  add(everyByte.toUpperCase())
   const hex = bytes.toString('hex')
   add(hex)
   add(hex.toUpperCase())

@@ -156,6 +156,7 @@ export {
   checkStreamLiveTail,
   checkStreamCloseEndsReaders,
   checkStreamClosedLogEnds,
+  checkStreamClosedLogRefusesWrites,
   checkStreamRunsIsolated,
   checkStreamMalformedOffset,
   checkStreamConcurrentAppends,

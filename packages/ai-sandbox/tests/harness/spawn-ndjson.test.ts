@@ -10,7 +10,8 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { UnsupportedCapabilityError } from '../../src/contracts/errors.js'
 import type { SandboxHandle } from '../../src/contracts/handle.js'
-import { spawnNdjson, type SpawnNdjsonExit, type SpawnNdjsonOptions } from '../../src/harness/spawn-ndjson.js'
+import { DEFAULT_MAX_LINE_BYTES, spawnNdjson, type SpawnNdjsonExit, type SpawnNdjsonOptions } from '../../src/harness/spawn-ndjson.js'
+import { LineTooLongError } from '../../src/harness/to-lines.js'
 import { createFakeHandle, type FakeHandle } from '../helpers/fake-handle.js'
 
 let handle: FakeHandle
@@ -48,6 +49,17 @@ function groupAlive(pid: number): boolean {
 const FOREVER = `i=0; while :; do echo "{\\"i\\":$i}"; i=$((i+1)); done`
 
 describe('spawnNdjson', () => {
+  it('refuses a stdout line longer than DEFAULT_MAX_LINE_BYTES (32 MiB) when no maxLineBytes is given', async () => {
+    expect(DEFAULT_MAX_LINE_BYTES).toBe(32 * 1024 * 1024)
+    // One line 1 KiB past the default, then a newline and a value that must not be reached.
+    const error = await run(`head -c ${DEFAULT_MAX_LINE_BYTES + 1024} /dev/zero | tr '\\0' a; echo; echo '{"after":1}'`).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    )
+    expect(LineTooLongError.isInstance(error)).toBe(true)
+    expect((error as LineTooLongError).maxLineBytes).toBe(DEFAULT_MAX_LINE_BYTES)
+  })
+
   it('yields each JSON line parsed and reports a clean exit', async () => {
     const { values, exit } = await run(`printf '{"a":1}\\n[1,2]\\n"s"\\n3\\nnull\\n{"tail":true}'`)
     expect(values).toEqual([{ a: 1 }, [1, 2], 's', 3, null, { tail: true }])

@@ -10,7 +10,10 @@ import * as testkit from '../../src/testkit/index.js'
 import { runStreamDurabilityConformance, STREAM_DURABILITY_CHECKS, type StreamDurabilityStores } from '../../src/testkit/index.js'
 import { failureOf } from '../helpers/kit-failure.js'
 
-runStreamDurabilityConformance("core's memoryStream", { makeStores: () => ({ stream: (source) => memoryStream(source) }) })
+runStreamDurabilityConformance("core's memoryStream", {
+  makeStores: () => ({ stream: (source) => memoryStream(source) }),
+  acceptsWritesAfterClose: "core's memoryStream (@tanstack/ai 0.58.0) appends to a closed log; the test below pins that",
+})
 
 type Source = Request | StreamSourceInit
 
@@ -39,6 +42,11 @@ describe('the stream durability kit', () => {
 })
 
 describe('the stream durability kit catches a broken log', () => {
+  it("core's memoryStream takes chunks after close(), so it fails checkStreamClosedLogRefusesWrites (a store we ship refuses)", async () => {
+    const stores: StreamDurabilityStores = { stream: (source) => memoryStream(source) }
+    expect(await failureOf(() => testkit.checkStreamClosedLogRefusesWrites(stores, quick))).toMatch(/append on a closed log is refused/)
+  })
+
   it('a read that ignores its offset fails checkStreamAppendRead', async () => {
     const stores = broken((log) => ({ read: (_offset, signal) => log.read('-1', signal) }))
     expect(await failureOf(() => testkit.checkStreamAppendRead(stores, quick))).toMatch(/yields exactly the chunks after it/)

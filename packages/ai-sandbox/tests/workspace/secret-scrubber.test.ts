@@ -15,6 +15,11 @@ import { createSecrets, bearer, redactSecrets } from '../../src/workspace/secret
 
 const SECRET = 'ghp_S3cr3t/Value+With=Odd&Chars'
 const scrub = createSecretScrubber([['GH_TOKEN', SECRET]])
+
+/** `%xx` for every UTF-8 byte of `value`, letters and digits included (lower-case hex). */
+function percentEveryByte(value: string): string {
+  return [...Buffer.from(value, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('')
+}
 const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64')
 
 describe('secret forms', () => {
@@ -28,9 +33,16 @@ describe('secret forms', () => {
     ['encodeURIComponent', encodeURIComponent(SECRET)],
     ['lower-case percent escapes', encodeURIComponent(SECRET).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase())],
     ['form encoding', new URLSearchParams({ t: SECRET }).toString().slice(2)],
+    ['every byte percent-escaped (upper-case hex)', percentEveryByte(SECRET).toUpperCase()],
+    ['every byte percent-escaped (lower-case hex)', percentEveryByte(SECRET)],
     ['hex', Buffer.from(SECRET).toString('hex')],
     ['HEX', Buffer.from(SECRET).toString('hex').toUpperCase()],
   ]
+  it('builds the every-byte forms the way decodeURIComponent reads them', () => {
+    expect(decodeURIComponent(percentEveryByte(SECRET))).toBe(SECRET)
+    expect(decodeURIComponent(percentEveryByte(SECRET).toUpperCase())).toBe(SECRET)
+  })
+
   it.each(encodings)('replaces the %s form', (_, form) => {
     const out = scrub.text(`before ${form} after`)
     expect(out).toContain('[secret GH_TOKEN]')
