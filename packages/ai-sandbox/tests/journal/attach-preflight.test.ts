@@ -209,7 +209,7 @@ describe('awaitAttachableJournal', () => {
   })
 
   it('probes a hostile run id without running any of it', async () => {
-    const runId = `x'; touch pwned; echo "$(touch pwned2)" \`touch pwned3\` ../..\nz`
+    const runId = `x'; touch pwned; echo "$(touch pwned2)" \`touch pwned3\` ../.. \\ %0A z`
     await unavailable(awaitAttachableJournal(handle, { paths: journalPaths(runId, dir), runId, runs }), 'unknown-run')
     expect(readdirSync(root).filter((name) => name.startsWith('pwned'))).toEqual([])
   })

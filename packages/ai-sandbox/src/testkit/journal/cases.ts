@@ -230,9 +230,13 @@ export async function checkJournalForgedSentinel(context: JournalConformanceCont
   expect(await waitForExit(run)).toBe(3)
 }
 
-/** The hostile run id of {@link checkJournalHostileRunId}: quotes, `$()`, backticks, `/`, `..`, newline, non-ASCII, 300 characters. */
+/**
+ * The hostile run id of {@link checkJournalHostileRunId}: quotes, `$()`, backticks, `/`, `..`, a backslash,
+ * `%0A` spelled out, `<>&`, non-ASCII, 300 characters. No control character: the run-id rule refuses those
+ * before anything reaches the journal (see `runIdProblem`).
+ */
 export function hostileRunId(canary: string): string {
-  const core = `q"u'o $(touch ${canary}) \`touch ${canary}\` ; touch ${canary} | /../.. \n é日本🙂 \${HOME} *`
+  const core = `q"u'o $(touch ${canary}) \`touch ${canary}\` ; touch ${canary} | /../.. \\ %0A <>& é日本🙂 \${HOME} *`
   return core + 'x'.repeat(300 - core.length)
 }
 
