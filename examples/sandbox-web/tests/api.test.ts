@@ -5,6 +5,8 @@
  * outside the accepted pattern are a 400 on every route, and so is a path
  * that is not valid percent-encoding (without a stack trace in the log). A
  * run writes only the log its `?runId` names, whatever `X-Run-Id` says.
+ * Every call carries the server's access token (`server.api`); what happens
+ * without it is tests/access.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readRunLog, startServer, type AppServer } from './helpers/app.js'
@@ -18,11 +20,11 @@ describe('examples/sandbox-web routes: bad input', () => {
     await server?.stop()
   })
 
-  const post = (path: string, body: string) => fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+  const post = (path: string, body: string) => server.api(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
 
   it('an unknown API path is a JSON 404, not the page', async () => {
     for (const path of ['/api/nonexistent', '/api/threads/']) {
-      const response = await fetch(`${server.url}${path}`)
+      const response = await server.api(path)
       expect(response.status, path).toBe(404)
       expect(response.headers.get('content-type'), path).toMatch(/json/)
     }
@@ -31,8 +33,8 @@ describe('examples/sandbox-web routes: bad input', () => {
   it('ids outside letters, digits, _ and - are 400 on every route', async () => {
     expect((await post('/api/run/cancel', JSON.stringify({ threadId: '../../etc' }))).status).toBe(400)
     expect((await post('/api/run?runId=a%2Fb', JSON.stringify({ threadId: 't', prompt: 'p' }))).status).toBe(400)
-    expect((await fetch(`${server.url}/api/threads/..%2F..`)).status).toBe(400)
-    expect((await fetch(`${server.url}/api/run?runId=a%20b&offset=-1`)).status).toBe(400)
+    expect((await server.api('/api/threads/..%2F..')).status).toBe(400)
+    expect((await server.api('/api/run?runId=a%20b&offset=-1')).status).toBe(400)
   })
 
   it('a path that is not valid percent-encoding is 400, with no stack trace in the server output', async () => {
@@ -47,19 +49,19 @@ describe('examples/sandbox-web routes: bad input', () => {
   })
 
   it("a POST whose X-Run-Id header names another run writes only the run its ?runId names; a finished log stays as it was", async () => {
-    const { task } = (await (await fetch(`${server.url}/api/sample`)).json()) as { task: string }
+    const { task } = (await (await server.api('/api/sample')).json()) as { task: string }
     const start = (runId: string, threadId: string, headers: Record<string, string> = {}) =>
-      fetch(`${server.url}/api/run?runId=${runId}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ threadId, prompt: task }) }).then((r) => r.text())
+      server.api(`/api/run?runId=${runId}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ threadId, prompt: task }) }).then((r) => r.text())
     const stamp = Date.now()
     const victim = `victim-${stamp}`
     await start(victim, `victim-thread-${stamp}`)
-    const before = await readRunLog(server.url, victim)
+    const before = await readRunLog(server, victim)
     expect(before.at(-1)?.chunk.type).toBe('RUN_FINISHED')
     const attacker = `attacker-${stamp}`
     await start(attacker, `attacker-thread-${stamp}`, { 'X-Run-Id': victim })
     // Before: the attacker's whole run landed in the victim's finished log (17 chunks in the report).
-    expect(await readRunLog(server.url, victim), "the victim's log is exactly what it was").toEqual(before)
-    const own = await readRunLog(server.url, attacker)
+    expect(await readRunLog(server, victim), "the victim's log is exactly what it was").toEqual(before)
+    const own = await readRunLog(server, attacker)
     expect(own.at(-1)?.chunk.type, 'the run went to the log its ?runId names').toBe('RUN_FINISHED')
   }, 180_000)
 

@@ -24,10 +24,10 @@ describeInBrowser('examples/sandbox-web --docker in chromium', { docker: true },
   })
 
   /** This server's containers (by its label), from its status route. */
-  const containers = async () => ((await (await fetch(`${server.url}/api/status`)).json()) as { sandboxes: string[] | null }).sandboxes
+  const containers = async () => ((await (await server.api('/api/status')).json()) as { sandboxes: string[] | null }).sandboxes
 
   it('runs the sample task in a container; a refresh mid-run loses and doubles nothing; the container goes when the run completes', async () => {
-    const page = await openThread(browser, server.url, `docker-${Date.now()}`)
+    const page = await openThread(browser, server, `docker-${Date.now()}`)
     const runId = await startTask(page)
     await page.waitForSelector('[data-tool-call-id=toolu_web_2_edit]', { timeout: RUN_MS })
     expect(await containers()).toHaveLength(1)
@@ -39,7 +39,7 @@ describeInBrowser('examples/sandbox-web --docker in chromium', { docker: true },
     expect(view.texts.at(-1)).toContain('2 tests, 0 failures')
     expect(await page.$$eval('[data-testid=diff] .diff', (nodes) => nodes.map((node) => node.getAttribute('data-path')).sort())).toEqual(['CHANGES.md', 'math.js', 'math.test.js'])
     expect(await page.getAttribute('[data-testid=file-tree] [data-path="CHANGES.md"]', 'data-state')).toBe('created')
-    const log = logSummary(await readRunLog(server.url, runId))
+    const log = logSummary(await readRunLog(server, runId))
     expect(log.starts).toEqual(SAMPLE_TOOL_CALLS)
     expect(log.idsUnique).toBe(true)
     await expect.poll(containers, { timeout: 30_000, interval: 500 }).toEqual([])
@@ -47,14 +47,14 @@ describeInBrowser('examples/sandbox-web --docker in chromium', { docker: true },
   }, RUN_MS + 60_000)
 
   it('Stop removes the run container and the record is aborted', async () => {
-    const page = await openThread(browser, server.url, `docker-stop-${Date.now()}`)
+    const page = await openThread(browser, server, `docker-stop-${Date.now()}`)
     const runId = await startTask(page)
     await page.waitForSelector('[data-tool-call-id=toolu_web_2_edit]', { timeout: RUN_MS })
     expect(await containers()).toHaveLength(1)
     await page.click('[data-testid=stop]')
     await waitForStatus(page, 'aborted')
     await expect.poll(containers, { timeout: 30_000, interval: 500 }).toEqual([])
-    const runs = ((await (await fetch(`${server.url}/api/status`)).json()) as { runs: { runId: string; status: string }[] }).runs
+    const runs = ((await (await server.api('/api/status')).json()) as { runs: { runId: string; status: string }[] }).runs
     expect(runs.find((run) => run.runId === runId)?.status).toBe('aborted')
     await page.context().close()
   }, RUN_MS + 30_000)

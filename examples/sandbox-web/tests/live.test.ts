@@ -46,11 +46,11 @@ describe('examples/sandbox-web in live mode (ANTHROPIC_API_KEY set)', () => {
 
   it('runs the task against the configured model with the key, and the key never reaches the transcript', async () => {
     expect(server.output()).toContain('live: the real API')
-    const sample = (await (await fetch(`${server.url}/api/sample`)).json()) as { task: string; mode: string }
+    const sample = (await (await server.api('/api/sample')).json()) as { task: string; mode: string }
     expect(sample.mode).toBe('live')
 
     const runId = `live-${Date.now()}`
-    const response = await fetch(`${server.url}/api/run?runId=${runId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: `live-thread-${Date.now()}`, prompt: sample.task }), signal: AbortSignal.timeout(90_000) })
+    const response = await server.api(`/api/run?runId=${runId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: `live-thread-${Date.now()}`, prompt: sample.task }), signal: AbortSignal.timeout(90_000) })
     const wire = await response.text()
     expect(response.status).toBe(200)
 
@@ -58,12 +58,12 @@ describe('examples/sandbox-web in live mode (ANTHROPIC_API_KEY set)', () => {
     expect(modelCalls.length).toBeGreaterThanOrEqual(SAMPLE_TOOL_CALLS.length + 1)
     expect(modelCalls.filter((call) => call.key !== KEY)).toEqual([])
 
-    const log = await readRunLog(server.url, runId)
+    const log = await readRunLog(server, runId)
     expect(log.filter((event) => event.chunk.type === 'TOOL_CALL_START').map((event) => event.chunk.toolCallId)).toEqual(SAMPLE_TOOL_CALLS)
     expect(log.at(-1)?.chunk.type).toBe('RUN_FINISHED')
     expect(wire).not.toContain(KEY)
     expect(JSON.stringify(log)).not.toContain(KEY)
-    const status = (await (await fetch(`${server.url}/api/status`)).json()) as { mode: string; runs: { runId: string; status: string }[] }
+    const status = (await (await server.api('/api/status')).json()) as { mode: string; runs: { runId: string; status: string }[] }
     expect(status.mode).toBe('live')
     expect(status.runs.find((run) => run.runId === runId)?.status).toBe('completed')
   }, 120_000)

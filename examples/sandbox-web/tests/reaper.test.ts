@@ -32,7 +32,7 @@ describe('examples/sandbox-web: the reaper', () => {
     servers.push(first)
     const runId = `reaped-${Date.now()}`
     const leave = new AbortController()
-    const response = await fetch(`${first.url}/api/run?runId=${runId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: `t-${runId}`, prompt: SAMPLE_TASK }), signal: leave.signal })
+    const response = await first.api(`/api/run?runId=${runId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: `t-${runId}`, prompt: SAMPLE_TASK }), signal: leave.signal })
     expect(response.status).toBe(200)
     // Read until the first tool call started, then leave (the tab is closed).
     const reader = response.body!.getReader()
@@ -47,11 +47,11 @@ describe('examples/sandbox-web: the reaper', () => {
 
     const second = await startServer({ env, dataDir })
     servers.push(second)
-    const status = async () => (await (await fetch(`${second.url}/api/status`)).json()) as { runs: { runId: string; status: string }[]; reaper: { lastCloseOut: { runs: { runId: string; outcome: string }[] } | null } }
+    const status = async () => (await (await second.api('/api/status')).json()) as { runs: { runId: string; status: string }[]; reaper: { lastCloseOut: { runs: { runId: string; outcome: string }[] } | null } }
     await expect.poll(async () => (await status()).runs.find((run) => run.runId === runId)?.status, { timeout: 90_000, interval: 500 }).toBe('completed')
     expect((await status()).reaper.lastCloseOut?.runs).toContainEqual({ runId, outcome: 'finalized' })
 
-    const log = await readRunLog(second.url, runId)
+    const log = await readRunLog(second, runId)
     const summary = logSummary(log)
     expect(summary.starts).toEqual(SAMPLE_TOOL_CALLS)
     expect(summary.idsUnique).toBe(true)
@@ -62,8 +62,10 @@ describe('examples/sandbox-web: the reaper', () => {
     expect(custom('file.changed').map((value) => value.path.slice(value.path.lastIndexOf('/') + 1)).sort(), 'each file in the diff once').toEqual(['CHANGES.md', 'math.js', 'math.test.js'])
 
     await expect.poll(() => readdirSync(join(dataDir, 'sandboxes')), { timeout: 30_000, interval: 250 }).toEqual([])
-    const journal = journalPaths(runId)
-    const baseline = join(journal.dir, `baseline-${createHash('sha256').update(runId).digest('hex').slice(0, 32)}`)
-    for (const path of [journal.journal, journal.stderr, baseline]) expect(existsSync(path), `${path} is gone`).toBe(false)
+    // The journal and the baseline lived in the sandbox's own folder (<sandboxes>/<id>/runs), which is gone with it;
+    // nothing of the run is in the host's shared default folder either.
+    const shared = journalPaths(runId)
+    const baseline = join(shared.dir, `baseline-${createHash('sha256').update(runId).digest('hex').slice(0, 32)}`)
+    for (const path of [shared.journal, shared.stderr, baseline]) expect(existsSync(path), `${path} was never used`).toBe(false)
   }, 240_000)
 })

@@ -8,6 +8,7 @@
  * and the sandbox gone. And a failed run's kept sandbox, whose server
  * restarted before removing it, is removed by the next server's sweep.
  */
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -36,11 +37,12 @@ describeInBrowser('examples/sandbox-web: a run survives a server restart under a
 
   it('the open tab reconnects by itself and the new server finishes the run: nothing lost or doubled', async () => {
     const [port, modelPort] = [await freePort(), await freePort()]
-    // The same port (the tab's origin), data folder (records, log, prompts) and model port (where the agent calls).
-    env = { PORT: String(port), SANDBOX_WEB_MODEL_PORT: String(modelPort), SANDBOX_WEB_STEP_SECONDS: '4', SANDBOX_WEB_KEEP_FAILED_MS: '4000', SANDBOX_WEB_REAP_EVERY_MS: '1000' }
+    // The same port (the tab's origin), data folder (records, log, prompts), model port (where the agent calls) and
+    // access token (the one the open tab holds: a server with a new token would answer the tab 401).
+    env = { SANDBOX_WEB_TOKEN: `restart-${randomBytes(24).toString('hex')}`, PORT: String(port), SANDBOX_WEB_MODEL_PORT: String(modelPort), SANDBOX_WEB_STEP_SECONDS: '4', SANDBOX_WEB_KEEP_FAILED_MS: '4000', SANDBOX_WEB_REAP_EVERY_MS: '1000' }
     const first = await startServer({ env, dataDir })
     servers.push(first)
-    const page = await openThread(browser, first.url, `restart-${Date.now()}`)
+    const page = await openThread(browser, first, `restart-${Date.now()}`)
     const runId = await startTask(page)
     // After the edit of math.js came back: that write happens on the first server.
     await page.waitForSelector('[data-tool-call-id=toolu_web_3_test]', { timeout: RUN_MS })
@@ -51,6 +53,7 @@ describeInBrowser('examples/sandbox-web: a run survives a server restart under a
     const second = await startServer({ env, dataDir })
     servers.push(second)
     expect(second.url).toBe(first.url)
+    expect(second.token).toBe(first.token)
     await waitForStatus(page, 'completed')
 
     // The first server went away mid-run: the last tool call had not started.
@@ -67,12 +70,12 @@ describeInBrowser('examples/sandbox-web: a run survives a server restart under a
     expect(await page.getAttribute('[data-testid=file-tree] [data-path="CHANGES.md"]', 'data-state')).toBe('created')
     expect(await page.getAttribute('[data-testid=file-tree] [data-path="math.js"]', 'data-state')).toBe('changed')
     expect(await page.getAttribute('[data-testid=file-tree] [data-path="math.test.js"]', 'data-state')).toBe('changed')
-    const log = logSummary(await readRunLog(second.url, runId))
+    const log = logSummary(await readRunLog(second, runId))
     expect(log.starts).toEqual(SAMPLE_TOOL_CALLS) // each tool call once in the log
     expect(log.idsUnique).toBe(true)
     expect(log.text.match(/2 tests, 0 failures/g)).toHaveLength(1)
 
-    const status = (await (await fetch(`${second.url}/api/status`)).json()) as { runs: { runId: string; status: string; detached: boolean }[]; sandboxes: string[] }
+    const status = (await (await second.api('/api/status')).json()) as { runs: { runId: string; status: string; detached: boolean }[]; sandboxes: string[] }
     expect(status.runs.find((run) => run.runId === runId)).toMatchObject({ status: 'completed', detached: false })
     await expect.poll(() => readdirSync(join(dataDir, 'sandboxes')), { timeout: 30_000, interval: 250 }).toEqual([])
     await page.context().close()
@@ -81,7 +84,7 @@ describeInBrowser('examples/sandbox-web: a run survives a server restart under a
   it('a failed run whose server restarted within SANDBOX_WEB_KEEP_FAILED_MS still loses its sandbox: the next server sweeps it', async () => {
     const running = servers.at(-1)!
     const sandboxes = () => readdirSync(join(dataDir, 'sandboxes'))
-    const response = await fetch(`${running.url}/api/run?runId=failing-${Date.now()}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: `failing-${Date.now()}`, prompt: 'Simulate a model failure.' }) })
+    const response = await running.api(`/api/run?runId=failing-${Date.now()}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: `failing-${Date.now()}`, prompt: 'Simulate a model failure.' }) })
     expect(await response.text()).toContain('asked to fail')
     expect(sandboxes()).toHaveLength(1) // kept for a look inside
     await running.stop({ keepData: true }) // before its keepAlive timer (4 s) fires

@@ -7,13 +7,17 @@
  * Stop (the record is aborted and the sandbox is gone), a tab that comes
  * back after the end (tool cards restored from the run log), a task the
  * offline model does not know, a failed run (its sandbox kept, then gone),
- * and the status page with the reaper's last sweep. Leaves screenshots in docs/images.
+ * and the status page with the reaper's last sweep. And the access token as
+ * the page handles it (taken from the address once, sent on every API call,
+ * a page without it says what to do), and a start past the run cap, whose
+ * 429 the page shows. Leaves screenshots in docs/images.
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { describeInBrowser, EXAMPLE_DIR, launchChromium, readRunLog, startServer, type AppServer } from './helpers/app.js'
+import { SAMPLE_TASK } from '../src/server/model.js'
+import { describeInBrowser, EXAMPLE_DIR, launchChromium, readRunLog, readUntil, startRunOverApi, startServer, type AppServer } from './helpers/app.js'
 import { logSummary, openThread as openPage, RUN_MS, SAMPLE_TOOL_CALLS, seen, startTask, waitForStatus, type SeenTranscript } from './helpers/page.js'
 
 const IMAGES = join(EXAMPLE_DIR, '../../docs/images')
@@ -33,7 +37,7 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
     await server?.stop()
   })
 
-  const openThread = (threadId: string) => openPage(browser, server.url, threadId)
+  const openThread = (threadId: string) => openPage(browser, server, threadId)
 
   it('streams a run to the end: text, tool cards, file events and the diff', async () => {
     const threadId = `control-${Date.now()}`
@@ -49,10 +53,36 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
     expect(await page.$$eval('[data-testid=diff] .diff', (nodes) => nodes.map((node) => node.getAttribute('data-path')).sort())).toEqual(['CHANGES.md', 'math.js', 'math.test.js'])
     expect(await page.textContent('[data-testid=diff] .diff[data-path="math.js"]')).toContain('+export function multiply(a, b) {')
     await page.screenshot({ path: join(IMAGES, 'sandbox-web-run.png'), fullPage: true })
-    control = { threadId, runId, transcript, log: logSummary(await readRunLog(server.url, runId)) }
+    control = { threadId, runId, transcript, log: logSummary(await readRunLog(server, runId)) }
     expect(control.log.idsUnique).toBe(true)
     await page.context().close()
   }, RUN_MS + 30_000)
+
+  it('the page takes the token from the address once, keeps it over a reload and sends it on every API call; a page without it says what to do', async () => {
+    const threadId = `token-${Date.now()}`
+    const page = await openThread(threadId)
+    const sent: Promise<string | undefined>[] = []
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname.startsWith('/api/')) sent.push(request.allHeaders().then((headers) => headers.authorization))
+    })
+    // Gone from the address bar (and so from a bookmark or a copied link); the thread stays.
+    expect(new URL(page.url()).searchParams.get('token')).toBeNull()
+    expect(new URL(page.url()).searchParams.get('thread')).toBe(threadId)
+    await page.reload()
+    await page.waitForFunction(() => (document.querySelector('[data-testid=prompt]') as HTMLTextAreaElement | null)?.value.includes('multiply')) // /api/sample answered
+    expect(sent.length).toBeGreaterThanOrEqual(2) // the sample and the thread's runs, at least
+    expect(new Set(await Promise.all(sent))).toEqual(new Set([`Bearer ${server.token}`]))
+    expect(await page.$('[data-testid=unauthorized]')).toBeNull()
+    await page.context().close()
+
+    // A browser that never opened the printed address: told what to open, not left loading.
+    const context = await browser.newContext()
+    const stranger = await context.newPage()
+    await stranger.goto(`${server.url}/?thread=${threadId}`)
+    await stranger.waitForSelector('[data-testid=unauthorized]')
+    expect(await stranger.textContent('[data-testid=unauthorized]')).toContain('?token=')
+    await context.close()
+  }, 60_000)
 
   it('a refresh mid-run rejoins with Last-Event-ID, and a second browser whose Start meets the live run follows it: nothing lost or doubled', async () => {
     const threadId = `refresh-${Date.now()}`
@@ -69,7 +99,11 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
     // a few seconds of scripted steps, and a Start after the end would rightly begin a new run.)
     await page.waitForSelector('[data-tool-call-id=toolu_web_1_look]', { timeout: RUN_MS })
     await startTask(second)
+    // Its Start shows the id it made at once, and the live run's once the 409 is back: wait for that, then check that
+    // the server holds that one run only (nothing was started under the second browser's id).
+    await second.waitForFunction((id) => document.querySelector('[data-testid=run-id]')?.textContent === id, runId, { timeout: 15_000 }).catch(() => undefined)
     expect(await second.textContent('[data-testid=run-id]')).toBe(runId)
+    expect(((await (await server.api(`/api/threads/${threadId}`)).json()) as { runs: { runId: string }[] }).runs.map((run) => run.runId)).toEqual([runId])
     // Mid-run: the second tool call has started and is sleeping in the sandbox.
     await page.waitForSelector('[data-tool-call-id=toolu_web_2_edit]', { timeout: RUN_MS })
     const before = await seen(page)
@@ -87,13 +121,13 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
       expect(new Set(view.messageIds).size).toBe(view.messageIds.length)
     }
     // The server's log: the same text and tool calls as the control run, each once.
-    const log = logSummary(await readRunLog(server.url, runId))
+    const log = logSummary(await readRunLog(server, runId))
     expect(log).toEqual(control.log)
     await Promise.all([page.context().close(), second.context().close()])
   }, RUN_MS + 60_000)
 
   /** The sandboxes the server has now (local-process: the folders under its sandbox root). */
-  const sandboxes = async () => ((await (await fetch(`${server.url}/api/status`)).json()) as { sandboxes: string[] }).sandboxes
+  const sandboxes = async () => ((await (await server.api('/api/status')).json()) as { sandboxes: string[] }).sandboxes
 
   it('Stop cancels the run for real: the record is aborted and the sandbox is gone', async () => {
     const existing = new Set(await sandboxes())
@@ -112,7 +146,7 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
     expect(await page.$$('[data-testid=tool-card] [data-testid=tool-interrupted]')).toHaveLength(tools.tools.filter((tool) => !tool.done).length)
     expect(tools.tools.some((tool) => !tool.done)).toBe(true)
     await expect.poll(sandboxes, { timeout: 30_000, interval: 250 }).not.toContain(created[0])
-    const runs = ((await (await fetch(`${server.url}/api/status`)).json()) as { runs: { runId: string; status: string }[] }).runs
+    const runs = ((await (await server.api('/api/status')).json()) as { runs: { runId: string; status: string }[] }).runs
     expect(runs.find((run) => run.runId === runId)?.status).toBe('aborted')
     await page.context().close()
   }, RUN_MS + 30_000)
@@ -156,10 +190,32 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
     await page.context().close()
   }, RUN_MS)
 
+  it('a start past the per-client cap shows the server\'s 429 message on the page and starts nothing', async () => {
+    const stamp = Date.now()
+    const busy = [`busy-a-${stamp}`, `busy-b-${stamp}`]
+    const started = await Promise.all(busy.map((threadId) => startRunOverApi(server, `run-${threadId}`, threadId, SAMPLE_TASK)))
+    expect(started.map((response) => response.status)).toEqual([200, 200])
+    const reading = await Promise.all(started.map((response) => readUntil(response, 'toolu_web_1_look'))) // both working
+
+    const page = await openThread(`over-cap-${stamp}`)
+    await page.waitForFunction(() => (document.querySelector('[data-testid=prompt]') as HTMLTextAreaElement | null)?.value.includes('multiply'))
+    await page.click('[data-testid=start]')
+    await page.waitForSelector('[data-testid=run-notice]')
+    expect(await page.textContent('[data-testid=run-notice]')).toMatch(/SANDBOX_WEB_MAX_RUNS=2\): wait for one to finish or stop it/)
+    expect(await page.getAttribute('[data-testid=run-status]', 'data-status')).toBe('idle')
+    expect(await page.$('[data-testid=run-id]')).toBeNull() // no run to show: none was started
+    await page.context().close()
+
+    for (const threadId of busy) {
+      await server.api('/api/run/cancel', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId }) })
+    }
+    await Promise.all(reading.map((read) => read.rest()))
+  }, RUN_MS)
+
   it('the status page shows the reaper schedule and its last sweep', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
-    await page.goto(`${server.url}/status`)
+    await page.goto(`${server.url}/status?token=${server.token}`)
     await page.waitForSelector('[data-testid=reaper-last]', { timeout: 30_000 })
     expect(Number(await page.textContent('[data-testid=reaper-sweeps]'))).toBeGreaterThanOrEqual(1)
     await page.waitForSelector('[data-testid=runs] tr[data-status=aborted]')

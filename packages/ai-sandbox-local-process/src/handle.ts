@@ -8,6 +8,7 @@
 import { SandboxConfigError, createExecBackedGit } from '@tanstack/ai-sandbox'
 import type { SandboxHandle, SandboxPortConnection } from '@tanstack/ai-sandbox'
 import { LOCAL_PROCESS_CAPABILITIES } from './capabilities.js'
+import { join } from 'node:path'
 import { PROVIDER_NAME, unsupportedMethod } from './errors.js'
 import { createLocalFs } from './fs.js'
 import { createLocalProcess } from './process.js'
@@ -25,6 +26,8 @@ export function createLocalHandle(state: SandboxState, destroy: () => Promise<vo
     provider: PROVIDER_NAME,
     capabilities: LOCAL_PROCESS_CAPABILITIES,
     workspaceRoot: state.workspaceRoot,
+    // Not the host's shared /tmp/tanstack-runs: a folder in the sandbox's own, under the private root.
+    journalDir: join(state.dir, 'runs'),
     fs: createLocalFs(state),
     process,
     git: createExecBackedGit(process, { provider: PROVIDER_NAME, workspaceRoot: state.workspaceRoot }),

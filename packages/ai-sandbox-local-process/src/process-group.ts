@@ -104,7 +104,8 @@ export class ProcessGroup {
         this.stdout.end()
         this.stderr.end()
         resolve(toExit(code, signal))
-        void this.settleAfterLeader()
+        // groupIsAlive throws on an errno other than ESRCH/EPERM: the group is then taken as gone, not left to reject unhandled.
+        this.settleAfterLeader().catch(() => this.markGone())
       })
     })
   }

@@ -5,7 +5,7 @@
  * started). It never knows harness names and offers no isolation: processes
  * run as the current user on the host.
  */
-import { realpath, mkdir } from 'node:fs/promises'
+import { lstat, realpath, mkdir } from 'node:fs/promises'
 import { stopSandboxStragglers } from './stragglers.js'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -24,9 +24,13 @@ export const DEFAULT_KILL_GRACE_MS = 2000
 /** Options of {@link localProcessSandbox}. */
 export interface LocalProcessSandboxConfig {
   /**
-   * Directory holding one sub-directory per sandbox (`<root>/<id>/workspace`).
-   * Relative paths resolve against `process.cwd()`. Default:
-   * `<os.tmpdir()>/tanstack-ai-sandbox`.
+   * Directory holding one sub-directory per sandbox (`<root>/<id>/workspace`,
+   * and `<root>/<id>/runs` for its durable-run journals). Relative paths
+   * resolve against `process.cwd()`. Default: `<os.tmpdir()>/tanstack-ai-sandbox`.
+   * Created with mode 0700 when missing; every use checks it is a real folder
+   * owned by this process's user that no group or other user can write
+   * (`create-failed` otherwise), because whoever can write it can plant files
+   * in every sandbox and journal under it.
    */
   root?: string
   /** ms between the first signal of `kill()`/`destroy()` and SIGKILL. Default 2000. */
@@ -160,17 +164,40 @@ class LocalProcessProvider implements SandboxProvider {
     return createLocalHandle(state, () => this.destroy({ id: state.id }))
   }
 
-  /** Create the root once and resolve its symlinks (macOS `/var` -> `/private/var`). */
-  private ensureRoot(): Promise<string> {
+  /**
+   * Create the root once (mode 0700) and resolve its symlinks (macOS `/var` ->
+   * `/private/var`); on every call check that it is still a folder this user
+   * owns and only this user can write.
+   */
+  private async ensureRoot(): Promise<string> {
     this.realRoot ??= (async () => {
       try {
-        await mkdir(this.root, { recursive: true })
+        await mkdir(this.root, { recursive: true, mode: 0o700 })
         return await realpath(this.root)
       } catch (error) {
         this.realRoot = undefined
         throw operationError('create-failed', `Could not create the local-process sandbox root ${this.root}: ${String(error)}. Pass a writable directory as localProcessSandbox({ root }).`, error)
       }
     })()
-    return this.realRoot
+    const root = await this.realRoot
+    await assertPrivateRoot(root)
+    return root
   }
+}
+
+/**
+ * Refuse a sandbox root another user could write: not a folder, owned by
+ * another user, or writable by its group or by others (issue 27, item 2: a
+ * shared folder let another local user plant journals and git config).
+ * @throws LocalProcessSandboxError `create-failed` naming the problem and the fix.
+ */
+async function assertPrivateRoot(root: string): Promise<void> {
+  const info = await lstat(root).catch((error: unknown) => {
+    throw operationError('create-failed', `The local-process sandbox root ${root} cannot be read: ${String(error)}.`, error)
+  })
+  const uid = process.getuid?.()
+  const fix = 'Remove it, or pass localProcessSandbox({ root }) a folder only this user owns and can write (mode 0700).'
+  if (!info.isDirectory()) throw operationError('create-failed', `The local-process sandbox root ${root} is not a folder. ${fix}`)
+  if (uid !== undefined && info.uid !== uid) throw operationError('create-failed', `The local-process sandbox root ${root} belongs to user ${info.uid}, not to this process's user ${uid}: that user could plant files in every sandbox and run journal under it. ${fix}`)
+  if ((info.mode & 0o022) !== 0) throw operationError('create-failed', `The local-process sandbox root ${root} can be written by its group or by other users (mode ${(info.mode & 0o777).toString(8)}), who could plant files in every sandbox and run journal under it. ${fix}`)
 }

@@ -154,7 +154,10 @@ class Notifier {
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined
       if (this.waiters.size === 0) return
-      void Promise.all([...this.waiters.keys()].map((channel) => this.ensure(channel))).then(() => this.wakeAll())
+      // ensure() catches its own failures; the catch keeps any other one from rejecting unhandled.
+      Promise.all([...this.waiters.keys()].map((channel) => this.ensure(channel)))
+        .then(() => this.wakeAll())
+        .catch(() => this.scheduleReconnect())
     }, delay)
     this.reconnectTimer.unref()
   }

@@ -184,7 +184,7 @@ function describeProcess(pid: number): string {
 
 /** Whether either journal file of the run still exists in the sandbox. */
 async function journalLeft(handle: SandboxHandle, runId: string): Promise<boolean> {
-  const paths = journalPaths(runId)
+  const paths = journalPaths(runId, handle.journalDir)
   const journal = await handle.process.exec(journalExistsCommand(paths))
   const stderr = await handle.process.exec(`test -e '${paths.stderr}'`)
   return journal.exitCode === 0 || stderr.exitCode === 0
@@ -259,7 +259,7 @@ async function takeover(setting: Setting, label: string): Promise<{ handle: Sand
 
   // The run's own reader (B's) deleted the journal; the run left no process behind.
   expect(await waitFor(async () => !(await journalLeft(handle!, runId)), 10_000), 'both journal files are deleted').toBe(true)
-  const journalFile = journalPaths(runId).journal
+  const journalFile = journalPaths(runId, handle!.journalDir).journal
   const runProcesses = () => [...processesWithHome(home), ...processesMatching(journalFile)]
   await waitFor(() => runProcesses().length === 0, 10_000)
   expect(runProcesses().map(describeProcess), 'no CLI, tool or tail process of the run is left').toEqual([])

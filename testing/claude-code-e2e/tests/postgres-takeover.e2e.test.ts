@@ -22,7 +22,7 @@
 import { randomInt, randomUUID } from 'node:crypto'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EventType } from '@tanstack/ai'
@@ -137,7 +137,8 @@ function takeoverSuite(pg: SuitePostgres): void {
       expect(await waitFor(async () => (await pg.stores.runs.get(runId))?.status === 'completed', 10_000), 'the record is settled').toBe(true)
       expect(await pg.stores.runs.get(runId)).toMatchObject({ status: 'completed', driverEpoch: 1 })
       expect(model.requests().length - requestsBefore, 'one CLI ran the turn (five model requests)').toBe(5)
-      const journal = journalPaths(runId).journal
+      // The journal's file name: its folder is the sandbox's own on local-process (handle.journalDir).
+      const journal = `/${posix.basename(journalPaths(runId).journal)}`
       expect(await waitFor(() => processesMatching(journal).length === 0 && processesWithHome(home.dir).length === 0, 15_000), 'no CLI, tool or tail process of the run is left').toBe(true)
       expect(await waitFor(() => readdirSync(root).length === 0, 15_000), 'the sandbox (and its journal) is destroyed').toBe(true)
     }, 180_000)

@@ -161,9 +161,12 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     // Takeover 1: its host aborts the chat() it drives (a server shutting down), with no cancel, after two more messages.
     const first = { drives: 0, background: [] as Promise<unknown>[], controllers: [] as AbortController[] }
     let ends = 0
+    let cliAtAbort = 0
     // The client stops reading there too: the log stays open (the run goes on), so its response would never end.
     const middle = await readSseEvents(attachRoute(run, new InMemoryLockStore(), first).body!, (e) => {
       if (e.chunk.type !== 'TEXT_MESSAGE_END' || ++ends !== 2) return false
+      // Counted as the host leaves: on a loaded machine the scripted CLI may finish its last steps before the detach settles.
+      cliAtAbort = processesOf(run.tag).length
       first.controllers[0]!.abort()
       return true
     })
@@ -173,7 +176,7 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     expect(record?.status, 'a detach is no verdict on the run').toBe('running')
     expect(record?.detachedSince).toBeDefined()
     expect(middle.filter((e) => e.chunk.type === 'RUN_ERROR'), 'no RUN_ERROR reached the log').toEqual([])
-    expect(processesOf(run.tag).length, 'the CLI still runs').toBeGreaterThan(0)
+    expect(cliAtAbort, 'the CLI was still running when its host left').toBeGreaterThan(0)
 
     // Takeover 2, from the last event the client saw.
     const second = { drives: 0, background: [] as Promise<unknown>[] }

@@ -42,8 +42,8 @@ export const PROGRAMS = {
   quickstart: 'quickstart/src/main.ts',
 } as const
 
-/** Milliseconds an install may take (a cold npm cache fetches the Claude Code binary, about 200 MB). */
-export const INSTALL_TIMEOUT_MS = 300_000
+/** Milliseconds an install may take: a cold npm cache fetches the Claude Code binary (about 200 MB), and the npm and pnpm installs share the registry and the disk (a cold CI run once needed more than 330 s). */
+export const INSTALL_TIMEOUT_MS = 600_000
 
 /**
  * Write the project: package.json, tsconfig.json and the programs.

@@ -5,6 +5,7 @@
  * browser tests read.
  */
 import { useEffect, useMemo, useRef, useState } from 'react'
+import { apiFetch, UNAUTHORIZED_MESSAGE, useUnauthorized } from './auth.js'
 import { RunSession, type RunViewState } from './run-session.js'
 import { currentThread, rememberThread } from './session.js'
 import { describeInput, type FileState, type Transcript } from './transcript.js'
@@ -25,6 +26,7 @@ interface Sample {
 }
 
 export function RunPage() {
+  const unauthorized = useUnauthorized()
   const [threadId, setThreadId] = useState(currentThread)
   const [view, setView] = useState<RunViewState | undefined>()
   const [sample, setSample] = useState<Sample>({ task: '', files: [], mode: 'offline', provider: 'local-process' })
@@ -32,7 +34,8 @@ export function RunPage() {
   const session = useRef<RunSession | undefined>(undefined)
 
   useEffect(() => {
-    void fetch('/api/sample').then(async (response) => {
+    void apiFetch('/api/sample').then(async (response) => {
+      if (!response.ok) return // 401: the notice says what to do
       const body = (await response.json()) as Sample
       setSample(body)
       setPrompt((current) => current || body.task)
@@ -57,6 +60,7 @@ export function RunPage() {
         <span className="mode" data-testid="mode" data-mode={sample.mode}>{sample.mode === 'live' ? 'live model' : 'offline mock model'} · {sample.provider}</span>
         <a href="/status">Status and reaper</a>
       </header>
+      {unauthorized && <p className="error notice" data-testid="unauthorized">{UNAUTHORIZED_MESSAGE}</p>}
       <section className="composer">
         <textarea data-testid="prompt" value={prompt} onChange={(event) => setPrompt(event.target.value)} rows={2} />
         <button type="button" data-testid="start" disabled={busy || prompt.trim() === ''} onClick={() => void session.current?.start(prompt)}>Start</button>
@@ -86,7 +90,7 @@ function RunView({ view, sampleFiles }: { view: RunViewState; sampleFiles: strin
         <span className={`phase phase-${view.phase}`} data-testid="run-status" data-status={view.phase}>{view.phase}</span>
         {view.runId && <span className="meta" data-testid="run-id">{view.runId}</span>}
         <span className="meta" data-testid="last-event-id">last event {view.lastEventId ?? '–'}</span>
-        {view.error && <span className="error">{view.error}</span>}
+        {view.error && <span className="error" data-testid="run-notice">{view.error}</span>}
       </div>
       {view.prompt && <p className="user-prompt">{view.prompt}</p>}
       <div className="columns">

@@ -5,6 +5,7 @@
  * `GET /api/status` every two seconds.
  */
 import { useEffect, useState } from 'react'
+import { apiFetch, UNAUTHORIZED_MESSAGE, useUnauthorized } from './auth.js'
 
 interface Sweep {
   startedAt: number
@@ -30,12 +31,13 @@ interface Status {
 }
 
 export function StatusPage() {
+  const unauthorized = useUnauthorized()
   const [status, setStatus] = useState<Status | undefined>()
   const [sweeping, setSweeping] = useState(false)
   useEffect(() => {
     let stopped = false
     const poll = async () => {
-      const response = await fetch('/api/status').catch(() => undefined)
+      const response = await apiFetch('/api/status').catch(() => undefined)
       if (response?.ok && !stopped) setStatus((await response.json()) as Status)
     }
     void poll()
@@ -47,10 +49,12 @@ export function StatusPage() {
   }, [])
   const sweepNow = async () => {
     setSweeping(true)
-    await fetch('/api/status/sweep', { method: 'POST' }).finally(() => setSweeping(false))
-    const response = await fetch('/api/status')
-    setStatus((await response.json()) as Status)
+    // A JSON body, as the server requires of every request that changes something.
+    await apiFetch('/api/status/sweep', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).finally(() => setSweeping(false))
+    const response = await apiFetch('/api/status')
+    if (response.ok) setStatus((await response.json()) as Status)
   }
+  if (unauthorized && !status) return <main><p className="error" data-testid="unauthorized">{UNAUTHORIZED_MESSAGE}</p></main>
   if (!status) return <main>Loading…</main>
   const { reaper } = status
   return (

@@ -6,6 +6,7 @@
  * offset and cached with the last id, so a refresh repaints from the cache
  * and reattaches after the last event it has.
  */
+import { apiFetch, UnauthorizedError } from './auth.js'
 import { attachRun, readEvents, startRun, type WireChunk } from './sse.js'
 import { loadRun, saveRun } from './session.js'
 import { EMPTY, reduce, type Transcript } from './transcript.js'
@@ -51,7 +52,10 @@ export class RunSession {
 
   /** Show the thread's latest run: from the cache, then the log after it, live while it runs. */
   async load(): Promise<void> {
-    const runs = await this.listRuns().catch(() => [] as RunSummary[]) // disposed, or the server away: nothing to show yet
+    const runs = await this.listRuns().catch((error: unknown) => {
+      if (error instanceof UnauthorizedError) this.set({ error: error.message })
+      return [] as RunSummary[] // disposed, refused, or the server away: nothing to show yet
+    })
     const latest = runs.at(-1)
     if (!latest) return
     const generation = this.adopt(latest.runId, latest.prompt, 'loading')
@@ -65,11 +69,12 @@ export class RunSession {
     try {
       const response = await startRun(runId, this.state.threadId, prompt, this.controller.signal)
       if (response.status >= 400 && response.status < 500) {
-        // Refused (a live run on the thread, a bad task): no run was started, so there is nothing to follow.
+        // Refused (a live run on the thread, a bad task, no token, 429: too many runs): no run was started, so there
+        // is nothing to follow; the server's message says why.
         const body = (await response.json().catch(() => ({}))) as { error?: string }
         // 409: the thread has a live run (started from another tab): follow that run instead.
         if (response.status === 409) return await this.load()
-        this.set({ phase: 'idle', error: body.error ?? `${response.status} ${response.statusText}` })
+        this.set({ runId: undefined, prompt: null, phase: 'idle', error: body.error ?? `${response.status} ${response.statusText}` })
         return
       }
       this.set({ phase: 'streaming' })
@@ -86,9 +91,10 @@ export class RunSession {
   async stop(): Promise<void> {
     const before = this.state.phase
     this.set({ phase: 'stopping' })
-    const response = await fetch('/api/run/cancel', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: this.state.threadId }) }).catch(() => undefined)
+    const response = await apiFetch('/api/run/cancel', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: this.state.threadId }) }).catch(() => undefined)
     // Not recorded: the run goes on, so Stop is offered again.
-    if (!response?.ok) this.set({ phase: before, error: `the cancel did not reach the server (${response ? response.status : 'unreachable'}): press Stop again` })
+    if (response?.status === 401) this.set({ phase: before, error: new UnauthorizedError().message })
+    else if (!response?.ok) this.set({ phase: before, error: `the cancel did not reach the server (${response ? response.status : 'unreachable'}): press Stop again` })
   }
 
   dispose(): void {
@@ -124,6 +130,7 @@ export class RunSession {
         record = (await this.listRuns()).find((run) => run.runId === runId)
       } catch (error) {
         if (this.controller.signal.aborted) return
+        if (this.refused(error)) return
         retryMs = this.unreachable(error, retryMs)
         continue
       }
@@ -144,9 +151,17 @@ export class RunSession {
         await this.consume(await attachRun(runId, this.state.lastEventId, this.controller.signal), generation)
       } catch (error) {
         if (this.controller.signal.aborted) return
+        if (this.refused(error)) return
         retryMs = this.unreachable(error, retryMs)
       }
     }
+  }
+
+  /** A 401: retrying cannot help (the token is missing or from an earlier start), so stop following and say so. */
+  private refused(error: unknown): boolean {
+    if (!(error instanceof UnauthorizedError)) return false
+    this.set({ phase: 'idle', error: error.message })
+    return true
   }
 
   /** The server is away: show it, and return the next pause before retrying, ms. */
@@ -172,7 +187,8 @@ export class RunSession {
   }
 
   private async listRuns(): Promise<RunSummary[]> {
-    const response = await fetch(`/api/threads/${encodeURIComponent(this.state.threadId)}`, { signal: this.controller.signal })
+    const response = await apiFetch(`/api/threads/${encodeURIComponent(this.state.threadId)}`, { signal: this.controller.signal })
+    if (response.status === 401) throw new UnauthorizedError()
     if (response.status >= 500) throw new Error(`${response.status} ${response.statusText}`) // a proxy in front of a server that is away
     if (!response.ok) return []
     return ((await response.json()) as { runs: RunSummary[] }).runs

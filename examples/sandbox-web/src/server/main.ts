@@ -3,7 +3,9 @@
  * stores in the data folder, creates the sample repository, starts the
  * offline model (unless `ANTHROPIC_API_KEY` is set), schedules the reaper and
  * serves the routes and the built browser app on 127.0.0.1. Prints
- * `listening http://127.0.0.1:<port>` once it serves.
+ * `listening http://127.0.0.1:<port>` once it serves, and on the next line
+ * the address to open, with the launch's access token:
+ * `open http://127.0.0.1:<port>/?token=<token>`.
  * Invariant: a SIGTERM or Ctrl-C closes the server and the stores but never
  * cancels a run: every live run is aborted without a cancel, so withSandbox
  * detaches it (records `detachedSince` + `sandboxKey`), and the next process
@@ -15,15 +17,23 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { serve } from '@hono/node-server'
 import { createSqliteStores } from '@tanstack/ai-sandbox-sqlite'
+import { clientKey } from './access.js'
 import { createAgent } from './agent.js'
-import { readConfig } from './config.js'
+import { readConfig, type ServerConfig } from './config.js'
 import { startOfflineModel } from './model.js'
 import { promptStore } from './prompts.js'
 import { scheduleReaper } from './reaper.js'
 import { createApp } from './routes.js'
+import { runLimiter } from './run-limit.js'
 import { ensureSampleRepo } from './sample-repo.js'
 
-const config = readConfig()
+let config: ServerConfig
+try {
+  config = readConfig()
+} catch (error) {
+  console.error(`sandbox-web: ${error instanceof Error ? error.message : String(error)}`)
+  process.exit(1)
+}
 await mkdir(config.dataDir, { recursive: true })
 const stores = createSqliteStores({ path: join(config.dataDir, 'runs.db'), leaseMs: config.leaseMs })
 const repoPath = join(config.dataDir, 'sample-repo')
@@ -32,11 +42,26 @@ const model = config.apiKey ? undefined : await startOfflineModel(config.stepSec
 const agent = createAgent(config, stores, repoPath, model?.port)
 const prompts = promptStore(join(config.dataDir, 'prompts'))
 const reaper = scheduleReaper(config, stores, agent, prompts)
+// A run counts against the caps until its record leaves `running`. Runs a previous process left running (detached,
+// their agents still working) count too, against this launch's token: the one client there is.
+const limiter = runLimiter({ perClient: config.maxRunsPerClient, total: config.maxRunsTotal }, async (runId) => {
+  const record = await stores.runs.get(runId)
+  return record === null || record.status === 'running'
+})
+for (const { runId } of await prompts.recent(200)) {
+  if ((await stores.runs.get(runId))?.status === 'running') limiter.track(clientKey(config.accessToken), runId)
+}
 let stopping = false
-const app = createApp({ config, stores, agent, prompts, reaper, stopping: () => stopping })
+let port = config.port
+const app = createApp({ config, stores, agent, prompts, reaper, limiter, port: () => port, stopping: () => stopping })
 
 const server = serve({ fetch: app.fetch, port: config.port, hostname: '127.0.0.1' }, (info) => {
-  console.log(`listening http://127.0.0.1:${info.port} (${config.apiKey ? 'live: the real API' : 'offline: the local mock model'}, ${config.provider} sandboxes, data in ${config.dataDir})`)
+  port = info.port
+  // One write, so a reader of the output never sees the first line without the second.
+  console.log(
+    `listening http://127.0.0.1:${info.port} (${config.apiKey ? 'live: the real API' : 'offline: the local mock model'}, ${config.provider} sandboxes, data in ${config.dataDir})\n` +
+      `open http://127.0.0.1:${info.port}/?token=${config.accessToken} (the API answers only with this launch's token; anyone who can read this output can use the app)`,
+  )
 })
 
 async function shutdown(): Promise<void> {

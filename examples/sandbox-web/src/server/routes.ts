@@ -9,6 +9,12 @@
  * - `GET /api/status`: the reaper's last sweep, the live sandboxes, recent runs.
  *
  * Plus `GET /api/threads/:threadId` (the thread's runs, for a tab that rejoins) and the built browser app.
+ *
+ * Every request must name this server in `Host`; every `/api/*` request must
+ * carry the launch's access token, and one that changes state must be JSON
+ * from this app's own page (see access.ts). The start route refuses a run
+ * past the caps with 429 (see run-limit.ts). The built browser app loads
+ * without the token: it holds nothing but code.
  */
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -19,11 +25,13 @@ import { sandboxRunDriver } from '@tanstack/ai-sandbox'
 import type { SqliteStores } from '@tanstack/ai-sandbox-sqlite'
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
+import { checkBrowserWrite, checkHost, requireToken, type AppEnv } from './access.js'
 import { controllerFor, type Agent } from './agent.js'
 import type { ServerConfig } from './config.js'
 import { SAMPLE_TASK } from './model.js'
 import { ID_PATTERN, type PromptStore } from './prompts.js'
 import type { Reaper } from './reaper.js'
+import type { RunLimiter } from './run-limit.js'
 import { SAMPLE_FILES } from './sample-repo.js'
 
 /** What the routes need. */
@@ -33,6 +41,10 @@ export interface AppDeps {
   agent: Agent
   prompts: PromptStore
   reaper: Reaper
+  /** The caps on live runs; the start route asks it for a slot. */
+  limiter: RunLimiter
+  /** The port the server listens on, for the `Host` and `Origin` checks (known once it listens, with `PORT=0`). */
+  port: () => number
   /** True once the server shuts down: the API answers 503 from then on. */
   stopping: () => boolean
 }
@@ -52,9 +64,14 @@ function summary(record: RunRecord, prompt: string | undefined) {
 const logger = resolveDebugOption({ logger: { debug: () => {}, info: () => {}, warn: (m: string) => console.warn(`warn ${m}`), error: (m: string) => console.error(`error ${m}`) } })
 
 /** Build the app. */
-export function createApp({ config, stores, agent, prompts, reaper, stopping }: AppDeps): Hono {
-  const app = new Hono()
+export function createApp({ config, stores, agent, prompts, reaper, limiter, port, stopping }: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
 
+  // Who may ask, before anything else. Host on every path (a rebinding page gets not even the app's code), the rest
+  // on the API: a state-changing request only as JSON from this app's page, and nothing without the launch's token.
+  app.use('*', checkHost(port))
+  app.use('/api/*', checkBrowserWrite(port))
+  app.use('/api/*', requireToken(config.accessToken, port))
   // A shutting-down server takes no new work: the tab retries, and the next server answers.
   app.use('/api/*', async (c, next) => {
     if (stopping()) return c.json({ error: 'the server is shutting down; retry in a moment' }, 503)
@@ -74,9 +91,16 @@ export function createApp({ config, stores, agent, prompts, reaper, stopping }: 
     const active = await stores.runs.findActiveRun(threadId)
     if (active) return c.json({ error: `thread ${threadId} already has a live run, ${active.runId}: attach to it or cancel it first` }, 409)
     if (await stores.runs.get(runId)) return c.json({ error: `run ${runId} exists already: every run needs a new id` }, 409)
-    await prompts.save({ runId, threadId, prompt })
-    // Created when the run is accepted, so an attach during the sandbox boot finds it.
-    await stores.runs.createOrResume({ runId, threadId, startedAt: Date.now() })
+    const slot = await limiter.acquire(c.get('client'), runId)
+    if (!slot.granted) return c.json({ error: slot.message }, 429)
+    try {
+      await prompts.save({ runId, threadId, prompt })
+      // Created when the run is accepted, so an attach during the sandbox boot finds it.
+      await stores.runs.createOrResume({ runId, threadId, startedAt: Date.now() })
+    } catch (error) {
+      slot.release() // no run was started
+      throw error
+    }
     // ONE log for withSandbox and the transport, for the run checked above. Not stores.stream(c.req.raw): the
     // stores read X-Run-Id before ?runId, so a header could point this run's output into another run's log.
     const log = stores.stream({ runId })
@@ -161,10 +185,16 @@ export function createApp({ config, stores, agent, prompts, reaper, stopping }: 
     const file = join(config.clientDir, path)
     const found = file.startsWith(config.clientDir) && extname(file) !== '' && existsSync(file) ? file : join(config.clientDir, 'index.html')
     if (!existsSync(found)) return c.text('The browser app is not built: run `pnpm --filter @example/sandbox-web build` (pnpm dev does it).', 500)
-    return new Response(await readFile(found), { headers: { 'content-type': CONTENT_TYPES[extname(found)] ?? 'application/octet-stream' } })
+    return new Response(await readFile(found), { headers: { 'content-type': CONTENT_TYPES[extname(found)] ?? 'application/octet-stream', ...PAGE_HEADERS } })
   })
 
   return app
 }
+
+/**
+ * On every file of the browser app: no page of another site may frame it (a framed Start is a click the developer
+ * did not mean), and no request of the page sends its address onward (the first load's address holds the token).
+ */
+const PAGE_HEADERS = { 'x-frame-options': 'DENY', 'content-security-policy': "frame-ancestors 'none'", 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' }
 
 const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json' }

@@ -3,7 +3,8 @@
  * (installed by scripts/chromium/install.sh when missing; never a browser of
  * Playwright's own), the browser app built with vite, and the example's
  * server as its own process on a free port with a fresh data folder. Each
- * helper returns the way to stop what it started.
+ * helper returns the way to stop what it started. The server's access token
+ * is read from its start line; `server.api` sends it on every call.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
@@ -64,7 +65,11 @@ export async function launchChromium(): Promise<Browser> {
 /** A running server of the example. */
 export interface AppServer {
   readonly url: string
+  /** The launch's access token, from the `open http://127.0.0.1:<port>/?token=…` line it printed. */
+  readonly token: string
   readonly dataDir: string
+  /** `fetch(url + path, init)` with `Authorization: Bearer <token>` added (the caller's headers are kept). */
+  api: (path: string, init?: RequestInit) => Promise<Response>
   /** Everything it printed, for a failure message. */
   output: () => string
   /** SIGTERM (SIGKILL after 5 s); the data folder is removed unless `keepData`, e.g. for the next server on it. */
@@ -90,35 +95,45 @@ export async function freePort(): Promise<number> {
   return port
 }
 
-/** Start `src/server/main.ts` (offline, local-process unless told otherwise), and wait for its `listening` line. */
+/** Start `src/server/main.ts` (offline, local-process unless told otherwise), and wait for its `listening` and `open` lines. */
 export async function startServer(options: ServerOptions = {}): Promise<AppServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sandbox-web-test-'))
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts', ...(options.docker ? ['--docker'] : [])], {
     cwd: EXAMPLE_DIR,
-    env: { ...process.env, ANTHROPIC_API_KEY: '', PORT: '0', SANDBOX_WEB_MODEL_PORT: '0', SANDBOX_WEB_DATA: dataDir, SANDBOX_WEB_STEP_SECONDS: '3', SANDBOX_WEB_REAP_EVERY_MS: '2000', ...options.env },
+    // The access settings cleared (empty is unset) so the caller's shell cannot change them; a test sets its own.
+    env: { ...process.env, SANDBOX_WEB_TOKEN: '', SANDBOX_WEB_MAX_RUNS: '', SANDBOX_WEB_MAX_RUNS_TOTAL: '', ANTHROPIC_API_KEY: '', PORT: '0', SANDBOX_WEB_MODEL_PORT: '0', SANDBOX_WEB_DATA: dataDir, SANDBOX_WEB_STEP_SECONDS: '3', SANDBOX_WEB_REAP_EVERY_MS: '2000', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
   child.stdout!.on('data', (data: Buffer) => (output += data.toString()))
   child.stderr!.on('data', (data: Buffer) => (output += data.toString()))
-  const url = await new Promise<string>((resolve, reject) => {
+  const { url, token } = await new Promise<{ url: string; token: string }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the server did not start within 60 s:\n${output}`)), 60_000)
     const look = () => {
-      const match = /listening (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
-      if (match) {
+      const listening = /listening (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
+      const open = /^open (http:\/\/127\.0\.0\.1:\d+)\/\?token=([A-Za-z0-9._~-]+)/m.exec(output)
+      if (listening && open) {
         clearTimeout(timer)
-        resolve(match[1]!)
+        if (open[1] !== listening[1]) reject(new Error(`the server printed two addresses:\n${output}`))
+        resolve({ url: listening[1]!, token: open[2]! })
       }
     }
     child.stdout!.on('data', look)
-    child.once('exit', (code) => {
+    // 'close', not 'exit': by then everything it printed is in `output`, for the message.
+    child.once('close', (code) => {
       clearTimeout(timer)
       reject(new Error(`the server exited with ${code}:\n${output}`))
     })
   })
   return {
     url,
+    token,
     dataDir,
+    api: (path, init = {}) => {
+      const headers = new Headers(init.headers)
+      headers.set('authorization', `Bearer ${token}`)
+      return fetch(`${url}${path}`, { ...init, headers })
+    },
     output: () => output,
     stop: async ({ keepData = false } = {}) => {
       if (child.exitCode === null && child.signalCode === null) {
@@ -138,9 +153,10 @@ export interface LogEvent {
   chunk: { type: string; [field: string]: unknown }
 }
 
-/** The whole log of a finished run, read from the start (`?offset=-1`) with Node's fetch. */
-export async function readRunLog(baseUrl: string, runId: string): Promise<LogEvent[]> {
-  const response = await fetch(`${baseUrl}/api/run?runId=${encodeURIComponent(runId)}&offset=-1`, { signal: AbortSignal.timeout(60_000) })
+/** The whole log of a finished run, read from the start (`?offset=-1`) with Node's fetch and the server's token. */
+export async function readRunLog(server: Pick<AppServer, 'api'>, runId: string): Promise<LogEvent[]> {
+  const response = await server.api(`/api/run?runId=${encodeURIComponent(runId)}&offset=-1`, { signal: AbortSignal.timeout(60_000) })
+  if (!response.ok) throw new Error(`reading the log of ${runId}: ${response.status} ${await response.text()}`)
   const text = await response.text()
   return text
     .split('\n\n')
@@ -150,4 +166,41 @@ export async function readRunLog(baseUrl: string, runId: string): Promise<LogEve
       const data = block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n')
       return { id, chunk: JSON.parse(data) as LogEvent['chunk'] }
     })
+}
+
+/**
+ * `POST /api/run?runId=…` as the page sends it: the token, this server's own `Origin`, a JSON body. Resolves when the
+ * response's headers arrive (a started run streams on).
+ */
+export function startRunOverApi(server: Pick<AppServer, 'api' | 'url'>, runId: string, threadId: string, prompt: string, signal?: AbortSignal): Promise<Response> {
+  return server.api(`/api/run?runId=${encodeURIComponent(runId)}`, { method: 'POST', headers: { origin: server.url, 'content-type': 'application/json' }, body: JSON.stringify({ threadId, prompt }), ...(signal ? { signal } : {}) })
+}
+
+/** An SSE response read part way: what came until the marker, and the way to read the rest to its end. */
+export interface PartlyRead {
+  readonly text: string
+  rest: () => Promise<string>
+}
+
+/** Read `response`'s body until `marker` appears in it; throws when the body ends first. */
+export async function readUntil(response: Response, marker: string): Promise<PartlyRead> {
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  while (!text.includes(marker)) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`the stream ended before ${marker}:\n${text}`)
+    text += decoder.decode(value, { stream: true })
+  }
+  return {
+    text,
+    rest: async () => {
+      let more = ''
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (done) return more + decoder.decode()
+        more += decoder.decode(value, { stream: true })
+      }
+    },
+  }
 }

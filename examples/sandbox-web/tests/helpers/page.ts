@@ -5,7 +5,7 @@
  * log for comparing two runs.
  */
 import type { Browser, Page } from 'playwright-core'
-import type { LogEvent } from './app.js'
+import type { AppServer, LogEvent } from './app.js'
 
 /** The longest a sample run may take here, ms. */
 export const RUN_MS = 90_000
@@ -36,11 +36,11 @@ export async function seen(page: Page): Promise<SeenTranscript> {
 /** Wait until the run's badge shows `status` (a phase: `streaming`, `reconnecting`, `completed`, …). */
 export const waitForStatus = (page: Page, status: string, timeout = RUN_MS) => page.waitForSelector(`[data-testid=run-status][data-status=${status}]`, { timeout })
 
-/** A new browser context (no cache) on the thread's page. */
-export async function openThread(browser: Browser, baseUrl: string, threadId: string): Promise<Page> {
+/** A new browser context (no cache) on the thread's page, opened as the server's start line says: with `?token=`. */
+export async function openThread(browser: Browser, server: Pick<AppServer, 'url' | 'token'>, threadId: string): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
   const page = await context.newPage()
-  await page.goto(`${baseUrl}/?thread=${threadId}`)
+  await page.goto(`${server.url}/?thread=${threadId}&token=${server.token}`)
   await page.waitForSelector('[data-testid=run-status]')
   return page
 }

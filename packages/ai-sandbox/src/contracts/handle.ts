@@ -91,6 +91,15 @@ export interface SandboxHandle {
    * The host tool bridge needs it; without it, inject a `ToolBridgeProvisioner`.
    */
   hostAccess?: () => Promise<SandboxHostAccess | undefined>
+  /**
+   * The folder durable-run journals and file baselines go to in this sandbox
+   * when `durability.journalDir` is not given (absolute, as processes inside
+   * see it). Absent: `DEFAULT_JOURNAL_DIR` (`/tmp/tanstack-runs`), which is
+   * private to a container. A provider whose sandboxes share the host's temp
+   * folder (local-process) sets one only the app's user can reach, since
+   * whoever owns the journal folder owns every run journaled in it.
+   */
+  readonly journalDir?: string
   /** Stop every process and delete the sandbox. Idempotent. */
   destroy: () => Promise<void>
 }

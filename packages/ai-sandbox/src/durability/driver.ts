@@ -11,6 +11,7 @@ import type { RunDriverOptions, StreamChunk, StreamDurability } from '@tanstack/
 import type { LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
 import { SandboxError } from '../contracts/errors.js'
+import { assertValidRunId } from '../contracts/run-id.js'
 import { MAX_TIMER_MS } from '../definition/long-timeout.js'
 import { parseOptions } from '../definition/validate.js'
 import { awaitLogQuiescence, DEFAULT_FENCE_QUIET_MS, fenceDurability, fenceRunStore, RunClaimLostError, withRunClaim, type RunClaim } from './claim.js'
@@ -111,8 +112,10 @@ export function sandboxRunDriver<TOffset extends string = string>(options: Sandb
   /** The claims this driver holds, by run id: how `pipe` finds its epoch. */
   const held = new Map<string, RunClaim>()
 
-  const claim: RunDriverOptions['claim'] = (input, fn) =>
-    withRunClaim({ runs: input.runs, locks: input.locks, runId: input.runId, report: reporter(logger, input.runId) }, async (runClaim) => {
+  const claim: RunDriverOptions['claim'] = async (input, fn) => {
+    // A record another process wrote may carry an id the run-id rule refuses: claim nothing, touch nothing.
+    assertValidRunId(input.runId, 'the claimed run id')
+    return withRunClaim({ runs: input.runs, locks: input.locks, runId: input.runId, report: reporter(logger, input.runId) }, async (runClaim) => {
       held.set(input.runId, runClaim)
       try {
         return await fn({ runId: runClaim.runId, epoch: runClaim.epoch, signal: runClaim.signal })
@@ -120,6 +123,7 @@ export function sandboxRunDriver<TOffset extends string = string>(options: Sandb
         held.delete(input.runId)
       }
     })
+  }
 
   const pipe: RunDriverOptions['pipe'] = async (stream, input) => {
     const runClaim = held.get(input.runId)

@@ -12,6 +12,7 @@ import { EventType, RUN_ACCEPTED_EVENT, isCancelRequestedReason, isTerminalRunSt
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { z } from 'zod'
 import { parseOptions } from '../definition/validate.js'
+import { runIdProblem } from '../contracts/run-id.js'
 import { listenForRunDetach } from './detach-notice.js'
 import { decideOutcome, isFinalFinish, type PumpEnd } from './run-outcome.js'
 import { LogWriter, MAX_APPEND_BATCH } from './run-log-writer.js'
@@ -46,7 +47,11 @@ export const runStoreSchema = z.custom<RunStore>((v) => isObjectWith(v, ['create
   message: "expected a RunStore (createOrResume, update, get), e.g. new InMemoryRunStore() from '@tanstack/ai'",
 })
 export const loggerSchema = z.custom<InternalLogger>((v) => isObjectWith(v, ['errors']), { message: "expected chat()'s InternalLogger (an object with an errors() method), e.g. resolveDebugOption(debug)" }).optional()
-export const runIdSchema = z.string('expected the run id as a string').min(1, 'expected a non-empty run id')
+/** A run id that keeps the run-id rule (`runIdProblem`): refused here, before any record, log or journal exists under it. */
+export const runIdSchema = z.string('expected the run id as a string').superRefine((value, ctx) => {
+  const problem = runIdProblem(value, 'the run id')
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem })
+})
 export const threadIdSchema = z.string('expected the run record threadId as a string; it is required').min(1, 'expected a non-empty threadId')
 export const signalSchema = z.instanceof(AbortSignal, { message: 'expected an AbortSignal' }).optional()
 export const streamSchema = z.custom<AsyncIterable<StreamChunk>>((v) => typeof v === 'object' && v !== null && typeof (v as Record<symbol, unknown>)[Symbol.asyncIterator] === 'function', {

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { SandboxHandle } from '../contracts/handle.js'
-import { journalCleanupCommand, journalExitProbeCommand, journalPaths, parseJournalExit } from '../journal/commands.js'
+import { journalCleanupCommand, journalDirOf, journalExitProbeCommand, journalPaths, parseJournalExit } from '../journal/commands.js'
 import { durableSnapshotCleanupCommand } from '../watch/start-snapshot.js'
 import { stopTaggedProcesses } from './stop-run-processes.js'
 
@@ -35,7 +35,7 @@ export async function finishJournal(handle: SandboxHandle, journal: { runId: str
   const deadline = Date.now() + JOURNAL_FINISH_WAIT_MS
   try {
     // Inside the try: an id the journal refuses must reach `log`, not reject a promise nobody awaits.
-    const paths = journalPaths(journal.runId, journal.dir)
+    const paths = journalPaths(journal.runId, journalDirOf(handle, journal.dir))
     for (;;) {
       const probe = await handle.process.exec(journalExitProbeCommand(paths, 4096))
       const state = parseJournalExit(probe.stdout).state

@@ -9,7 +9,7 @@
  */
 import { SandboxOperationError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
-import { journalCleanupCommand, journaledCommand, journalPaths, journalStderrTailCommand, type JournalPaths } from '../journal/commands.js'
+import { journalCleanupCommand, journalDirOf, journaledCommand, journalPaths, journalStderrTailCommand, type JournalPaths } from '../journal/commands.js'
 import { readJournal, type ReadJournalOptions } from '../journal/reader.js'
 import { shellQuote } from '../shell/quote.js'
 import { writeSandboxRunFile } from './sandbox-run-file.js'
@@ -62,7 +62,7 @@ export interface StartJournaledAgentOptions {
  * ```
  */
 export async function startJournaledAgent(handle: SandboxHandle, command: string, options: StartJournaledAgentOptions): Promise<JournalPaths> {
-  const paths = journalPaths(options.journal.runId, options.journal.dir)
+  const paths = journalPaths(options.journal.runId, journalDirOf(handle, options.journal.dir))
   const stdinFile = options.stdin === undefined ? undefined : await writeSandboxRunFile(handle, { file: `${paths.journal}.stdin`, content: options.stdin, harness: 'journal', what: 'the agent stdin file' })
   const exports = Object.entries(options.agentEnv ?? {})
     .map(([name, value]) => `export ${checkedName(name)}=${shellQuote(value)}; `)
@@ -72,7 +72,7 @@ export async function startJournaledAgent(handle: SandboxHandle, command: string
     ...(options.env !== undefined ? { env: options.env } : {}),
   })
   if (result.exitCode !== 0) {
-    throw new SandboxOperationError('exec-failed', handle.provider, `Could not start the journaled agent of run ${JSON.stringify(options.journal.runId)} (exit ${result.exitCode}): ${result.stderr.trim() || 'no stderr'}. The journal needs a writable ${paths.dir} and sh, od, tr, sha256sum in the sandbox.`)
+    throw new SandboxOperationError('exec-failed', handle.provider, `Could not start the journaled agent of run ${JSON.stringify(options.journal.runId)} (exit ${result.exitCode}): ${result.stderr.trim() || 'no stderr'}. The journal needs a writable ${paths.dir} of its own (not a link, not another user's) and sh, mkdir, chmod, od, tr, sha256sum in the sandbox.`)
   }
   return paths
 }
@@ -104,7 +104,7 @@ export interface ReadJournalNdjsonOptions extends Omit<ReadJournalOptions, 'runI
  */
 export async function* readJournalNdjson(handle: SandboxHandle, options: ReadJournalNdjsonOptions): AsyncIterable<unknown> {
   const { journal, onNonJsonLine, onExit } = options
-  const paths = journalPaths(journal.runId, journal.dir)
+  const paths = journalPaths(journal.runId, journalDirOf(handle, journal.dir))
   let exitCode: number | undefined
   const lines = readJournal(handle, {
     ...options,

@@ -23,7 +23,7 @@ import type { RunToolBridge } from '../bridge/open-run-tool-bridge.js'
 import { getSandbox, getSandboxRunChunks } from '../middleware/capabilities.js'
 import { alignedIfAttaching, getSandboxDurability, journalOptionsFor, type SandboxRunDurability } from '../durability/capability.js'
 import { awaitAttachableJournal, JournalAttachUnavailableError } from '../journal/attach-preflight.js'
-import { journalExistsCommand, journalPaths } from '../journal/commands.js'
+import { journalDirOf, journalExistsCommand, journalPaths } from '../journal/commands.js'
 import { finishJournal, journalRunTag } from './journal-run-end.js'
 import { storedRunEnd } from '../durability/run-outcome.js'
 import { DurableAttachNotSupportedError, resolveDurableRunId, resolveDurableThreadId } from './durable-ids.js'
@@ -227,7 +227,7 @@ async function* durableHarnessRun(input: RunHarnessOptions, durability: SandboxR
   let turn = durability
   if (durability.attach) {
     const handle = getSandbox(options.capabilities!)
-    const paths = journalPaths(runId, journal.dir)
+    const paths = journalPaths(runId, journalDirOf(handle, journal.dir))
     // The log already holds the run's end (its host delivered it, then died before the record said so): nothing is
     // left to replay. The journal, if any, is deleted once its sentinel is there.
     if (storedRunEnd((await durability.log.snapshot()).map((entry) => entry.chunk))) {

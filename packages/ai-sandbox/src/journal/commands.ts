@@ -4,7 +4,7 @@
  * them is the reader's and the sweep's job.
  *
  * Rules every command here keeps (tested on GNU coreutils and BusyBox):
- * 1. Only POSIX `sh`, `mkdir`, `test`, `tail -c`, `head -c`, `dd`, `wc -c`,
+ * 1. Only POSIX `sh`, `mkdir`, `chmod`, `test`, `tail -c`, `head -c`, `dd`, `wc -c`,
  *    `base64` (decode side tolerates BusyBox's line wrapping, so no `--wrap`),
  *    `find -type f -name`, `date -r`, `od`, `tr`, `sha256sum`. No `find
  *    -printf`, no `stat -c`, no `base64 -w`.
@@ -23,6 +23,33 @@ import { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY, JOURNAL_HEADER_ERROR_KEY, J
 
 /** Where journals go inside the sandbox unless `journal.dir` says otherwise. Source: spec 000 "Durable runs". */
 export const DEFAULT_JOURNAL_DIR = '/tmp/tanstack-runs'
+
+/**
+ * The journal folder a run in `handle` uses: `dir` when given, else the
+ * handle's own `journalDir`, else {@link DEFAULT_JOURNAL_DIR}. Every entry
+ * point that takes a handle and an optional folder resolves it this way, so
+ * the writer, its readers, the reaper and the prune agree without being told.
+ *
+ * @param handle - The sandbox (only its optional `journalDir` is read).
+ * @param dir - The folder the caller passed (`durability.journalDir`, `journal.dir`), if any.
+ * @returns An absolute folder inside the sandbox.
+ */
+export function journalDirOf(handle: { readonly journalDir?: string | undefined }, dir?: string): string {
+  return dir ?? handle.journalDir ?? DEFAULT_JOURNAL_DIR
+}
+
+/**
+ * Shell lines that make `dir` (and missing parents) with mode 0700 and then
+ * insist it is a real folder (not a link) owned by the user running the
+ * shell, before anything is read from or written to it; they `exit 1` with a
+ * message on stderr otherwise. A journal folder another local user made first
+ * would otherwise hold every run's journal and baseline (issue 27, item 2).
+ */
+export function journalDirGuard(dir: string): string {
+  const d = shellQuote(dir)
+  const refusal = shellQuote(`the journal folder ${dir} is a link or belongs to another user, so another user could read or plant journals and baselines there; remove it, or give durability.journalDir a folder only this user owns`)
+  return [`(umask 077; mkdir -p ${d}) || exit 1`, `if [ -L ${d} ] || [ ! -d ${d} ] || [ ! -O ${d} ]; then echo ${refusal} >&2; exit 1; fi`, `chmod 700 ${d} || exit 1`].join('\n')
+}
 
 /** Bytes of a journal's end the exit probe reads by default (64 KiB): more than any sentinel and the blank line before it. */
 export const DEFAULT_EXIT_PROBE_BYTES = 64 * 1024
@@ -117,7 +144,8 @@ export function journaledCommand(paths: JournalPaths, command: string, options: 
   const removeStdin = options.stdinFile === undefined ? '' : `rm -f ${shellQuote(options.stdinFile)}; `
   const missing = 'the sandbox needs od, tr, sha256sum and /dev/urandom to draw the journal nonce'
   return [
-    `mkdir -p ${parent} || exit 1`,
+    journalDirGuard(paths.dir),
+    `(umask 077; mkdir -p ${parent}) || exit 1`,
     `(umask 077; : >> ${j}; : >> ${e}) || exit 1`,
     `n=$(od -An -N16 -tx1 /dev/urandom 2>/dev/null | tr -d ' \\n')`,
     `h=$(printf %s "$n" | sha256sum 2>/dev/null); h=\${h%% *}`,
@@ -156,7 +184,7 @@ export function journalFollowCommand(paths: JournalPaths, fromByte = 0): string 
   const from = offset(fromByte) + 1
   // GNU tail polls once a second where inotify does not reach (overlayfs: Docker); `-s 0.1` polls every 100 ms there. BusyBox refuses a fraction: it keeps its default.
   const follow = `if tail -s ${FOLLOW_POLL_S} -c 0 /dev/null >/dev/null 2>&1; then exec tail -s ${FOLLOW_POLL_S} -c +${from} -f ${j}; else exec tail -c +${from} -f ${j}; fi`
-  return `mkdir -p ${shellQuote(posix.dirname(paths.journal))} && : >> ${j} && { ${watchdog} } && ${follow}`
+  return `${journalDirGuard(paths.dir)}\n(umask 077; mkdir -p ${shellQuote(posix.dirname(paths.journal))} && : >> ${j}) && { ${watchdog} } && ${follow}`
 }
 
 /** Seconds between two looks at the journal of a GNU `tail -f` that cannot use inotify (overlayfs). */

@@ -1,5 +1,5 @@
 // The run journal: where an agent's output lives inside the sandbox so it outlives the host, the shell commands over it, the sentinel, byte framing, readers and the attach preflight.
-export { DEFAULT_JOURNAL_DIR, DEFAULT_EXIT_PROBE_BYTES, journalPaths, journaledCommand, journalFollowCommand, journalReadCommand, parseJournalRead, journalExistsCommand, journalListCommand, parseJournalList, journalMtimeListCommand, parseJournalMtimeListing, journalExitProbeCommand, parseJournalExit } from './commands.js'
+export { DEFAULT_JOURNAL_DIR, DEFAULT_EXIT_PROBE_BYTES, journalDirOf, journalPaths, journaledCommand, journalFollowCommand, journalReadCommand, parseJournalRead, journalExistsCommand, journalListCommand, parseJournalList, journalMtimeListCommand, parseJournalMtimeListing, journalExitProbeCommand, parseJournalExit } from './commands.js'
 export type { JournalPaths, JournalDirEntry, JournalMtimeListing, JournalExitState, JournaledCommandOptions, JournalRead } from './commands.js'
 export { encodeRunId, decodeJournalRunId } from './run-id.js'
 export type { DecodedJournalRunId } from './run-id.js'

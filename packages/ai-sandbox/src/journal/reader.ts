@@ -15,7 +15,7 @@ import { DEFAULT_ATTACH_JOURNAL_WAIT_MS, JournalAttachUnavailableError } from '.
 import { JournalLineSplitter, type JournalLine } from './bytes.js'
 import { SandboxConfigError } from '../contracts/errors.js'
 import { shellQuote } from '../shell/quote.js'
-import { journalExistsCommand, journalFollowCommand, journalPaths, journalReadCommand, parseJournalRead, type JournalPaths } from './commands.js'
+import { journalDirOf, journalExistsCommand, journalFollowCommand, journalPaths, journalReadCommand, parseJournalRead, type JournalPaths } from './commands.js'
 import { JournalError } from './errors.js'
 import { parseExitSentinel, parseJournalHeader, type JournalHeader } from './sentinel.js'
 
@@ -103,7 +103,7 @@ export interface ReadJournalOptions {
  * ```
  */
 export async function* readJournal(handle: SandboxHandle, options: ReadJournalOptions): AsyncIterable<JournalLine> {
-  const paths = options.paths ?? journalPaths(requireRunId(options.runId), options.dir)
+  const paths = options.paths ?? journalPaths(requireRunId(options.runId), journalDirOf(handle, options.dir))
   const runId = options.runId ?? paths.journal
   const strategy = options.strategy ?? journalReadStrategy(handle.capabilities)
   const from = options.fromByte ?? 0

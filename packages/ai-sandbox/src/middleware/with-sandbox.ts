@@ -42,6 +42,7 @@ import { createSecretScrubber, type ChunkStreamScrubber, type SecretScrubber } f
 import { redactingLogger, scrubLoggerSink } from './redacting-logger.js'
 import { queueThreadRun } from './thread-runs.js'
 import { durableSnapshotDir } from '../watch/start-snapshot.js'
+import { journalDirOf } from '../journal/commands.js'
 import { noteRunDetached } from '../durability/detach-notice.js'
 import { FILE_CHANGED_EVENT, SANDBOX_FILE_EVENT, startRunFileEvents, type FileEventSink, type RunFileEvents } from '../watch/run-file-events.js'
 import { provideSandbox, provideSandboxRunChunks, SandboxCapability, SandboxRunChunksCapability } from './capabilities.js'
@@ -268,7 +269,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     }
     try {
       // A durable run's baseline is kept under its run id: a host that takes the run over diffs against the run's start.
-      const baselineDir = state.durable ? durableSnapshotDir(state.runId, state.durable.run.journalDir) : undefined
+      const baselineDir = state.durable ? durableSnapshotDir(state.runId, journalDirOf(state.handle, state.durable.run.journalDir)) : undefined
       // An attach also sends the file events of writes no host watched, those the run's log lacks.
       const log = state.durable?.run.attach ? state.durable.run.log : undefined
       return await startRunFileEvents({

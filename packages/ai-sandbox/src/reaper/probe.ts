@@ -9,7 +9,7 @@
 import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { parseOptions } from '../definition/validate.js'
-import { DEFAULT_EXIT_PROBE_BYTES, DEFAULT_JOURNAL_DIR, journalExitProbeCommand, journalPaths, parseJournalExit } from '../journal/commands.js'
+import { DEFAULT_EXIT_PROBE_BYTES, DEFAULT_JOURNAL_DIR, journalDirOf, journalExitProbeCommand, journalPaths, parseJournalExit } from '../journal/commands.js'
 
 /**
  * What a probe learned about a detached run's agent.
@@ -66,7 +66,8 @@ const optionsSchema = z
  * ```
  */
 export async function probeRunExit(options: ProbeRunExitOptions): Promise<RunExitProbe> {
-  const { handle, runId, journalDir, bytes = DEFAULT_EXIT_PROBE_BYTES } = parseOptions(optionsSchema, options, 'probeRunExit')
+  const { handle, runId, journalDir: givenDir, bytes = DEFAULT_EXIT_PROBE_BYTES } = parseOptions(optionsSchema, options, 'probeRunExit')
+  const journalDir = journalDirOf(handle, givenDir)
   if (handle.capabilities?.exec === false) return { state: 'unknown', detail: `the sandbox ${handle.id} has no exec capability, so its journal cannot be read` }
   try {
     const result = await handle.process.exec(journalExitProbeCommand(journalPaths(runId, journalDir), bytes))
@@ -74,7 +75,7 @@ export async function probeRunExit(options: ProbeRunExitOptions): Promise<RunExi
     const exit = parseJournalExit(result.stdout)
     if (exit.state === 'exited') return { state: 'finished', exitCode: exit.exitCode }
     if (exit.state === 'running') return { state: 'producing' }
-    return { state: 'unknown', detail: `run ${runId} has no journal in ${journalDir ?? DEFAULT_JOURNAL_DIR} (never started there, already read to its end, or the sandbox was replaced)` }
+    return { state: 'unknown', detail: `run ${runId} has no journal in ${journalDir} (never started there, already read to its end, or the sandbox was replaced)` }
   } catch (error) {
     return { state: 'unknown', error, detail: `probing the journal of run ${runId} failed` }
   }

@@ -15,7 +15,7 @@ import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { parseOptions } from '../definition/validate.js'
 import { loggerSchema } from '../durability/run-log.js'
-import { DEFAULT_JOURNAL_DIR, journalCleanupCommand, journalMtimeListCommand, journalPaths, parseJournalMtimeListing, type JournalDirEntry } from '../journal/commands.js'
+import { DEFAULT_JOURNAL_DIR, journalCleanupCommand, journalDirOf, journalMtimeListCommand, journalPaths, parseJournalMtimeListing, type JournalDirEntry } from '../journal/commands.js'
 import { durableSnapshotCleanupCommand } from '../watch/start-snapshot.js'
 
 /** A journal younger than this (by its mtime, on the sandbox clock) is kept whatever its record says: 1 hour, in ms. Default of `orphanTtlMs`. */
@@ -119,7 +119,8 @@ export function pruneJournals(options: PruneJournalsOptions): Promise<PruneJourn
 }
 
 async function prune(options: PruneJournalsOptions): Promise<PruneJournalsResult> {
-  const { handle, runs, journalDir = DEFAULT_JOURNAL_DIR, orphanTtlMs = DEFAULT_ORPHAN_TTL_MS, maxDeletes = DEFAULT_MAX_DELETES, logger } = options
+  const { handle, runs, journalDir: givenDir, orphanTtlMs = DEFAULT_ORPHAN_TTL_MS, maxDeletes = DEFAULT_MAX_DELETES, logger } = options
+  const journalDir = journalDirOf(handle, givenDir)
   const report = (message: string, error: unknown): void => {
     try {
       logger?.errors(`pruneJournals: ${message}`, { error })

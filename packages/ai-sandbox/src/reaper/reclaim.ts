@@ -5,8 +5,9 @@
  * sandboxes share the host keeps journals outside the sandbox folder), then
  * destroys it through the provider and forgets the record.
  * `sandboxReclaimer` adapts it to `ReapOptions.reclaim`. Invariant: a
- * provider `destroy` that throws REJECTS (`SandboxReclaimFailedError`) and
- * leaves the record, so the reaper can report `reclaim-failed`; a sandbox a
+ * provider `destroy` is tried up to `destroyAttempts` times with a doubling
+ * delay, and when every try threw it REJECTS (`SandboxReclaimFailedError`)
+ * and leaves the record, so the reaper can report `reclaim-failed`; a sandbox a
  * later run of the thread took over is never destroyed. Source: spec 000 "The
  * reaper ships as a function, not a scheduler".
  */
@@ -17,7 +18,7 @@ import { SandboxError } from '../contracts/errors.js'
 import type { SandboxProvider } from '../contracts/provider.js'
 import { instanceStoreSchema, type SandboxInstanceStore } from '../definition/instance-store.js'
 import { parseOptions } from '../definition/validate.js'
-import { loggerSchema } from '../durability/run-log.js'
+import { loggerSchema, runIdSchema } from '../durability/run-log.js'
 import { endJournaledRun } from '../harness/journal-run-end.js'
 
 /** What {@link reclaimSandbox} did. */
@@ -48,11 +49,25 @@ export interface ReclaimSandboxOptions {
   sandboxKey: string
   /** The run being closed out: its processes are stopped and its journal deleted first, and a sandbox whose latest run is another one is left alone. */
   runId?: string
-  /** Absolute journal folder of the run, as given to `withSandbox`. Default `DEFAULT_JOURNAL_DIR`. */
+  /** Absolute journal folder of the run, as given to `withSandbox`. Default: the sandbox's `handle.journalDir`, else `DEFAULT_JOURNAL_DIR`. */
   journalDir?: string
+  /**
+   * How many times the provider's `destroy` is tried before the reclaim fails
+   * (a sandbox busy for a moment, a provider API that answered 5xx). Default
+   * {@link DEFAULT_RECLAIM_DESTROY_ATTEMPTS}. The sweep itself does not retry a
+   * `reclaim-failed` run (spec 000), so the retries happen here.
+   */
+  destroyAttempts?: number
+  /** Delay before the second try, in ms; each later delay doubles it. Default {@link DEFAULT_RECLAIM_RETRY_DELAY_MS}. */
+  retryDelayMs?: number
   /** Receives a `sandbox` line per step. */
   logger?: InternalLogger
 }
+
+/** Default tries of the provider's `destroy` in one reclaim. */
+export const DEFAULT_RECLAIM_DESTROY_ATTEMPTS = 3
+/** Default delay before the second `destroy` try, in ms (then 2x, 4x, …). */
+export const DEFAULT_RECLAIM_RETRY_DELAY_MS = 500
 
 /** Why a reclaim failed: the provider's `destroy` threw, or the instance store could not be read or written. */
 export type SandboxReclaimFailedReason = 'destroy-failed' | 'store-failed'
@@ -78,9 +93,10 @@ export class SandboxReclaimFailedError extends SandboxError<SandboxReclaimFailed
    * @param sandboxKey - The key being reclaimed.
    * @param providerSandboxId - The provider's id, when known.
    */
-  constructor(reason: SandboxReclaimFailedReason, sandboxKey: string, providerSandboxId: string | undefined, options: { cause?: unknown } = {}) {
-    const what = reason === 'destroy-failed' ? `the provider's destroy of ${providerSandboxId ?? 'it'} threw, so the sandbox may still be running; its instance record is kept for a retry` : 'the instance store failed'
-    super(reason, `Reclaiming sandbox ${JSON.stringify(sandboxKey)} failed: ${what}${options.cause instanceof Error ? ` (${options.cause.message})` : ''}.`, options)
+  constructor(reason: SandboxReclaimFailedReason, sandboxKey: string, providerSandboxId: string | undefined, options: { cause?: unknown; attempts?: number } = {}) {
+    const tries = options.attempts !== undefined && options.attempts > 1 ? ` on each of ${options.attempts} tries` : ''
+    const what = reason === 'destroy-failed' ? `the provider's destroy of ${providerSandboxId ?? 'it'} threw${tries}, so the sandbox may still be running; its instance record is kept, so reclaimSandbox({ sandboxKey }) can be called again` : 'the instance store failed'
+    super(reason, `Reclaiming sandbox ${JSON.stringify(sandboxKey)} failed: ${what}${options.cause instanceof Error ? ` (${options.cause.message})` : ''}.`, options.cause !== undefined ? { cause: options.cause } : {})
     this.sandboxKey = sandboxKey
     this.providerSandboxId = providerSandboxId
   }
@@ -96,13 +112,15 @@ const reclaimerSchema = z
     provider: providerSchema,
     instances: instanceStoreSchema,
     journalDir: z.string('expected an absolute folder inside the sandbox').startsWith('/', 'expected an absolute folder inside the sandbox, e.g. /tmp/tanstack-runs').optional(),
+    destroyAttempts: z.number('expected a whole number of tries').int('expected a whole number of tries').min(1, 'expected at least 1 try').max(20, 'expected at most 20 tries').optional(),
+    retryDelayMs: z.number('expected a delay in ms').int('expected whole ms').min(0, 'expected a delay >= 0 ms').max(60_000, 'expected at most 60 000 ms').optional(),
     logger: loggerSchema,
   })
   .strict()
 
 const optionsSchema = reclaimerSchema.extend({
   sandboxKey: z.string('expected the compound sandbox key (RunRecord.sandboxKey)').min(1, 'expected a non-empty sandbox key'),
-  runId: z.string('expected the run id as a string').min(1, 'expected a non-empty run id').optional(),
+  runId: runIdSchema.optional(),
 })
 
 /**
@@ -123,7 +141,7 @@ const optionsSchema = reclaimerSchema.extend({
  * ```
  */
 export async function reclaimSandbox(options: ReclaimSandboxOptions): Promise<ReclaimOutcome> {
-  const { provider, instances, sandboxKey, runId, journalDir, logger } = parseOptions(optionsSchema, options, 'reclaimSandbox')
+  const { provider, instances, sandboxKey, runId, journalDir, destroyAttempts = DEFAULT_RECLAIM_DESTROY_ATTEMPTS, retryDelayMs = DEFAULT_RECLAIM_RETRY_DELAY_MS, logger } = parseOptions(optionsSchema, options, 'reclaimSandbox')
   const log = (message: string): void => logger?.sandbox(`reclaimSandbox: ${message}`)
   const record = await storeCall(sandboxKey, undefined, () => instances.get(sandboxKey))
   if (!record) return { reclaimed: false, reason: 'unknown-key', sandboxKey, message: `the instance store has no sandbox for ${sandboxKey}: it was destroyed already, or withSandbox recorded it in another store (pass the same instances)` }
@@ -139,10 +157,16 @@ export async function reclaimSandbox(options: ReclaimSandboxOptions): Promise<Re
     log(`resuming ${id} failed (${String(error)}); destroying it anyway`)
   }
   if (handle && runId !== undefined) await endJournaledRun(handle, { runId, dir: journalDir }, log)
-  try {
-    await provider.destroy({ id })
-  } catch (error) {
-    throw new SandboxReclaimFailedError('destroy-failed', sandboxKey, id, { cause: error })
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await provider.destroy({ id })
+      break
+    } catch (error) {
+      if (attempt >= destroyAttempts) throw new SandboxReclaimFailedError('destroy-failed', sandboxKey, id, { cause: error, attempts: attempt })
+      const delay = retryDelayMs * 2 ** (attempt - 1)
+      log(`destroying ${id} failed (try ${attempt} of ${destroyAttempts}: ${String(error)}); trying again in ${delay} ms`)
+      await new Promise((resolve) => setTimeout(resolve, delay))
+    }
   }
   await storeCall(sandboxKey, id, () => instances.delete(sandboxKey))
   log(`destroyed ${id} (${sandboxKey})`)
@@ -162,7 +186,7 @@ async function storeCall<T>(sandboxKey: string, id: string | undefined, fn: () =
  * `record.sandboxKey` for `record.runId`. A record without `sandboxKey`
  * resolves `{ reclaimed: false, reason: 'no-sandbox-key' }`.
  *
- * @param options - `provider`, `instances` (the same store `withSandbox` uses), optional `journalDir` and `logger`.
+ * @param options - `provider`, `instances` (the same store `withSandbox` uses), optional `journalDir`, `destroyAttempts`, `retryDelayMs` and `logger` (see {@link ReclaimSandboxOptions}).
  * @returns `(record) => Promise<ReclaimOutcome>`; it rejects with `SandboxReclaimFailedError` when the provider's `destroy` throws, which is what makes the reaper's `reclaim-failed` reachable.
  * @throws SandboxConfigError `sandboxReclaimer.<field>` for a missing or mistyped option.
  * @example
@@ -170,7 +194,7 @@ async function storeCall<T>(sandboxKey: string, id: string | undefined, fn: () =
  * reapDetachedRuns({ ...options, reclaim: sandboxReclaimer({ provider: sandbox.provider, instances }) })
  * ```
  */
-export function sandboxReclaimer(options: { provider: SandboxProvider; instances: SandboxInstanceStore; journalDir?: string; logger?: InternalLogger }): (record: RunRecord) => Promise<ReclaimOutcome> {
+export function sandboxReclaimer(options: Omit<ReclaimSandboxOptions, 'sandboxKey' | 'runId'>): (record: RunRecord) => Promise<ReclaimOutcome> {
   const parsed = parseOptions(reclaimerSchema, options, 'sandboxReclaimer')
   return async (record) => {
     if (record.sandboxKey === undefined) return { reclaimed: false, reason: 'no-sandbox-key', message: `run ${record.runId} has no sandboxKey on its record, so there is no sandbox to reclaim` }

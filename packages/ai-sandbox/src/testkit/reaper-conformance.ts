@@ -17,7 +17,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import type { SandboxProvider } from '../contracts/provider.js'
 import { parseOptions } from '../definition/validate.js'
-import { DEFAULT_JOURNAL_DIR, journalPaths } from '../journal/commands.js'
+import { journalDirOf, journalPaths } from '../journal/commands.js'
 import { decodeJournalRunId } from '../journal/run-id.js'
 import { probeRunExit } from '../reaper/probe.js'
 import { pruneJournals } from '../reaper/prune.js'
@@ -38,7 +38,7 @@ export interface ReaperConformanceOptions {
   makeProvider: () => SandboxProvider | Promise<SandboxProvider>
   /** Build the stores (`{ runs, locks, log }`) before each case. Default: core's `InMemoryRunStore`, `InMemoryLockStore` and `memoryStream({ runId })`. The run store needs `listReclaimable`. */
   makeStores?: () => ReaperStores | Promise<ReaperStores>
-  /** Absolute journal folder inside the sandbox. Default `DEFAULT_JOURNAL_DIR`. Pass a folder of the suite's own on providers whose shell shares the host's `/tmp` (local-process), then check it is empty after the suite. */
+  /** Absolute journal folder inside the sandbox. Default: the sandbox's `handle.journalDir`, else `DEFAULT_JOURNAL_DIR`. */
   journalDir?: string
   /** Timeout of each case and hook, in ms. Default 90 000 (the sweep case waits out three quiescence windows of 5 s). */
   timeoutMs?: number
@@ -94,7 +94,7 @@ function outcomes(counts: Partial<Record<ReapRunOutcome, number>>): Record<ReapR
 export async function checkProbeRunExit(context: ReaperConformanceContext): Promise<void> {
   const run = await context.startDetached('probe', { exitCode: 3 })
   const forged = await context.startDetached('probe-forged', { forgeSentinel: true })
-  const paths = journalPaths(forged.runId, context.journalDir)
+  const paths = journalPaths(forged.runId, journalDirOf(forged.handle, context.journalDir))
   await until('the forged sentinel is in the journal', async () => (await forged.handle.process.exec(`grep -c '"__exit":0' ${shellQuote(paths.journal)}`)).stdout.trim() === '1', context.timeoutMs / 4)
   expect(await probeRunExit({ handle: run.handle, runId: run.runId, ...dirOf(context) }), 'an agent that has not exited is producing').toEqual({ state: 'producing' })
   expect(await probeRunExit({ handle: forged.handle, runId: forged.runId, ...dirOf(context) }), 'a sentinel the agent printed itself (no matching nonce) is not an exit').toEqual({ state: 'producing' })
@@ -236,8 +236,8 @@ export async function checkReclaimSandbox(context: ReaperConformanceContext): Pr
  */
 export async function checkPruneJournals(context: ReaperConformanceContext): Promise<void> {
   const { runs } = context.stores
-  const dir = context.journalDir ?? DEFAULT_JOURNAL_DIR
   const handle = await context.provider.create({ key: 'reaper-kit:prune', labels: { purpose: 'reaper-conformance' } })
+  const dir = journalDirOf(handle, context.journalDir)
   const id = (what: string) => `reaper-kit-prune-${what}-${handle.id}`
   const ids = { doneA: id('done-a'), doneB: id('done-b'), live: id('live'), ghost: id('ghost') }
   const undecodable = `${dir}/Not_zzzz.ndjson`

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto'
 import { posix } from 'node:path'
 import type { SandboxHandle } from '../contracts/handle.js'
-import { DEFAULT_JOURNAL_DIR } from '../journal/commands.js'
+import { DEFAULT_JOURNAL_DIR, journalDirGuard } from '../journal/commands.js'
 import { shellQuote } from '../shell/quote.js'
 
 /** Longest time, in seconds, recording the snapshot may hold the run's start (needs `timeout` in the sandbox). */
@@ -157,6 +157,8 @@ function snapshotScript(ignore: readonly string[], dir: string | undefined): str
  */
 function reuseScript(dir: string): string[] {
   return [
+    // The baseline folder sits in the journal folder: refuse (no snapshot) one another user made or could write.
+    journalDirGuard(posix.dirname(dir)),
     `d=${shellQuote(dir)}`,
     'if [ -f "$d/fields" ]; then',
     `  field() { sed -n "s/^$1=//p" "$d/fields"; }`,
@@ -165,7 +167,7 @@ function reuseScript(dir: string): string[] {
     '  else kind=$(GIT_DIR="$d/git" git cat-file -t "$tree" 2>/dev/null); fi',
     `  if [ -n "$tree" ] && [ "$kind" = tree ]; then printf 'dir=%s\nreused=1\n' "$d"; cat "$d/fields"; if [ -f "$d/excluded" ]; then sed 's/^/excluded=/' "$d/excluded"; fi; exit 0; fi`,
     'fi',
-    'rm -rf -- "$d"; mkdir -p -- "$(dirname -- "$d")" 2>/dev/null',
+    'rm -rf -- "$d"',
     '(umask 077 && mkdir -- "$d") || exit 0',
   ]
 }

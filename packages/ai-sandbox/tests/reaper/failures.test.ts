@@ -4,9 +4,10 @@
  * `pruneJournals` resolves with a `list` failure, or keeps a journal as
  * `store-failed`, instead of rejecting or deleting; `reclaimSandbox` rejects
  * with `SandboxReclaimFailedError` `store-failed` when the instance store
- * throws. Over the naive host provider (real `sh`, a temp journal folder).
+ * throws, and tries a throwing `destroy` again before `destroy-failed`. Over the naive host provider (real `sh`, a temp journal folder).
  */
 import { InMemoryRunStore, type RunStore } from '@tanstack/ai'
+import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -73,5 +74,44 @@ describe('reaper helpers when things fail', () => {
     )
     expect(SandboxReclaimFailedError.isInstance(error)).toBe(true)
     expect(error).toMatchObject({ reason: 'store-failed', sandboxKey: 'k' })
+  })
+
+  // Issue 27, item 7: a destroy that fails for a moment no longer leaves the sandbox up for good (no sweep retries a reclaim-failed run).
+  it('reclaimSandbox: a destroy that throws is tried again with a doubling delay; only when every try threw does it reject, keeping the record', async () => {
+    const handle = await provider.create({})
+    const instances = new InMemorySandboxInstanceStore()
+    const record = { key: 'k-retry', provider: provider.name, providerSandboxId: handle.id, threadId: 't', latestRunId: 'r', updatedAt: Date.now() }
+    let refusals = 2
+    const calls: number[] = []
+    const flaky = { ...provider, destroy: async (input: { id: string }) => {
+      calls.push(Date.now())
+      if (refusals-- > 0) throw new Error('device or resource busy')
+      await provider.destroy(input)
+    } }
+    try {
+      await instances.upsert(record)
+      const lines: string[] = []
+      const logger = new Proxy({} as InternalLogger, { get: (_, name) => (name === 'sandbox' ? (message: string) => void lines.push(message) : () => undefined) })
+      const outcome = await reclaimSandbox({ provider: flaky, instances, sandboxKey: 'k-retry', runId: 'r', retryDelayMs: 100, logger })
+      expect(outcome).toMatchObject({ reclaimed: true, providerSandboxId: handle.id })
+      expect(calls).toHaveLength(3)
+      expect(calls[1]! - calls[0]!, 'the first delay').toBeGreaterThanOrEqual(95)
+      expect(calls[2]! - calls[1]!, 'the second delay doubles').toBeGreaterThanOrEqual(195)
+      expect(lines.join('\n')).toMatch(/try 1 of 3: Error: device or resource busy\); trying again in 100 ms/)
+      expect(await instances.get('k-retry')).toBeNull()
+
+      // Every try throws: SandboxReclaimFailedError destroy-failed after destroyAttempts tries, and the record stays for a later call.
+      await instances.upsert(record)
+      calls.length = 0
+      refusals = 99
+      const error = await reclaimSandbox({ provider: flaky, instances, sandboxKey: 'k-retry', runId: 'r', destroyAttempts: 4, retryDelayMs: 10 }).then(() => undefined, (e: unknown) => e)
+      expect(SandboxReclaimFailedError.isInstance(error)).toBe(true)
+      expect(error).toMatchObject({ reason: 'destroy-failed', sandboxKey: 'k-retry', message: expect.stringMatching(/threw on each of 4 tries/) })
+      expect(calls).toHaveLength(4)
+      expect(await instances.get('k-retry')).toMatchObject({ providerSandboxId: handle.id })
+      await expect(reclaimSandbox({ provider, instances, sandboxKey: 'k-retry', destroyAttempts: 0 })).rejects.toMatchObject({ field: 'reclaimSandbox.destroyAttempts' })
+    } finally {
+      await handle.destroy()
+    }
   })
 })

@@ -61,7 +61,7 @@ describe('SandboxCapabilities', () => {
 })
 
 describe('SandboxHandle', () => {
-  it('has these members; snapshot, fork and hostAccess are optional', () => {
+  it('has these members; snapshot, fork, hostAccess and journalDir are optional', () => {
     expectTypeOf<SandboxHandle>().toEqualTypeOf<{
       readonly id: string
       readonly provider: string
@@ -75,6 +75,7 @@ describe('SandboxHandle', () => {
       snapshot?: (label?: string) => Promise<SandboxSnapshotRef>
       fork?: () => Promise<SandboxHandle>
       hostAccess?: () => Promise<SandboxHostAccess | undefined>
+      readonly journalDir?: string
       destroy: () => Promise<void>
     }>()
   })

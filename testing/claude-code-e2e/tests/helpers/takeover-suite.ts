@@ -14,7 +14,7 @@
 import { randomInt, randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { EventType } from '@tanstack/ai'
@@ -119,7 +119,8 @@ export function takeoverSuite(setting: Setting): void {
       expect(successor.drives().filter((id) => id === runId), 'the successor drove the run once').toHaveLength(i === -1 ? successor.drives().filter((id) => id === runId).length : 1)
       expect(await stores.runs.get(runId)).toMatchObject({ status: 'completed', ...(i === -1 ? {} : { driverEpoch: 1 }) })
       expect(model.requests().length - requestsBefore, 'one CLI ran the turn (five model requests)').toBe(5)
-      const journal = journalPaths(runId).journal
+      // The journal's file name: its folder is the sandbox's own on local-process (handle.journalDir).
+      const journal = `/${posix.basename(journalPaths(runId).journal)}`
       expect(await waitFor(() => processesMatching(journal).length === 0 && processesWithHome(home).length === 0, 15_000), 'no CLI, tool or tail process of the run is left').toBe(true)
       expect(await waitFor(async () => (await setting.sandboxesLeft()).length === 0, 15_000), 'the sandbox is destroyed (destroyOnComplete)').toBe(true)
     }, 180_000)
@@ -215,7 +216,7 @@ export function takeoverSuite(setting: Setting): void {
       expect(await waitFor(async () => (await stores.runs.get(runId))?.status === 'aborted', 10_000), `run #${i}'s record is aborted by the process that drove it`).toBe(true)
       expect(await stores.runs.get(runId)).toMatchObject({ cancelRequested: true })
       expect(await waitFor(async () => (await setting.sandboxesLeft()).length === 0, 15_000), `run #${i}'s sandbox is destroyed`).toBe(true)
-      expect(await waitFor(() => processesMatching(journalPaths(runId).journal).length === 0 && processesWithHome(home).length === 0, 15_000), `run #${i} left no process`).toBe(true)
+      expect(await waitFor(() => processesMatching(`/${posix.basename(journalPaths(runId).journal)}`).length === 0 && processesWithHome(home).length === 0, 15_000), `run #${i} left no process`).toBe(true)
     }
     const sorted = [...stops].sort((a, b) => a - b)
     console.info(`[${setting.name}] ${setting.cancels} cancels from another process: stream ended after the cancel in median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms (poll ${config.cancelPollMs} ms); 0 orphaned processes or sandboxes`)
