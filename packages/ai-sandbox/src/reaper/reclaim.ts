@@ -1,8 +1,8 @@
 /**
  * Sandbox reclaim: tear down the sandbox behind a run the reaper made
  * terminal. `reclaimSandbox` looks the sandbox up in the instance store,
- * stops the run's processes and deletes its journal (a provider whose
- * sandboxes share the host keeps journals outside the sandbox folder), then
+ * stops the run's processes and deletes its journal (in the folder
+ * `journalDirOf` gives: the sandbox's own unless the app names one), then
  * destroys it through the provider and forgets the record.
  * `sandboxReclaimer` adapts it to `ReapOptions.reclaim`. Invariant: a
  * provider `destroy` is tried up to `destroyAttempts` times with a doubling
