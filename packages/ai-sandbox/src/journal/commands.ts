@@ -4,7 +4,7 @@
  * them is the reader's and the sweep's job.
  *
  * Rules every command here keeps (tested on GNU coreutils and BusyBox):
- * 1. Only POSIX `sh`, `mkdir`, `chmod`, `test`, `tail -c`, `head -c`, `dd`, `wc -c`,
+ * 1. Only POSIX `sh`, `mkdir`, `chmod`, `cp`, `rm`, `test`, `tail -c`, `head -c`, `dd`, `wc -c`,
  *    `base64` (decode side tolerates BusyBox's line wrapping, so no `--wrap`),
  *    `find -type f -name`, `date -r`, `od`, `tr`, `sha256sum`. No `find
  *    -printf`, no `stat -c`, no `base64 -w`.
@@ -19,7 +19,7 @@ import { shellQuote } from '../shell/quote.js'
 import { SandboxConfigError } from '../contracts/errors.js'
 import { JournalError } from './errors.js'
 import { decodeJournalRunId, encodeRunId } from './run-id.js'
-import { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY, JOURNAL_HEADER_ERROR_KEY, JOURNAL_HEADER_KEY, JOURNAL_NONCE_HASH_KEY, parseExitSentinel, parseJournalHeader } from './sentinel.js'
+import { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY, JOURNAL_HEADER_ERROR_KEY, JOURNAL_HEADER_KEY, JOURNAL_NONCE_HASH_KEY, nonceHash, parseExitSentinel, parseJournalHeader, type JournalHeader } from './sentinel.js'
 
 /** Where journals go inside the sandbox unless `journal.dir` says otherwise. Source: spec 000 "Durable runs". */
 export const DEFAULT_JOURNAL_DIR = '/tmp/tanstack-runs'
@@ -119,11 +119,29 @@ export function journalPaths(runId: string, dir: string = DEFAULT_JOURNAL_DIR): 
 export interface JournaledCommandOptions {
   /** A file to feed the agent as stdin; it is opened, then deleted, before the agent starts. Default: `/dev/null`. */
   readonly stdinFile?: string
+  /**
+   * Read the nonce and its sha256 from the command's own stdin, as one line
+   * `<nonce> <hash>` ({@link journalLaunchStdin}), instead of drawing the
+   * nonce in the sandbox. The host does this when the provider keeps a
+   * `journalSecret`, so readers can check the sentinel without trusting the
+   * journal. Default `false`.
+   */
+  readonly nonceFromStdin?: boolean
+}
+
+/**
+ * The stdin of a launch with `nonceFromStdin`: `<nonce> <sha256(nonce)>` and a newline.
+ *
+ * @param nonce - 32 lowercase hex digits (`journalNonce`).
+ */
+export function journalLaunchStdin(nonce: string): string {
+  return `${nonce} ${nonceHash(nonce)}\n`
 }
 
 /**
  * The shell command that starts `command` journaled and returns at once. It
- * creates the folder and both files (mode 0600), draws the nonce, appends the
+ * creates the folder and both files (mode 0600), gets the nonce (drawn from
+ * `/dev/urandom`, or read from stdin with `nonceFromStdin`), appends the
  * header, then runs `command` in the background with stdout appended to the
  * journal and stderr to the `.err` sidecar, and once it exited appends the
  * exit sentinel (after a newline, so it is a line of its own even when the
@@ -131,10 +149,20 @@ export interface JournaledCommandOptions {
  * the caller's, so the command survives the host that started it, and `exec`
  * returns as soon as it is launched. Source: spec 000 "Durable runs".
  *
+ * The shell that holds the nonce and waits for the agent is a copy of
+ * `/bin/sh` made execute-only (mode 0111) in a fresh folder and deleted once
+ * started: Linux marks a process that runs a file its user cannot read as not
+ * dumpable, and a process of the same user without `CAP_SYS_PTRACE` can then
+ * neither read its memory (`/proc/<pid>/mem`, `environ`) nor `ptrace` it
+ * (proc(5), "PR_SET_DUMPABLE" in prctl(2)). So the agent, its child, cannot
+ * lift the nonce from its parent (issue 27, item 5). A user that can read
+ * the copy anyway (root with `CAP_DAC_READ_SEARCH`, as on a host run as
+ * root) is not held back; docs/journal.md says where this holds.
+ *
  * @param paths - From {@link journalPaths}.
  * @param command - The agent's command line (run by `sh` in a subshell, stdin per `options`).
  * @param options - {@link JournaledCommandOptions}.
- * @returns One POSIX shell command. Exit status 0 once launched; 1 when the folder cannot be created; 127 when the nonce tools are missing (the header says so).
+ * @returns One POSIX shell command. Exit status 0 once launched; 1 when the folder cannot be created or the shell cannot be copied and run from it; 127 when the nonce tools are missing (the header says so); 2 when `nonceFromStdin` got no well-formed line.
  */
 export function journaledCommand(paths: JournalPaths, command: string, options: JournaledCommandOptions = {}): string {
   const j = shellQuote(paths.journal)
@@ -143,16 +171,30 @@ export function journaledCommand(paths: JournalPaths, command: string, options: 
   const stdin = options.stdinFile === undefined ? '</dev/null' : `<${shellQuote(options.stdinFile)}`
   const removeStdin = options.stdinFile === undefined ? '' : `rm -f ${shellQuote(options.stdinFile)}; `
   const missing = 'the sandbox needs od, tr, sha256sum and /dev/urandom to draw the journal nonce'
+  const nonce = options.nonceFromStdin
+    ? [`read -r n h || n=`, `case "$n$h" in *[!0-9a-f]*) n= ;; esac`, `if [ \${#n} -ne 32 ] || [ \${#h} -ne 64 ]; then echo 'the journal launch expected "<nonce> <hash>" on stdin' >&2; exit 2; fi`]
+    : [
+        `n=$(od -An -N16 -tx1 /dev/urandom 2>/dev/null | tr -d ' \\n')`,
+        `h=$(printf %s "$n" | sha256sum 2>/dev/null); h=\${h%% *}`,
+        `if [ \${#n} -ne 32 ] || [ \${#h} -ne 64 ]; then printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_HEADER_ERROR_KEY}":"${missing}"}\\n' >> ${j}; echo ${shellQuote(missing)} >&2; exit 127; fi`,
+      ]
+  // Runs as the execute-only copy of sh ($0), which deletes itself first: a running program needs no file.
+  const waiter = [
+    `rm -f "$0"; rmdir "\${0%/*}" 2>/dev/null`,
+    ...nonce,
+    `printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_NONCE_HASH_KEY}":"%s"}\\n' "$h" >> ${j}`,
+    // The agent's subshell forgets the nonce before it runs anything; only the waiting shell prints it.
+    `( (unset n h; ${removeStdin}${command}) ${stdin} >> ${j} 2>> ${e}; c=$?; printf '\\n{"${EXIT_SENTINEL_KEY}":%d,"${EXIT_SENTINEL_NONCE_KEY}":"%s"}\\n' "$c" "$n" >> ${j} ) </dev/null >/dev/null 2>&1 &`,
+  ].join('\n')
+  const w = `${paths.dir}/.waiter.`
+  const cannotCopy = shellQuote(`could not run an execute-only copy of /bin/sh from ${paths.dir} (it needs cp, chmod and a folder that allows running programs, not one mounted noexec); give durability.journalDir another folder`)
   return [
     journalDirGuard(paths.dir),
     `(umask 077; mkdir -p ${parent}) || exit 1`,
     `(umask 077; : >> ${j}; : >> ${e}) || exit 1`,
-    `n=$(od -An -N16 -tx1 /dev/urandom 2>/dev/null | tr -d ' \\n')`,
-    `h=$(printf %s "$n" | sha256sum 2>/dev/null); h=\${h%% *}`,
-    `if [ \${#n} -ne 32 ] || [ \${#h} -ne 64 ]; then printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_HEADER_ERROR_KEY}":"${missing}"}\\n' >> ${j}; echo ${shellQuote(missing)} >&2; exit 127; fi`,
-    `printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_NONCE_HASH_KEY}":"%s"}\\n' "$h" >> ${j}`,
-    // The agent's subshell forgets the nonce before it runs anything; only the waiting shell prints it.
-    `( (unset n h; ${removeStdin}${command}) ${stdin} >> ${j} 2>> ${e}; c=$?; printf '\\n{"${EXIT_SENTINEL_KEY}":%d,"${EXIT_SENTINEL_NONCE_KEY}":"%s"}\\n' "$c" "$n" >> ${j} ) </dev/null >/dev/null 2>&1 &`,
+    `w=${shellQuote(w)}$$; rm -rf "$w"`,
+    `if ! (umask 077; mkdir "$w") || ! cp /bin/sh "$w/sh" || ! chmod 111 "$w/sh" || ! "$w/sh" -c : 2>/dev/null; then rm -rf "$w"; echo ${cannotCopy} >&2; exit 1; fi`,
+    `exec "$w/sh" -c ${shellQuote(waiter)} "$w/sh"`,
   ].join('\n')
 }
 
@@ -326,11 +368,16 @@ export function journalExitProbeCommand(paths: JournalPaths, bytes: number = DEF
 /**
  * Whether a journal's agent exited, from {@link journalExitProbeCommand}'s
  * output: `exited` only for a GENUINE sentinel (its nonce matches the
- * header), `running` for a journal without one, `missing` for no journal.
+ * trusted header, else the journal's own), `running` for a journal without
+ * one, `missing` for no journal.
  *
+ * @param stdout - The probe's output.
+ * @param trusted - The header to check the sentinel against instead of the
+ *   journal's first line (`trustedJournalHeader`: the sandbox's provider keeps
+ *   a `journalSecret`). A journal the agent rewrote then never reads as exited.
  * @throws JournalError `read-failed` when the output is not what the probe prints.
  */
-export function parseJournalExit(stdout: string): JournalExitState {
+export function parseJournalExit(stdout: string, trusted?: JournalHeader): JournalExitState {
   const lines = stdout.split('\n')
   const status = (lines[0] ?? '').trim()
   if (status === 'missing') return { state: 'missing' }
@@ -339,7 +386,10 @@ export function parseJournalExit(stdout: string): JournalExitState {
     throw new JournalError('read-failed', `A journal exit probe printed something unexpected (${JSON.stringify(stdout.slice(0, 120))}); check that the sandbox has head, tail and base64.`)
   }
   const head = Buffer.from(lines.slice(1, dot).join(''), 'base64').toString('utf8')
-  const header = parseJournalHeader(head.split('\n')[0] ?? '')
+  const own = parseJournalHeader(head.split('\n')[0] ?? '')
+  // A journal that does not start with its header (or not the trusted one) was rewritten: nothing in it says the run ended.
+  if (own?.nonceHash === undefined || (trusted !== undefined && own.nonceHash !== trusted.nonceHash)) return { state: 'running' }
+  const header = trusted ?? own
   const tail = Buffer.from(lines.slice(dot + 1).join(''), 'base64').toString('utf8')
   // The tail's first line may be cut; a sentinel is short and always starts a line of its own.
   for (const line of tail.split('\n')) {

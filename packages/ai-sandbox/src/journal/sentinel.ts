@@ -12,7 +12,8 @@
  * genuine when sha256 of its nonce is the header's hash, so nothing the agent
  * can read from the journal, its argv or its environment lets it write one.
  */
-import { createHash } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
+import { JournalError } from './errors.js'
 
 /** The key of the exit sentinel that carries the agent's exit code. Source: spec 000 "Durable runs". */
 export const EXIT_SENTINEL_KEY = '__exit'
@@ -40,6 +41,42 @@ export interface JournalHeader {
 /** sha256 of a nonce as the journal header carries it (64 lowercase hex digits). */
 export function nonceHash(nonce: string): string {
   return createHash('sha256').update(nonce, 'utf8').digest('hex')
+}
+
+/** Characters a provider's `journalSecret` must have at least. */
+export const MIN_JOURNAL_SECRET_LENGTH = 32
+
+/**
+ * The nonce of run `runId` in a sandbox whose provider keeps `secret`
+ * outside it (`SandboxHandle.journalSecret`): the first 32 hex digits of
+ * HMAC-SHA256(secret, runId). Every host that knows the secret computes the
+ * same nonce, so a reader needs nothing from the journal to tell a genuine
+ * sentinel, and an agent that cannot read the secret or the waiting shell's
+ * memory cannot write one.
+ *
+ * @param secret - The provider's secret, at least {@link MIN_JOURNAL_SECRET_LENGTH} characters.
+ * @param runId - The run's id.
+ * @returns 32 lowercase hex digits, the shape the journal's shell draws itself.
+ * @throws JournalError `journal-unsupported` for a secret shorter than 32 characters.
+ */
+export function journalNonce(secret: string, runId: string): string {
+  if (typeof secret !== 'string' || secret.length < MIN_JOURNAL_SECRET_LENGTH) {
+    throw new JournalError('journal-unsupported', `A sandbox's journalSecret must be a string of at least ${MIN_JOURNAL_SECRET_LENGTH} characters (the provider sets it); got ${typeof secret === 'string' ? `${secret.length} characters` : typeof secret}.`, { runId })
+  }
+  return createHmac('sha256', secret).update(runId, 'utf8').digest('hex').slice(0, 32)
+}
+
+/**
+ * The header a reader trusts for run `runId` in `handle`: computed from the
+ * provider's `journalSecret` when the sandbox has one, else `undefined` (the
+ * reader then trusts the journal's own first line).
+ *
+ * @param handle - The sandbox (only `journalSecret` is read).
+ * @param runId - The run's id; `undefined` (a reader given only paths) trusts the journal's header.
+ */
+export function trustedJournalHeader(handle: { readonly journalSecret?: string | undefined }, runId: string | undefined): JournalHeader | undefined {
+  if (handle.journalSecret === undefined || runId === undefined) return undefined
+  return { nonceHash: nonceHash(journalNonce(handle.journalSecret, runId)) }
 }
 
 /**

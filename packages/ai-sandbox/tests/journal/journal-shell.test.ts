@@ -53,7 +53,7 @@ it('the header holds sha256 of the nonce only the sentinel reveals', async () =>
 it('a shell without od writes the error header, the start fails with 127, and a reader fails journal-unsupported', async () => {
   const bin = join(root, 'bin-without-od')
   mkdirSync(bin)
-  for (const tool of ['mkdir', 'chmod', 'tr', 'sha256sum', 'wc', 'dd', 'tail', 'head', 'base64', 'rm']) symlinkSync(execFileSync('/bin/sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), join(bin, tool))
+  for (const tool of ['mkdir', 'chmod', 'cp', 'tr', 'sha256sum', 'wc', 'dd', 'tail', 'head', 'base64', 'rm']) symlinkSync(execFileSync('/bin/sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), join(bin, tool))
   const start = startJournaledAgent(handle, 'echo never', { journal: { runId: 'no-od', dir }, env: { PATH: bin } })
   const error = await start.catch((e: unknown) => e)
   expect(SandboxOperationError.isInstance(error)).toBe(true)
