@@ -209,10 +209,14 @@ export function journaledCommand(paths: JournalPaths, command: string, options: 
  * inotify does not reach the file (overlayfs in Docker), instead of once a second.
  *
  * A follow never outlives its journal: a watchdog beside the `tail` (a
- * background `sh` loop, one `test -e` a second) stops it two seconds
+ * background `sh` loop, one look a second) stops it two seconds
  * ({@link FOLLOW_GONE_GRACE_S}) after the file is gone (deleted by the
- * run's own reader once it read the sentinel, or pruned), and exits by itself
- * once the `tail` was killed. Without it a host that dies while following
+ * run's own reader once it read the sentinel, or pruned), replaced by a link,
+ * or renamed over by another file (its inode changed: `tail -f` would follow
+ * the old one forever), and exits by itself once the `tail` was killed. A
+ * journal that is a link is not followed at all. Either way the follow ends
+ * without the sentinel, so the reader follows again and, with no progress,
+ * gives up after its `stallMs` (`journal-stalled`). Without it a host that dies while following
  * leaves its `tail -f` of a deleted file in the sandbox for the sandbox's
  * whole life: nobody is left to kill it, and on Docker nothing makes it exit.
  *
@@ -222,11 +226,13 @@ export function journaledCommand(paths: JournalPaths, command: string, options: 
 export function journalFollowCommand(paths: JournalPaths, fromByte = 0): string {
   const j = shellQuote(paths.journal)
   // `$$` is the shell's pid, which `exec` hands to `tail`: the watchdog kills exactly the tail it guards.
-  const watchdog = `(while kill -0 $$ 2>/dev/null; do if [ ! -e ${j} ]; then sleep ${FOLLOW_GONE_GRACE_S}; kill $$ 2>/dev/null; exit 0; fi; sleep 1; done) </dev/null >/dev/null 2>&1 &`
+  // The file the tail follows is the one whose inode the watchdog took first: gone, a link or another inode at the path ends the follow.
+  const watchdog = `(set -- $(ls -di ${j}); i=$1; while kill -0 $$ 2>/dev/null; do set -- $(ls -di ${j} 2>/dev/null); if [ ! -e ${j} ] || [ -L ${j} ] || [ "$1" != "$i" ]; then sleep ${FOLLOW_GONE_GRACE_S}; kill $$ 2>/dev/null; exit 0; fi; sleep 1; done) </dev/null >/dev/null 2>&1 &`
   const from = offset(fromByte) + 1
   // GNU tail polls once a second where inotify does not reach (overlayfs: Docker); `-s 0.1` polls every 100 ms there. BusyBox refuses a fraction: it keeps its default.
   const follow = `if tail -s ${FOLLOW_POLL_S} -c 0 /dev/null >/dev/null 2>&1; then exec tail -s ${FOLLOW_POLL_S} -c +${from} -f ${j}; else exec tail -c +${from} -f ${j}; fi`
-  return `${journalDirGuard(paths.dir)}\n(umask 077; mkdir -p ${shellQuote(posix.dirname(paths.journal))} && : >> ${j}) && { ${watchdog} } && ${follow}`
+  const refuseLink = `if [ -L ${j} ]; then echo ${shellQuote(`the journal ${paths.journal} is a link, not the file its shell made; it is not followed`)} >&2; exit 1; fi`
+  return `${journalDirGuard(paths.dir)}\n${refuseLink}\n(umask 077; mkdir -p ${shellQuote(posix.dirname(paths.journal))} && : >> ${j}) && { ${watchdog} } && ${follow}`
 }
 
 /** Seconds between two looks at the journal of a GNU `tail -f` that cannot use inotify (overlayfs). */
