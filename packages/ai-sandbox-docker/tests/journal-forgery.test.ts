@@ -12,7 +12,7 @@
 // the engine when it is not answering, and fails instead under REQUIRE_DOCKER=1.
 import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
-import { JournalError, probeRunExit, readJournalNdjson, startJournaledAgent, type SandboxHandle } from '@tanstack/ai-sandbox'
+import { JournalError, probeRunExit, readJournal, readJournalNdjson, shellQuote, startJournaledAgent, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
 import { useDockerSandboxes } from './helpers/sandboxes.js'
 
@@ -87,10 +87,36 @@ await describeWithDocker('docker journal against its own agent', [DEBIAN_IMAGE, 
       )
       expect(JournalError.isInstance(failure) && failure.reason, String(failure)).toBe('journal-rewritten')
       expect(events, 'nothing of the rewritten journal is taken for the run').toEqual([])
+      // A reader given only the paths decodes the run id from the file name and checks against the secret too.
+      const byPaths = await (async () => {
+        for await (const line of readJournal(handle, { paths, strategy: 'poll', pollMs: 50 })) void line
+      })().then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      expect(JournalError.isInstance(byPaths) && byPaths.reason, String(byPaths)).toBe('journal-rewritten')
       // After the agent's real exit the shell appends the genuine sentinel, but the journal still does not start
       // with the header it wrote: the probe keeps saying producing, and the reaper expires the run at its TTL.
       await until(async () => (await handle.process.exec(`grep -c '"__exit":7' ${paths.journal} || true`)).stdout.trim() === '1', 15_000)
       expect(await probeRunExit({ handle, runId })).toEqual({ state: 'producing' })
+    })
+
+    it(`the waiting shell of an earlier launch of the same run id cannot end a later launch (${image})`, async () => {
+      const handle = await create({ image })
+      const runId = `relaunch-${randomUUID()}`
+      const go = `/workspace/go-${randomUUID()}`
+      // Launch 1 deletes its journal (so a takeover would start the run afresh) and exits 0 once told to;
+      // its waiting shell then appends its own genuine sentinel to whatever file has the journal's name.
+      const first = await startJournaledAgent(handle, `exec 3>&1; rm -f "$(readlink /proc/self/fd/3)"; while [ ! -f ${shellQuote(go)} ]; do sleep 0.1; done; exit 0`, { journal: { runId } })
+      await until(async () => (await handle.process.exec(`test -f ${shellQuote(first.journal)}`)).exitCode !== 0, 10_000)
+      await startJournaledAgent(handle, `sleep 3; echo '{"type":"real"}'; exit 7`, { journal: { runId } })
+      await handle.process.exec(`touch ${shellQuote(go)}`)
+      let exit: { exitCode: number } | undefined
+      const events: unknown[] = []
+      for await (const event of readJournalNdjson(handle, { journal: { runId }, onExit: (e) => void (exit = e) })) events.push(event)
+      expect(exit?.exitCode, "the later launch ends with its own agent's exit code").toBe(7)
+      // The earlier shell's sentinel landed in the later journal, where it is an ordinary line.
+      expect(events).toEqual([{ __exit: 0, __nonce: expect.stringMatching(/^[0-9a-f]{32}$/) }, { type: 'real' }])
     })
 
     it(`an agent cannot read the nonce from its parent shells' memory (${image})`, async () => {

@@ -104,11 +104,11 @@ export interface SandboxHandle {
    * A secret the provider keeps outside the sandbox (never in its files,
    * environment or processes) and gives every host that reaches this sandbox
    * the same: at least 32 characters. With it, a run's journal nonce is
-   * HMAC-SHA256(secret, runId) (`journalNonce`): the host hands it to the
-   * journal's shell at launch, and every reader, the takeover's and the
-   * reaper's included, checks the exit sentinel against the hash it computes
-   * itself instead of the journal's own header, so an agent that rewrites its
-   * journal cannot end its run. Absent (local-process, whose agent runs as
+   * HMAC-SHA256 of the run id and a salt drawn per launch (`journalNonce`):
+   * the host hands it to the journal's shell at launch, and every reader, the
+   * takeover's and the reaper's included, checks the exit sentinel against
+   * the hash it computes itself instead of the journal's own header, so an
+   * agent that rewrites its journal cannot end its run. Absent (local-process, whose agent runs as
    * the app's own user): the journal's header is trusted (see docs/journal.md).
    * Docker keeps it in a container label.
    */

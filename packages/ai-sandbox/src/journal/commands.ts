@@ -19,7 +19,7 @@ import { shellQuote } from '../shell/quote.js'
 import { SandboxConfigError } from '../contracts/errors.js'
 import { JournalError } from './errors.js'
 import { decodeJournalRunId, encodeRunId } from './run-id.js'
-import { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY, JOURNAL_HEADER_ERROR_KEY, JOURNAL_HEADER_KEY, JOURNAL_NONCE_HASH_KEY, nonceHash, parseExitSentinel, parseJournalHeader, type JournalHeader } from './sentinel.js'
+import { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY, expectedJournalHeader, JOURNAL_HEADER_ERROR_KEY, JOURNAL_HEADER_KEY, JOURNAL_NONCE_HASH_KEY, JOURNAL_SALT_KEY, nonceHash, parseExitSentinel, parseJournalHeader, type JournalTrust } from './sentinel.js'
 
 /** Where journals go inside the sandbox unless `journal.dir` says otherwise. Source: spec 000 "Durable runs". */
 export const DEFAULT_JOURNAL_DIR = '/tmp/tanstack-runs'
@@ -120,22 +120,23 @@ export interface JournaledCommandOptions {
   /** A file to feed the agent as stdin; it is opened, then deleted, before the agent starts. Default: `/dev/null`. */
   readonly stdinFile?: string
   /**
-   * Read the nonce and its sha256 from the command's own stdin, as one line
-   * `<nonce> <hash>` ({@link journalLaunchStdin}), instead of drawing the
-   * nonce in the sandbox. The host does this when the provider keeps a
-   * `journalSecret`, so readers can check the sentinel without trusting the
-   * journal. Default `false`.
+   * Read the nonce, its sha256 and the launch's salt from the command's own
+   * stdin, as one line `<nonce> <hash> <salt>` ({@link journalLaunchStdin}),
+   * instead of drawing the nonce in the sandbox; the header then carries the
+   * salt. The host does this when the provider keeps a `journalSecret`, so
+   * readers can check the sentinel without trusting the journal. Default `false`.
    */
   readonly nonceFromStdin?: boolean
 }
 
 /**
- * The stdin of a launch with `nonceFromStdin`: `<nonce> <sha256(nonce)>` and a newline.
+ * The stdin of a launch with `nonceFromStdin`: `<nonce> <sha256(nonce)> <salt>` and a newline.
  *
  * @param nonce - 32 lowercase hex digits (`journalNonce`).
+ * @param salt - The salt the nonce was made with, 32 lowercase hex digits.
  */
-export function journalLaunchStdin(nonce: string): string {
-  return `${nonce} ${nonceHash(nonce)}\n`
+export function journalLaunchStdin(nonce: string, salt: string): string {
+  return `${nonce} ${nonceHash(nonce)} ${salt}\n`
 }
 
 /**
@@ -162,7 +163,7 @@ export function journalLaunchStdin(nonce: string): string {
  * @param paths - From {@link journalPaths}.
  * @param command - The agent's command line (run by `sh` in a subshell, stdin per `options`).
  * @param options - {@link JournaledCommandOptions}.
- * @returns One POSIX shell command. Exit status 0 once launched; 1 when the folder cannot be created or the shell cannot be copied and run from it; 127 when the nonce tools are missing (the header says so); 2 when `nonceFromStdin` got no well-formed line.
+ * @returns One POSIX shell command. Exit status 0 once launched; 1 when the folder cannot be created; 127 when the nonce tools are missing (the header says so); 2 when `nonceFromStdin` got no well-formed line. Where the copy cannot run (no `cp`, a folder mounted noexec) the waiting shell is plain `/bin/sh` and the `.err` sidecar says so.
  */
 export function journaledCommand(paths: JournalPaths, command: string, options: JournaledCommandOptions = {}): string {
   const j = shellQuote(paths.journal)
@@ -172,29 +173,34 @@ export function journaledCommand(paths: JournalPaths, command: string, options: 
   const removeStdin = options.stdinFile === undefined ? '' : `rm -f ${shellQuote(options.stdinFile)}; `
   const missing = 'the sandbox needs od, tr, sha256sum and /dev/urandom to draw the journal nonce'
   const nonce = options.nonceFromStdin
-    ? [`read -r n h || n=`, `case "$n$h" in *[!0-9a-f]*) n= ;; esac`, `if [ \${#n} -ne 32 ] || [ \${#h} -ne 64 ]; then echo 'the journal launch expected "<nonce> <hash>" on stdin' >&2; exit 2; fi`]
+    ? [`read -r n h s || n=`, `case "$n$h$s" in *[!0-9a-f]*) n= ;; esac`, `if [ \${#n} -ne 32 ] || [ \${#h} -ne 64 ] || [ \${#s} -ne 32 ]; then echo 'the journal launch expected "<nonce> <hash> <salt>" on stdin' >&2; exit 2; fi`]
     : [
         `n=$(od -An -N16 -tx1 /dev/urandom 2>/dev/null | tr -d ' \\n')`,
         `h=$(printf %s "$n" | sha256sum 2>/dev/null); h=\${h%% *}`,
         `if [ \${#n} -ne 32 ] || [ \${#h} -ne 64 ]; then printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_HEADER_ERROR_KEY}":"${missing}"}\\n' >> ${j}; echo ${shellQuote(missing)} >&2; exit 127; fi`,
       ]
-  // Runs as the execute-only copy of sh ($0), which deletes itself first: a running program needs no file.
+  const header = options.nonceFromStdin
+    ? `printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_NONCE_HASH_KEY}":"%s","${JOURNAL_SALT_KEY}":"%s"}\\n' "$h" "$s" >> ${j}`
+    : `printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_NONCE_HASH_KEY}":"%s"}\\n' "$h" >> ${j}`
+  // $1 is the execute-only copy of sh this runs as; it deletes it first (a running program needs no file). $0 stays `sh`.
   const waiter = [
-    `rm -f "$0"; rmdir "\${0%/*}" 2>/dev/null`,
+    `if [ -n "$1" ]; then rm -f "$1"; rmdir "\${1%/*}" 2>/dev/null; fi`,
     ...nonce,
-    `printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_NONCE_HASH_KEY}":"%s"}\\n' "$h" >> ${j}`,
+    header,
     // The agent's subshell forgets the nonce before it runs anything; only the waiting shell prints it.
-    `( (unset n h; ${removeStdin}${command}) ${stdin} >> ${j} 2>> ${e}; c=$?; printf '\\n{"${EXIT_SENTINEL_KEY}":%d,"${EXIT_SENTINEL_NONCE_KEY}":"%s"}\\n' "$c" "$n" >> ${j} ) </dev/null >/dev/null 2>&1 &`,
+    `( (unset n h s; ${removeStdin}${command}) ${stdin} >> ${j} 2>> ${e}; c=$?; printf '\\n{"${EXIT_SENTINEL_KEY}":%d,"${EXIT_SENTINEL_NONCE_KEY}":"%s"}\\n' "$c" "$n" >> ${j} ) </dev/null >/dev/null 2>&1 &`,
   ].join('\n')
   const w = `${paths.dir}/.waiter.`
-  const cannotCopy = shellQuote(`could not run an execute-only copy of /bin/sh from ${paths.dir} (it needs cp, chmod and a folder that allows running programs, not one mounted noexec); give durability.journalDir another folder`)
+  const exposed = shellQuote(`journal: the waiting shell could not run as an execute-only copy of /bin/sh from ${paths.dir} (cp or chmod missing, or the folder is mounted noexec), so it runs as /bin/sh and a process of the sandbox user could read its nonce; give durability.journalDir a folder that allows running programs`)
   return [
     journalDirGuard(paths.dir),
     `(umask 077; mkdir -p ${parent}) || exit 1`,
     `(umask 077; : >> ${j}; : >> ${e}) || exit 1`,
     `w=${shellQuote(w)}$$; rm -rf "$w"`,
-    `if ! (umask 077; mkdir "$w") || ! cp /bin/sh "$w/sh" || ! chmod 111 "$w/sh" || ! "$w/sh" -c : 2>/dev/null; then rm -rf "$w"; echo ${cannotCopy} >&2; exit 1; fi`,
-    `exec "$w/sh" -c ${shellQuote(waiter)} "$w/sh"`,
+    `if (umask 077; mkdir "$w") && cp /bin/sh "$w/sh" && chmod 111 "$w/sh" && "$w/sh" -c : 2>/dev/null; then exec "$w/sh" -c ${shellQuote(waiter)} sh "$w/sh"; fi`,
+    // Fallback: a folder that cannot run programs still journals, unprotected, and the .err sidecar says so.
+    `rm -rf "$w"; echo ${exposed} >> ${e}`,
+    `exec /bin/sh -c ${shellQuote(waiter)} sh ''`,
   ].join('\n')
 }
 
@@ -378,12 +384,12 @@ export function journalExitProbeCommand(paths: JournalPaths, bytes: number = DEF
  * one, `missing` for no journal.
  *
  * @param stdout - The probe's output.
- * @param trusted - The header to check the sentinel against instead of the
- *   journal's first line (`trustedJournalHeader`: the sandbox's provider keeps
- *   a `journalSecret`). A journal the agent rewrote then never reads as exited.
+ * @param trust - The provider's secret and the run id (`journalTrustOf`): the
+ *   sentinel is then checked against the hash the secret gives, not the
+ *   journal's own header, and a journal the agent rewrote never reads as exited.
  * @throws JournalError `read-failed` when the output is not what the probe prints.
  */
-export function parseJournalExit(stdout: string, trusted?: JournalHeader): JournalExitState {
+export function parseJournalExit(stdout: string, trust?: JournalTrust): JournalExitState {
   const lines = stdout.split('\n')
   const status = (lines[0] ?? '').trim()
   if (status === 'missing') return { state: 'missing' }
@@ -393,9 +399,9 @@ export function parseJournalExit(stdout: string, trusted?: JournalHeader): Journ
   }
   const head = Buffer.from(lines.slice(1, dot).join(''), 'base64').toString('utf8')
   const own = parseJournalHeader(head.split('\n')[0] ?? '')
-  // A journal that does not start with its header (or not the trusted one) was rewritten: nothing in it says the run ended.
-  if (own?.nonceHash === undefined || (trusted !== undefined && own.nonceHash !== trusted.nonceHash)) return { state: 'running' }
-  const header = trusted ?? own
+  const header = expectedJournalHeader(own, trust)
+  // A journal that does not start with its header (or not the expected one) was rewritten: nothing in it says the run ended.
+  if (own?.nonceHash === undefined || header?.nonceHash !== own.nonceHash) return { state: 'running' }
   const tail = Buffer.from(lines.slice(dot + 1).join(''), 'base64').toString('utf8')
   // The tail's first line may be cut; a sentinel is short and always starts a line of its own.
   for (const line of tail.split('\n')) {
