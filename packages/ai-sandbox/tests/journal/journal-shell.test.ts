@@ -98,7 +98,10 @@ it('a follow ends when its journal is renamed over or becomes a link, and the re
         texts.push(line.text)
         writeFileSync(other, '{"b":2}\n')
         if (how === 'renamed over') renameSync(other, paths.journal)
-        else (rmSync(paths.journal), symlinkSync(other, paths.journal))
+        else {
+          rmSync(paths.journal)
+          symlinkSync(other, paths.journal)
+        }
       }
     })().then(
       () => undefined,
