@@ -7,7 +7,7 @@
  * the hardening: every capability dropped (then `capAdd` given back),
  * `no-new-privileges`, memory without extra swap, a CFS CPU quota, a pids limit.
  */
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import type Docker from 'dockerode'
 import type { ResolvedDockerConfig } from './config.js'
 import { LABEL } from './labels.js'
@@ -55,6 +55,7 @@ export function containerCreateOptions(config: ResolvedDockerConfig, request: Co
       [LABEL.sandbox]: '1',
       [LABEL.key]: request.key ?? '',
       [LABEL.createdAt]: String(now),
+      [LABEL.journalSecret]: randomBytes(32).toString('hex'),
       [LABEL.workspace]: request.workspaceDir,
       [LABEL.user]: config.user ?? '',
       [LABEL.network]: config.network,

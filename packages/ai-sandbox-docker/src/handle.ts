@@ -10,6 +10,7 @@ import type { SandboxCapabilities, SandboxHandle, SandboxSnapshotRef } from '@ta
 import { PROVIDER_NAME } from './errors.js'
 import { createDockerFs } from './fs.js'
 import { createDockerHostAccess } from './host-access.js'
+import { LABEL } from './labels.js'
 import { createDockerPorts } from './ports.js'
 import { createDockerProcess } from './process.js'
 import { setEnv } from './state.js'
@@ -40,6 +41,8 @@ export function createDockerHandle(state: SandboxState, parts: HandleParts): San
     snapshot: parts.snapshot,
     fork: parts.fork,
     hostAccess: createDockerHostAccess(state, parts.network),
+    // Absent on a container created before the label existed: its journals trust their own header.
+    ...(state.labels[LABEL.journalSecret] ? { journalSecret: state.labels[LABEL.journalSecret] } : {}),
     destroy: parts.destroy,
   }
 }

@@ -36,6 +36,13 @@ export const LABEL = {
   forkImage: 'tanstack.sandbox.fork-image',
   /** On a container started by `restoreSnapshot` or `fork`: where it came from. */
   origin: 'tanstack.sandbox.origin',
+  /**
+   * 64 random hex digits drawn when the container is created: the handle's
+   * `journalSecret`, which never enters the container (labels are not visible
+   * inside it); every host reaching the engine reads the same one. Cleared on
+   * the images `snapshot()` and `fork()` commit.
+   */
+  journalSecret: 'tanstack.sandbox.journal-secret',
 } as const
 
 const PROVIDER_KEYS: ReadonlySet<string> = new Set(Object.values(LABEL))

@@ -37,6 +37,8 @@ export async function commitSandbox(state: SandboxState, kind: 'snapshot' | 'for
     [LABEL.snapshotKind]: kind,
     [LABEL.snapshotCreatedAt]: String(createdAt),
     [LABEL.snapshotLabel]: label ?? '',
+    // The sandbox's secret stays with it: a container started from this image draws its own.
+    [LABEL.journalSecret]: '',
   }
   try {
     const result = (await state.container.commit({

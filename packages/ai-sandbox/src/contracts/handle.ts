@@ -100,6 +100,19 @@ export interface SandboxHandle {
    * whoever owns the journal folder owns every run journaled in it.
    */
   readonly journalDir?: string
+  /**
+   * A secret the provider keeps outside the sandbox (never in its files,
+   * environment or processes) and gives every host that reaches this sandbox
+   * the same: at least 32 characters. With it, a run's journal nonce is
+   * HMAC-SHA256 of the run id and a salt drawn per launch (`journalNonce`):
+   * the host hands it to the journal's shell at launch, and every reader, the
+   * takeover's and the reaper's included, checks the exit sentinel against
+   * the hash it computes itself instead of the journal's own header, so an
+   * agent that rewrites its journal cannot end its run. Absent (local-process, whose agent runs as
+   * the app's own user): the journal's header is trusted (see docs/journal.md).
+   * Docker keeps it in a container label.
+   */
+  readonly journalSecret?: string
   /** Stop every process and delete the sandbox. Idempotent. */
   destroy: () => Promise<void>
 }

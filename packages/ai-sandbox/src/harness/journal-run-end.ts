@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { journalCleanupCommand, journalDirOf, journalExitProbeCommand, journalPaths, parseJournalExit } from '../journal/commands.js'
+import { journalTrustOf } from '../journal/sentinel.js'
 import { durableSnapshotCleanupCommand } from '../watch/start-snapshot.js'
 import { stopTaggedProcesses } from './stop-run-processes.js'
 
@@ -38,7 +39,7 @@ export async function finishJournal(handle: SandboxHandle, journal: { runId: str
     const paths = journalPaths(journal.runId, journalDirOf(handle, journal.dir))
     for (;;) {
       const probe = await handle.process.exec(journalExitProbeCommand(paths, 4096))
-      const state = parseJournalExit(probe.stdout).state
+      const state = parseJournalExit(probe.stdout, journalTrustOf(handle, journal.runId)).state
       if (state !== 'running' || Date.now() > deadline) break
       await new Promise((resolve) => setTimeout(resolve, 100))
     }

@@ -7,9 +7,11 @@
  * deletion of the journal once its own reader saw the sentinel; reading is
  * `journal/reader.ts`. Source: spec 000 "Durable runs (the run journal)".
  */
+import { randomBytes } from 'node:crypto'
 import { SandboxOperationError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
-import { journalCleanupCommand, journalDirOf, journaledCommand, journalPaths, journalStderrTailCommand, type JournalPaths } from '../journal/commands.js'
+import { journalCleanupCommand, journalDirOf, journaledCommand, journalLaunchStdin, journalPaths, journalStderrTailCommand, type JournalPaths } from '../journal/commands.js'
+import { journalNonce } from '../journal/sentinel.js'
 import { readJournal, type ReadJournalOptions } from '../journal/reader.js'
 import { shellQuote } from '../shell/quote.js'
 import { writeSandboxRunFile } from './sandbox-run-file.js'
@@ -67,12 +69,16 @@ export async function startJournaledAgent(handle: SandboxHandle, command: string
   const exports = Object.entries(options.agentEnv ?? {})
     .map(([name, value]) => `export ${checkedName(name)}=${shellQuote(value)}; `)
     .join('')
-  const result = await handle.process.exec(journaledCommand(paths, `${exports}${command}`, stdinFile === undefined ? {} : { stdinFile }), {
+  // A provider that keeps a secret outside the sandbox hands the nonce in on stdin: readers then compute its hash themselves.
+  const salt = randomBytes(16).toString('hex')
+  const nonce = handle.journalSecret === undefined ? undefined : journalNonce(handle.journalSecret, options.journal.runId, salt)
+  const result = await handle.process.exec(journaledCommand(paths, `${exports}${command}`, { ...(stdinFile === undefined ? {} : { stdinFile }), nonceFromStdin: nonce !== undefined }), {
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     ...(options.env !== undefined ? { env: options.env } : {}),
+    ...(nonce !== undefined ? { stdin: journalLaunchStdin(nonce, salt) } : {}),
   })
   if (result.exitCode !== 0) {
-    throw new SandboxOperationError('exec-failed', handle.provider, `Could not start the journaled agent of run ${JSON.stringify(options.journal.runId)} (exit ${result.exitCode}): ${result.stderr.trim() || 'no stderr'}. The journal needs a writable ${paths.dir} of its own (not a link, not another user's) and sh, mkdir, chmod, od, tr, sha256sum in the sandbox.`)
+    throw new SandboxOperationError('exec-failed', handle.provider, `Could not start the journaled agent of run ${JSON.stringify(options.journal.runId)} (exit ${result.exitCode}): ${result.stderr.trim() || 'no stderr'}. The journal needs a writable ${paths.dir} of its own (not a link, not another user's, not mounted noexec) and sh, mkdir, chmod, cp, od, tr, sha256sum in the sandbox.`)
   }
   return paths
 }

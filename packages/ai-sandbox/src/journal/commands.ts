@@ -4,7 +4,7 @@
  * them is the reader's and the sweep's job.
  *
  * Rules every command here keeps (tested on GNU coreutils and BusyBox):
- * 1. Only POSIX `sh`, `mkdir`, `chmod`, `test`, `tail -c`, `head -c`, `dd`, `wc -c`,
+ * 1. Only POSIX `sh`, `mkdir`, `chmod`, `cp`, `rm`, `test`, `tail -c`, `head -c`, `dd`, `wc -c`,
  *    `base64` (decode side tolerates BusyBox's line wrapping, so no `--wrap`),
  *    `find -type f -name`, `date -r`, `od`, `tr`, `sha256sum`. No `find
  *    -printf`, no `stat -c`, no `base64 -w`.
@@ -19,7 +19,7 @@ import { shellQuote } from '../shell/quote.js'
 import { SandboxConfigError } from '../contracts/errors.js'
 import { JournalError } from './errors.js'
 import { decodeJournalRunId, encodeRunId } from './run-id.js'
-import { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY, JOURNAL_HEADER_ERROR_KEY, JOURNAL_HEADER_KEY, JOURNAL_NONCE_HASH_KEY, parseExitSentinel, parseJournalHeader } from './sentinel.js'
+import { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY, expectedJournalHeader, JOURNAL_HEADER_ERROR_KEY, JOURNAL_HEADER_KEY, JOURNAL_NONCE_HASH_KEY, JOURNAL_SALT_KEY, nonceHash, parseExitSentinel, parseJournalHeader, type JournalTrust } from './sentinel.js'
 
 /** Where journals go inside the sandbox unless `journal.dir` says otherwise. Source: spec 000 "Durable runs". */
 export const DEFAULT_JOURNAL_DIR = '/tmp/tanstack-runs'
@@ -119,11 +119,30 @@ export function journalPaths(runId: string, dir: string = DEFAULT_JOURNAL_DIR): 
 export interface JournaledCommandOptions {
   /** A file to feed the agent as stdin; it is opened, then deleted, before the agent starts. Default: `/dev/null`. */
   readonly stdinFile?: string
+  /**
+   * Read the nonce, its sha256 and the launch's salt from the command's own
+   * stdin, as one line `<nonce> <hash> <salt>` ({@link journalLaunchStdin}),
+   * instead of drawing the nonce in the sandbox; the header then carries the
+   * salt. The host does this when the provider keeps a `journalSecret`, so
+   * readers can check the sentinel without trusting the journal. Default `false`.
+   */
+  readonly nonceFromStdin?: boolean
+}
+
+/**
+ * The stdin of a launch with `nonceFromStdin`: `<nonce> <sha256(nonce)> <salt>` and a newline.
+ *
+ * @param nonce - 32 lowercase hex digits (`journalNonce`).
+ * @param salt - The salt the nonce was made with, 32 lowercase hex digits.
+ */
+export function journalLaunchStdin(nonce: string, salt: string): string {
+  return `${nonce} ${nonceHash(nonce)} ${salt}\n`
 }
 
 /**
  * The shell command that starts `command` journaled and returns at once. It
- * creates the folder and both files (mode 0600), draws the nonce, appends the
+ * creates the folder and both files (mode 0600), gets the nonce (drawn from
+ * `/dev/urandom`, or read from stdin with `nonceFromStdin`), appends the
  * header, then runs `command` in the background with stdout appended to the
  * journal and stderr to the `.err` sidecar, and once it exited appends the
  * exit sentinel (after a newline, so it is a line of its own even when the
@@ -131,10 +150,20 @@ export interface JournaledCommandOptions {
  * the caller's, so the command survives the host that started it, and `exec`
  * returns as soon as it is launched. Source: spec 000 "Durable runs".
  *
+ * The shell that holds the nonce and waits for the agent is a copy of
+ * `/bin/sh` made execute-only (mode 0111) in a fresh folder and deleted once
+ * started: Linux marks a process that runs a file its user cannot read as not
+ * dumpable, and a process of the same user without `CAP_SYS_PTRACE` can then
+ * neither read its memory (`/proc/<pid>/mem`, `environ`) nor `ptrace` it
+ * (proc(5), "PR_SET_DUMPABLE" in prctl(2)). So the agent, its child, cannot
+ * lift the nonce from its parent (issue 27, item 5). A user that can read
+ * the copy anyway (root with `CAP_DAC_READ_SEARCH`, as on a host run as
+ * root) is not held back; docs/journal.md says where this holds.
+ *
  * @param paths - From {@link journalPaths}.
  * @param command - The agent's command line (run by `sh` in a subshell, stdin per `options`).
  * @param options - {@link JournaledCommandOptions}.
- * @returns One POSIX shell command. Exit status 0 once launched; 1 when the folder cannot be created; 127 when the nonce tools are missing (the header says so).
+ * @returns One POSIX shell command. Exit status 0 once launched; 1 when the folder cannot be created; 127 when the nonce tools are missing (the header says so); 2 when `nonceFromStdin` got no well-formed line. Where the copy cannot run (no `cp`, a folder mounted noexec) the waiting shell is plain `/bin/sh` and the `.err` sidecar says so.
  */
 export function journaledCommand(paths: JournalPaths, command: string, options: JournaledCommandOptions = {}): string {
   const j = shellQuote(paths.journal)
@@ -143,16 +172,35 @@ export function journaledCommand(paths: JournalPaths, command: string, options: 
   const stdin = options.stdinFile === undefined ? '</dev/null' : `<${shellQuote(options.stdinFile)}`
   const removeStdin = options.stdinFile === undefined ? '' : `rm -f ${shellQuote(options.stdinFile)}; `
   const missing = 'the sandbox needs od, tr, sha256sum and /dev/urandom to draw the journal nonce'
+  const nonce = options.nonceFromStdin
+    ? [`read -r n h s || n=`, `case "$n$h$s" in *[!0-9a-f]*) n= ;; esac`, `if [ \${#n} -ne 32 ] || [ \${#h} -ne 64 ] || [ \${#s} -ne 32 ]; then echo 'the journal launch expected "<nonce> <hash> <salt>" on stdin' >&2; exit 2; fi`]
+    : [
+        `n=$(od -An -N16 -tx1 /dev/urandom 2>/dev/null | tr -d ' \\n')`,
+        `h=$(printf %s "$n" | sha256sum 2>/dev/null); h=\${h%% *}`,
+        `if [ \${#n} -ne 32 ] || [ \${#h} -ne 64 ]; then printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_HEADER_ERROR_KEY}":"${missing}"}\\n' >> ${j}; echo ${shellQuote(missing)} >&2; exit 127; fi`,
+      ]
+  const header = options.nonceFromStdin
+    ? `printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_NONCE_HASH_KEY}":"%s","${JOURNAL_SALT_KEY}":"%s"}\\n' "$h" "$s" >> ${j}`
+    : `printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_NONCE_HASH_KEY}":"%s"}\\n' "$h" >> ${j}`
+  // $1 is the execute-only copy of sh this runs as; it deletes it first (a running program needs no file). $0 stays `sh`.
+  const waiter = [
+    `if [ -n "$1" ]; then rm -f "$1"; rmdir "\${1%/*}" 2>/dev/null; fi`,
+    ...nonce,
+    header,
+    // The agent's subshell forgets the nonce before it runs anything; only the waiting shell prints it.
+    `( (unset n h s; ${removeStdin}${command}) ${stdin} >> ${j} 2>> ${e}; c=$?; printf '\\n{"${EXIT_SENTINEL_KEY}":%d,"${EXIT_SENTINEL_NONCE_KEY}":"%s"}\\n' "$c" "$n" >> ${j} ) </dev/null >/dev/null 2>&1 &`,
+  ].join('\n')
+  const w = `${paths.dir}/.waiter.`
+  const exposed = shellQuote(`journal: the waiting shell could not run as an execute-only copy of /bin/sh from ${paths.dir} (cp or chmod missing, or the folder is mounted noexec), so it runs as /bin/sh and a process of the sandbox user could read its nonce; give durability.journalDir a folder that allows running programs`)
   return [
     journalDirGuard(paths.dir),
     `(umask 077; mkdir -p ${parent}) || exit 1`,
     `(umask 077; : >> ${j}; : >> ${e}) || exit 1`,
-    `n=$(od -An -N16 -tx1 /dev/urandom 2>/dev/null | tr -d ' \\n')`,
-    `h=$(printf %s "$n" | sha256sum 2>/dev/null); h=\${h%% *}`,
-    `if [ \${#n} -ne 32 ] || [ \${#h} -ne 64 ]; then printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_HEADER_ERROR_KEY}":"${missing}"}\\n' >> ${j}; echo ${shellQuote(missing)} >&2; exit 127; fi`,
-    `printf '{"${JOURNAL_HEADER_KEY}":1,"${JOURNAL_NONCE_HASH_KEY}":"%s"}\\n' "$h" >> ${j}`,
-    // The agent's subshell forgets the nonce before it runs anything; only the waiting shell prints it.
-    `( (unset n h; ${removeStdin}${command}) ${stdin} >> ${j} 2>> ${e}; c=$?; printf '\\n{"${EXIT_SENTINEL_KEY}":%d,"${EXIT_SENTINEL_NONCE_KEY}":"%s"}\\n' "$c" "$n" >> ${j} ) </dev/null >/dev/null 2>&1 &`,
+    `w=${shellQuote(w)}$$; rm -rf "$w"`,
+    `if (umask 077; mkdir "$w") && cp /bin/sh "$w/sh" && chmod 111 "$w/sh" && "$w/sh" -c : 2>/dev/null; then exec "$w/sh" -c ${shellQuote(waiter)} sh "$w/sh"; fi`,
+    // Fallback: a folder that cannot run programs still journals, unprotected, and the .err sidecar says so.
+    `rm -rf "$w"; echo ${exposed} >> ${e}`,
+    `exec /bin/sh -c ${shellQuote(waiter)} sh ''`,
   ].join('\n')
 }
 
@@ -167,10 +215,14 @@ export function journaledCommand(paths: JournalPaths, command: string, options: 
  * inotify does not reach the file (overlayfs in Docker), instead of once a second.
  *
  * A follow never outlives its journal: a watchdog beside the `tail` (a
- * background `sh` loop, one `test -e` a second) stops it two seconds
+ * background `sh` loop, one look a second) stops it two seconds
  * ({@link FOLLOW_GONE_GRACE_S}) after the file is gone (deleted by the
- * run's own reader once it read the sentinel, or pruned), and exits by itself
- * once the `tail` was killed. Without it a host that dies while following
+ * run's own reader once it read the sentinel, or pruned), replaced by a link,
+ * or renamed over by another file (its inode changed: `tail -f` would follow
+ * the old one forever), and exits by itself once the `tail` was killed. A
+ * journal that is a link is not followed at all. Either way the follow ends
+ * without the sentinel, so the reader follows again and, with no progress,
+ * gives up after its `stallMs` (`journal-stalled`). Without it a host that dies while following
  * leaves its `tail -f` of a deleted file in the sandbox for the sandbox's
  * whole life: nobody is left to kill it, and on Docker nothing makes it exit.
  *
@@ -180,11 +232,13 @@ export function journaledCommand(paths: JournalPaths, command: string, options: 
 export function journalFollowCommand(paths: JournalPaths, fromByte = 0): string {
   const j = shellQuote(paths.journal)
   // `$$` is the shell's pid, which `exec` hands to `tail`: the watchdog kills exactly the tail it guards.
-  const watchdog = `(while kill -0 $$ 2>/dev/null; do if [ ! -e ${j} ]; then sleep ${FOLLOW_GONE_GRACE_S}; kill $$ 2>/dev/null; exit 0; fi; sleep 1; done) </dev/null >/dev/null 2>&1 &`
+  // The file the tail follows is the one whose inode the watchdog took first: gone, a link or another inode at the path ends the follow.
+  const watchdog = `(set -- $(ls -di ${j}); i=$1; while kill -0 $$ 2>/dev/null; do set -- $(ls -di ${j} 2>/dev/null); if [ ! -e ${j} ] || [ -L ${j} ] || [ "$1" != "$i" ]; then sleep ${FOLLOW_GONE_GRACE_S}; kill $$ 2>/dev/null; exit 0; fi; sleep 1; done) </dev/null >/dev/null 2>&1 &`
   const from = offset(fromByte) + 1
   // GNU tail polls once a second where inotify does not reach (overlayfs: Docker); `-s 0.1` polls every 100 ms there. BusyBox refuses a fraction: it keeps its default.
   const follow = `if tail -s ${FOLLOW_POLL_S} -c 0 /dev/null >/dev/null 2>&1; then exec tail -s ${FOLLOW_POLL_S} -c +${from} -f ${j}; else exec tail -c +${from} -f ${j}; fi`
-  return `${journalDirGuard(paths.dir)}\n(umask 077; mkdir -p ${shellQuote(posix.dirname(paths.journal))} && : >> ${j}) && { ${watchdog} } && ${follow}`
+  const refuseLink = `if [ -L ${j} ]; then echo ${shellQuote(`the journal ${paths.journal} is a link, not the file its shell made; it is not followed`)} >&2; exit 1; fi`
+  return `${journalDirGuard(paths.dir)}\n${refuseLink}\n(umask 077; mkdir -p ${shellQuote(posix.dirname(paths.journal))} && : >> ${j}) && { ${watchdog} } && ${follow}`
 }
 
 /** Seconds between two looks at the journal of a GNU `tail -f` that cannot use inotify (overlayfs). */
@@ -326,11 +380,16 @@ export function journalExitProbeCommand(paths: JournalPaths, bytes: number = DEF
 /**
  * Whether a journal's agent exited, from {@link journalExitProbeCommand}'s
  * output: `exited` only for a GENUINE sentinel (its nonce matches the
- * header), `running` for a journal without one, `missing` for no journal.
+ * trusted header, else the journal's own), `running` for a journal without
+ * one, `missing` for no journal.
  *
+ * @param stdout - The probe's output.
+ * @param trust - The provider's secret and the run id (`journalTrustOf`): the
+ *   sentinel is then checked against the hash the secret gives, not the
+ *   journal's own header, and a journal the agent rewrote never reads as exited.
  * @throws JournalError `read-failed` when the output is not what the probe prints.
  */
-export function parseJournalExit(stdout: string): JournalExitState {
+export function parseJournalExit(stdout: string, trust?: JournalTrust): JournalExitState {
   const lines = stdout.split('\n')
   const status = (lines[0] ?? '').trim()
   if (status === 'missing') return { state: 'missing' }
@@ -339,7 +398,10 @@ export function parseJournalExit(stdout: string): JournalExitState {
     throw new JournalError('read-failed', `A journal exit probe printed something unexpected (${JSON.stringify(stdout.slice(0, 120))}); check that the sandbox has head, tail and base64.`)
   }
   const head = Buffer.from(lines.slice(1, dot).join(''), 'base64').toString('utf8')
-  const header = parseJournalHeader(head.split('\n')[0] ?? '')
+  const own = parseJournalHeader(head.split('\n')[0] ?? '')
+  const header = expectedJournalHeader(own, trust)
+  // A journal that does not start with its header (or not the expected one) was rewritten: nothing in it says the run ended.
+  if (own?.nonceHash === undefined || header?.nonceHash !== own.nonceHash) return { state: 'running' }
   const tail = Buffer.from(lines.slice(dot + 1).join(''), 'base64').toString('utf8')
   // The tail's first line may be cut; a sentinel is short and always starts a line of its own.
   for (const line of tail.split('\n')) {

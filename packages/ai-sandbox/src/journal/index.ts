@@ -1,10 +1,10 @@
 // The run journal: where an agent's output lives inside the sandbox so it outlives the host, the shell commands over it, the sentinel, byte framing, readers and the attach preflight.
-export { DEFAULT_JOURNAL_DIR, DEFAULT_EXIT_PROBE_BYTES, journalDirOf, journalPaths, journaledCommand, journalFollowCommand, journalReadCommand, parseJournalRead, journalExistsCommand, journalListCommand, parseJournalList, journalMtimeListCommand, parseJournalMtimeListing, journalExitProbeCommand, parseJournalExit } from './commands.js'
+export { DEFAULT_JOURNAL_DIR, DEFAULT_EXIT_PROBE_BYTES, journalDirOf, journalPaths, journaledCommand, journalFollowCommand, journalReadCommand, parseJournalRead, journalExistsCommand, journalListCommand, parseJournalList, journalMtimeListCommand, parseJournalMtimeListing, journalExitProbeCommand, parseJournalExit, journalLaunchStdin } from './commands.js'
 export type { JournalPaths, JournalDirEntry, JournalMtimeListing, JournalExitState, JournaledCommandOptions, JournalRead } from './commands.js'
 export { encodeRunId, decodeJournalRunId } from './run-id.js'
 export type { DecodedJournalRunId } from './run-id.js'
-export { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY, exitSentinelLine, parseExitSentinel, journalHeaderLine } from './sentinel.js'
-export type { JournalHeader } from './sentinel.js'
+export { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY, exitSentinelLine, parseExitSentinel, journalHeaderLine, journalNonce, journalTrustOf, expectedJournalHeader, JOURNAL_SALT_KEY, MIN_JOURNAL_SECRET_LENGTH } from './sentinel.js'
+export type { JournalHeader, JournalTrust } from './sentinel.js'
 export { decodeBase64Stream, toJournalLines } from './bytes.js'
 export type { JournalLine } from './bytes.js'
 export { readJournal, journalReadStrategy, DEFAULT_JOURNAL_POLL_MS, DEFAULT_JOURNAL_STALL_MS } from './reader.js'

@@ -17,7 +17,8 @@ import { SandboxConfigError } from '../contracts/errors.js'
 import { shellQuote } from '../shell/quote.js'
 import { journalDirOf, journalExistsCommand, journalFollowCommand, journalPaths, journalReadCommand, parseJournalRead, type JournalPaths } from './commands.js'
 import { JournalError } from './errors.js'
-import { parseExitSentinel, parseJournalHeader, type JournalHeader } from './sentinel.js'
+import { expectedJournalHeader, journalTrustOf, parseExitSentinel, parseJournalHeader, type JournalHeader, type JournalTrust } from './sentinel.js'
+import { decodeJournalRunId } from './run-id.js'
 
 /** Pause between two bounded reads of the poll strategy, in ms. Source: spec 000 "Reading strategy". */
 export const DEFAULT_JOURNAL_POLL_MS = 250
@@ -110,13 +111,19 @@ export async function* readJournal(handle: SandboxHandle, options: ReadJournalOp
   if (!Number.isSafeInteger(from) || from < 0) {
     throw new SandboxConfigError('readJournal.fromByte', `Invalid option readJournal.fromByte: expected a whole number of bytes >= 0 (a line's \`end\` from an earlier read), got ${String(from)}.`)
   }
+  // A reader given only paths still checks against the secret: the id is the journal's name, decoded.
+  const trust = journalTrustOf(handle, options.runId ?? runIdOfPaths(paths))
+  if (handle.journalSecret !== undefined && trust === undefined) {
+    throw new JournalError('invalid-run-id', `readJournal: ${paths.journal} is not a journal name encodeRunId writes, so its run id (which the sandbox's journalSecret needs) is unknown; pass runId.`)
+  }
   const state: ReaderState = {
     handle,
     paths,
     runId,
     options,
     splitter: new JournalLineSplitter(from, options.maxLineBytes),
-    header: from === 0 ? undefined : await readHeader(handle, paths, runId, from),
+    trust,
+    header: from === 0 ? undefined : checkedHeader(runId, await readHeader(handle, paths, runId, from), trust),
     headerRead: from !== 0,
     bytesSeen: 0,
     startedAt: Date.now(),
@@ -140,6 +147,8 @@ interface ReaderState {
   readonly runId: string
   readonly options: ReadJournalOptions
   readonly splitter: JournalLineSplitter
+  /** The provider's `journalSecret` and the run id, when it keeps one: the journal's own header is then only compared with what they give. */
+  readonly trust: JournalTrust | undefined
   header: JournalHeader | undefined
   headerRead: boolean
   bytesSeen: number
@@ -154,14 +163,8 @@ interface ReaderState {
 function classify(state: ReaderState, line: JournalLine): 'header' | 'exit' | 'line' {
   if (!state.headerRead) {
     state.headerRead = true
-    const header = parseJournalHeader(line.text)
-    if (header?.error !== undefined) {
-      throw new JournalError('journal-unsupported', `The journal of run ${JSON.stringify(state.runId)} could not be started: ${header.error}.`, { runId: state.runId })
-    }
-    if (header) {
-      state.header = header
-      return 'header'
-    }
+    state.header = checkedHeader(state.runId, parseJournalHeader(line.text), state.trust)
+    return 'header'
   }
   if (state.exited) return 'exit'
   const sentinel = parseExitSentinel(line.text, state.header)
@@ -328,6 +331,38 @@ async function resync(state: ReaderState, lines: JournalLine[]): Promise<Journal
   }
   state.splitter.position += delta
   return out
+}
+
+/**
+ * The header a reader checks sentinels against, from the journal's first
+ * line: the trusted one when the provider keeps a secret (the journal's must
+ * then match it), else the journal's own. A first line that is no header, or
+ * not the one the provider's secret gives, means the journal was rewritten after its shell
+ * started it (by the agent: it runs as the journal's user), and nothing in it
+ * can say the run ended (issue 27, item 4).
+ *
+ * @throws JournalError `journal-unsupported` for the header of a shell that could not draw its nonce; `journal-rewritten` as above.
+ */
+function checkedHeader(runId: string, header: JournalHeader | undefined, trust: JournalTrust | undefined): JournalHeader {
+  if (header?.error !== undefined && trust === undefined) {
+    throw new JournalError('journal-unsupported', `The journal of run ${JSON.stringify(runId)} could not be started: ${header.error}.`, { runId })
+  }
+  const expected = expectedJournalHeader(header, trust)
+  if (header?.nonceHash === undefined || expected?.nonceHash !== header.nonceHash) {
+    throw new JournalError(
+      'journal-rewritten',
+      `The journal of run ${JSON.stringify(runId)} does not start with the header its shell wrote${trust !== undefined ? ' (its nonce hash is not the one the provider secret gives)' : ''}: it was rewritten after the run started, by the agent or another process of the sandbox's user, so it cannot tell how the run ended. Treat the run as failed.`,
+      { runId },
+    )
+  }
+  return expected
+}
+
+/** The run id a journal path names, when it is one `encodeRunId` writes under its folder. */
+function runIdOfPaths(paths: JournalPaths): string | undefined {
+  if (!paths.journal.startsWith(`${paths.dir}/`)) return undefined
+  const decoded = decodeJournalRunId(paths.journal.slice(paths.dir.length + 1))
+  return decoded.ok ? decoded.runId : undefined
 }
 
 /** The header of a journal read from the middle: its first line, read on its own. */

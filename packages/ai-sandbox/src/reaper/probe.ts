@@ -10,6 +10,7 @@ import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { parseOptions } from '../definition/validate.js'
 import { DEFAULT_EXIT_PROBE_BYTES, DEFAULT_JOURNAL_DIR, journalDirOf, journalExitProbeCommand, journalPaths, parseJournalExit } from '../journal/commands.js'
+import { journalTrustOf } from '../journal/sentinel.js'
 
 /**
  * What a probe learned about a detached run's agent.
@@ -72,7 +73,7 @@ export async function probeRunExit(options: ProbeRunExitOptions): Promise<RunExi
   try {
     const result = await handle.process.exec(journalExitProbeCommand(journalPaths(runId, journalDir), bytes))
     if (result.exitCode !== 0) return { state: 'unknown', detail: `the exit probe exited ${result.exitCode}: ${result.stderr.trim().slice(0, 200) || 'no stderr'}` }
-    const exit = parseJournalExit(result.stdout)
+    const exit = parseJournalExit(result.stdout, journalTrustOf(handle, runId))
     if (exit.state === 'exited') return { state: 'finished', exitCode: exit.exitCode }
     if (exit.state === 'running') return { state: 'producing' }
     return { state: 'unknown', detail: `run ${runId} has no journal in ${journalDir} (never started there, already read to its end, or the sandbox was replaced)` }

@@ -100,6 +100,7 @@ export {
   checkJournalFollowAbortLeavesNoTail,
   checkJournalPollAbort,
   checkJournalForgedSentinel,
+  checkJournalRewritten,
   checkJournalHostileRunId,
   hostileRunId,
   checkJournalDetachedRead,

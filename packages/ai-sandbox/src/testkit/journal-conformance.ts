@@ -17,6 +17,7 @@ import {
   checkJournalDetachedRead,
   checkJournalFollowAbortLeavesNoTail,
   checkJournalForgedSentinel,
+  checkJournalRewritten,
   checkJournalHostileRunId,
   checkJournalLiveDelivery,
   checkJournalLongReadNotStalled,
@@ -75,6 +76,7 @@ const CASES: readonly JournalCase[] = [
   { title: 'follow stops on abort (and on break) and leaves no tail', needs: 'follow', run: checkJournalFollowAbortLeavesNoTail },
   { title: 'poll stops on abort and the agent runs on', needs: 'exec', run: checkJournalPollAbort },
   { title: 'a forged sentinel is an ordinary line; the real exit code is reported', needs: 'exec', run: checkJournalForgedSentinel },
+  { title: 'an agent that rewrites its journal does not end its run (probe and reader)', needs: 'exec', run: checkJournalRewritten },
   { title: 'a hostile runId round-trips through every command and executes nothing', needs: 'exec', run: checkJournalHostileRunId },
   { title: 'a journal written with no reader attached is read completely later from byte 0', needs: 'exec', run: checkJournalDetachedRead },
   { title: 'readJournalNdjson deletes both files after the sentinel; an observer keeps them', needs: 'exec', run: checkJournalDeletedAfterSentinel },
@@ -90,7 +92,7 @@ const CASES: readonly JournalCase[] = [
  * file deleted before the agent runs; reads from a byte offset give
  * absolute positions; follow and poll deliver each line before the next is
  * produced; follow stops on abort and leaves no `tail`; a forged sentinel is
- * ignored; a hostile runId round-trips through every command and executes
+ * ignored; a journal the agent rewrote ends nothing; a hostile runId round-trips through every command and executes
  * nothing; a journal written with no reader is read completely later; both
  * files are deleted after the run's own reader saw the sentinel; a follow
  * that ends early is followed again; poll and follow agree.

@@ -5,16 +5,18 @@
  * writes the error header, the start fails with exit 127, and a reader of
  * that journal fails with JournalError `journal-unsupported` instead of
  * waiting for a sentinel that cannot come; a hand-written journal with a
- * forged sentinel reads to its genuine one.
+ * forged sentinel reads to its genuine one; a follow whose journal was
+ * renamed over or replaced by a link ends, and its reader gives up.
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { SandboxOperationError } from '../../src/contracts/errors.js'
 import { startJournaledAgent } from '../../src/harness/journaled-spawn.js'
 import { journalPaths } from '../../src/journal/commands.js'
+import { JournalAttachUnavailableError } from '../../src/journal/attach-preflight.js'
 import { JournalError } from '../../src/journal/errors.js'
 import { readJournal } from '../../src/journal/reader.js'
 import { exitSentinelLine, journalHeaderLine, nonceHash, parseExitSentinel, parseJournalHeader } from '../../src/journal/sentinel.js'
@@ -53,7 +55,7 @@ it('the header holds sha256 of the nonce only the sentinel reveals', async () =>
 it('a shell without od writes the error header, the start fails with 127, and a reader fails journal-unsupported', async () => {
   const bin = join(root, 'bin-without-od')
   mkdirSync(bin)
-  for (const tool of ['mkdir', 'chmod', 'tr', 'sha256sum', 'wc', 'dd', 'tail', 'head', 'base64', 'rm']) symlinkSync(execFileSync('/bin/sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), join(bin, tool))
+  for (const tool of ['mkdir', 'chmod', 'cp', 'tr', 'sha256sum', 'wc', 'dd', 'tail', 'head', 'base64', 'rm']) symlinkSync(execFileSync('/bin/sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(), join(bin, tool))
   const start = startJournaledAgent(handle, 'echo never', { journal: { runId: 'no-od', dir }, env: { PATH: bin } })
   const error = await start.catch((e: unknown) => e)
   expect(SandboxOperationError.isInstance(error)).toBe(true)
@@ -81,4 +83,32 @@ it('a hand-written journal reads past its forged sentinels to the genuine one, b
   }
   // The follow's tail was killed when the reader stopped.
   expect(handle.children.filter((c) => c.command.includes('exec tail') && !c.killed)).toEqual([])
+})
+
+it('a follow ends when its journal is renamed over or becomes a link, and the reader gives up journal-stalled instead of waiting forever', async () => {
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  for (const how of ['renamed over', 'a link'] as const) {
+    const paths = journalPaths(`replaced-${how.replace(' ', '-')}`, dir)
+    writeFileSync(paths.journal, `${journalHeaderLine('a'.repeat(32))}\n{"a":1}\n`)
+    const other = join(root, `other-${how.replace(' ', '-')}`)
+    const texts: string[] = []
+    const started = Date.now()
+    const failure = await (async () => {
+      for await (const line of readJournal(handle, { paths, strategy: 'follow', stallMs: 1_500, pollMs: 50, signal: AbortSignal.timeout(20_000) })) {
+        texts.push(line.text)
+        writeFileSync(other, '{"b":2}\n')
+        if (how === 'renamed over') renameSync(other, paths.journal)
+        else {
+          rmSync(paths.journal)
+          symlinkSync(other, paths.journal)
+        }
+      }
+    })().then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(texts, how).toEqual(['{"a":1}'])
+    expect(JournalAttachUnavailableError.isInstance(failure) ? failure.reason : failure, how).toBe('journal-stalled')
+    expect(Date.now() - started, `${how}: bounded by stallMs and the watchdog's grace, not the 20 s guard`).toBeLessThan(15_000)
+  }
 })

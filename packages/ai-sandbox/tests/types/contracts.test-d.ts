@@ -61,7 +61,7 @@ describe('SandboxCapabilities', () => {
 })
 
 describe('SandboxHandle', () => {
-  it('has these members; snapshot, fork, hostAccess and journalDir are optional', () => {
+  it('has these members; snapshot, fork, hostAccess, journalDir and journalSecret are optional', () => {
     expectTypeOf<SandboxHandle>().toEqualTypeOf<{
       readonly id: string
       readonly provider: string
@@ -76,6 +76,7 @@ describe('SandboxHandle', () => {
       fork?: () => Promise<SandboxHandle>
       hostAccess?: () => Promise<SandboxHostAccess | undefined>
       readonly journalDir?: string
+      readonly journalSecret?: string
       destroy: () => Promise<void>
     }>()
   })

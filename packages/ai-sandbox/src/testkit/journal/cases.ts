@@ -12,7 +12,9 @@ import { randomBytes } from 'node:crypto'
 import { expect } from 'vitest'
 import { journalCleanupCommand, journalExistsCommand, journalExitProbeCommand, journalListCommand, journalMtimeListCommand, journalReadCommand, parseJournalExit, parseJournalList, parseJournalMtimeListing, parseJournalRead } from '../../journal/commands.js'
 import { decodeJournalRunId, encodeRunId } from '../../journal/run-id.js'
-import { parseExitSentinel, parseJournalHeader } from '../../journal/sentinel.js'
+import { exitSentinelLine, journalHeaderLine, parseExitSentinel, parseJournalHeader } from '../../journal/sentinel.js'
+import { JournalError } from '../../journal/errors.js'
+import { probeRunExit } from '../../reaper/probe.js'
 import { readJournal } from '../../journal/reader.js'
 import type { JournalLine } from '../../journal/bytes.js'
 import { readJournalNdjson, startJournaledAgent } from '../../harness/journaled-spawn.js'
@@ -228,6 +230,45 @@ export async function checkJournalForgedSentinel(context: JournalConformanceCont
   expect(texts(lines)).toEqual([...seen.slice(0, 4), '{"after":true}'])
   expect(exitCode, 'the real exit code').toBe(3)
   expect(await waitForExit(run)).toBe(3)
+}
+
+/**
+ * An agent that rewrites its journal from byte 0 does not end its run (issue
+ * 27, item 4). It truncates the journal to a bare sentinel; and, where the
+ * provider keeps a `journalSecret`, to a header and a sentinel of a nonce of
+ * its own. The exit probe (what the reaper uses) keeps saying the run is
+ * producing, before and after the agent's real exit, and a reader from byte 0
+ * (a takeover's) fails with JournalError `journal-rewritten` having yielded
+ * nothing. Without a `journalSecret` a header of the agent's own is not
+ * caught (the agent runs as its journal's user): that variant is left out.
+ */
+export async function checkJournalRewritten(context: JournalConformanceContext): Promise<void> {
+  const nonce = randomBytes(16).toString('hex')
+  const variants: Array<[string, string]> = [['bare-sentinel', `{"__exit":0,"__nonce":"${nonce}"}`]]
+  const first = await context.newRun('rewritten-bare')
+  if (first.handle.journalSecret !== undefined) variants.push(['own-header', `${journalHeaderLine(nonce)}\n{"forged":true}\n${exitSentinelLine(0, nonce)}`])
+  for (const [name, content] of variants) {
+    const run = name === 'bare-sentinel' ? first : await context.newRun(`rewritten-${name}`)
+    const go = markerName(run, 'go')
+    await start(run, `${WAIT_FOR_MARKER}${say('{"before":true}')}printf '%s\\n' ${shellQuote(content)} > ${shellQuote(run.paths.journal)}; w ${shellQuote(go)}; ${say('{"after":true}')}exit 3`)
+    const probe = async () => probeRunExit({ handle: run.handle, runId: run.runId, journalDir: run.paths.dir })
+    const deadline = Date.now() + 10_000
+    while (!(await rawJournal(run)).toString('utf8').includes(content) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(await probe(), `${name}: the exit probe does not take a rewritten journal's sentinel for an exit`).toEqual({ state: 'producing' })
+    const seen: string[] = []
+    const failure = await (async () => {
+      for await (const line of readJournal(run.handle, { runId: run.runId, dir: run.paths.dir, strategy: 'poll', pollMs: 50, signal: caseDeadline(context) })) seen.push(line.text)
+    })().then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(JournalError.isInstance(failure) ? failure.reason : failure, `${name}: a reader from byte 0 refuses the rewritten journal`).toBe('journal-rewritten')
+    expect(seen, `${name}: nothing of the rewritten journal is yielded`).toEqual([])
+    await writeMarker(run.handle, go)
+    while (!(await rawJournal(run)).toString('utf8').includes('"__exit":3') && Date.now() < deadline + 10_000) await new Promise((resolve) => setTimeout(resolve, 50))
+    expect((await rawJournal(run)).toString('utf8'), `${name}: the shell still appends the real sentinel`).toContain('"__exit":3')
+    expect(await probe(), `${name}: after the real exit the journal still cannot say how the run ended`).toEqual({ state: 'producing' })
+  }
 }
 
 /**
