@@ -1,12 +1,12 @@
 // A journal follow whose reader is gone without killing it (its host was
 // SIGKILLed mid-run) must not stay in the container for the container's whole
 // life: once the run's journal is deleted, its `tail -f` stops by itself. A
-// follow of a journal that still exists keeps running. On the Debian image
+// follow of a live run's journal keeps running. On the Debian image
 // (GNU tail) and the BusyBox image (BusyBox tail, which polls). Skips naming
 // the engine when it is not answering, and fails instead under REQUIRE_DOCKER=1.
 import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
-import { journalFollowCommand, journalPaths, shellQuote, type SandboxHandle } from '@tanstack/ai-sandbox'
+import { journalFollowCommand, journalPaths, shellQuote, startJournaledAgent, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
 import { useDockerSandboxes } from './helpers/sandboxes.js'
 
@@ -30,8 +30,10 @@ await describeWithDocker('docker journal follow without its reader', [DEBIAN_IMA
   for (const image of [DEBIAN_IMAGE, BUSYBOX_IMAGE]) {
     it(`stops once the journal is deleted, and not before (${image})`, async () => {
       const handle = await create({ image, killGraceMs: 500 })
-      const paths = journalPaths(`orphan-${randomUUID()}`)
-      expect((await handle.process.exec(`mkdir -p ${shellQuote(paths.dir)} && echo '{"line":1}' > ${shellQuote(paths.journal)}`)).exitCode).toBe(0)
+      const runId = `orphan-${randomUUID()}`
+      const paths = journalPaths(runId)
+      // A live run: its waiting shell is what tells a follow that a sentinel may still come.
+      await startJournaledAgent(handle, `echo '{"line":1}'; sleep 120`, { journal: { runId } })
       // A reader whose host died: its follow runs on and nobody will ever kill it.
       const orphan = await handle.process.spawn(journalFollowCommand(paths))
       try {

@@ -112,3 +112,31 @@ it('a follow ends when its journal is renamed over or becomes a link, and the re
     expect(Date.now() - started, `${how}: bounded by stallMs and the watchdog's grace, not the 20 s guard`).toBeLessThan(15_000)
   }
 })
+
+it('a follow ends once the run has no waiting shell left (killed, or unable to write the sentinel), and the reader gives up journal-stalled', async () => {
+  const runId = 'waiter-killed'
+  const paths = await startJournaledAgent(handle, `echo '{"a":1}'; sleep 59.75`, { journal: { runId, dir } })
+  await until(() => readFileSync(paths.journal, 'utf8').includes('{"a":1}'))
+  // The waiting shell and its forks: the processes whose command line holds the journal's path and the header's key.
+  const waiters = execFileSync('/bin/sh', ['-c', `grep -lF -- ${JSON.stringify(paths.journal)} $(grep -lF __nonceHash /proc/[0-9]*/cmdline 2>/dev/null) </dev/null 2>/dev/null | cut -d/ -f3`], { encoding: 'utf8' }).split('\n').filter(Boolean)
+  expect(waiters.length, 'the run has a waiting shell').toBeGreaterThan(0)
+  for (const pid of waiters) {
+    try {
+      process.kill(Number(pid), 'SIGKILL')
+    } catch {
+      // The listing's own shell matched too, and is gone.
+    }
+  }
+  const texts: string[] = []
+  const started = Date.now()
+  const failure = await (async () => {
+    for await (const line of readJournal(handle, { runId, dir, strategy: 'follow', stallMs: 2_000, signal: AbortSignal.timeout(40_000) })) texts.push(line.text)
+  })().then(
+    () => undefined,
+    (error: unknown) => error,
+  )
+  execFileSync('/bin/sh', ['-c', `pkill -KILL -f 'sleep 59[.]75' || true`])
+  expect(texts).toEqual(['{"a":1}'])
+  expect(JournalAttachUnavailableError.isInstance(failure) ? failure.reason : failure).toBe('journal-stalled')
+  expect(Date.now() - started, 'bounded by the waiter looks, the grace and stallMs, not the 40 s guard').toBeLessThan(30_000)
+})
