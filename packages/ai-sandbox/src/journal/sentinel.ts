@@ -11,6 +11,10 @@
  * never inherits, and writes only sha256(X) in the header. A sentinel is
  * genuine when sha256 of its nonce is the header's hash, so nothing the agent
  * can read from the journal, its argv or its environment lets it write one.
+ * Where the provider keeps a secret outside the sandbox (`journalSecret`), the
+ * nonce is derived from it instead (`journalNonce`) and readers compute the
+ * expected hash themselves (`expectedJournalHeader`), so a header the agent
+ * wrote itself matches nothing.
  */
 import { createHash, createHmac } from 'node:crypto'
 import { JournalError } from './errors.js'
