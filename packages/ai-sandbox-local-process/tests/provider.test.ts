@@ -148,8 +148,11 @@ describe('provider', () => {
     const handle = await temp.create()
     const marker = `straggler-${process.pid}-${Date.now()}`
     await handle.process.exec(`setsid sh -c 'echo $$ > escaped.pid; exec sleep 300 # ${marker}' >/dev/null 2>&1 < /dev/null &`)
-    await waitFor(() => existsSync(join(handle.workspaceRoot, 'escaped.pid')), 'the escaped process to start')
-    const pid = Number((await readFile(join(handle.workspaceRoot, 'escaped.pid'), 'utf8')).trim())
+    // The shell creates the file before it writes the pid, so wait for a whole line, not for the file.
+    const pidFile = join(handle.workspaceRoot, 'escaped.pid')
+    await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'), 'the escaped process to start')
+    const pid = Number((await readFile(pidFile, 'utf8')).trim())
+    expect(pid).toBeGreaterThan(0)
     // The process is known by its pid and its start time: on a busy machine (pid_max 32768, test files side by side)
     // a pid is soon given to a new process, which a check by pid alone would take for the escaped one.
     const startOf = (stat: string): string => stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!

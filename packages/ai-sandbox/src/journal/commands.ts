@@ -219,8 +219,9 @@ export function journaledCommand(paths: JournalPaths, command: string, options: 
  * ({@link FOLLOW_GONE_GRACE_S}) after the file is gone (deleted by the
  * run's own reader once it read the sentinel, or pruned), replaced by a link,
  * or renamed over by another file (its inode changed: `tail -f` would follow
- * the old one forever), or, where `/proc` exists, once no process of the
- * run's waiting shell is left for {@link FOLLOW_NO_WAITER_S} seconds (it was
+ * the old one forever), or, where `/proc` exists, once
+ * {@link FOLLOW_NO_WAITER_LOOKS} looks in a row, one every {@link FOLLOW_WAITER_LOOK_S}
+ * seconds, find no process of the run's waiting shell (it was
  * killed, or could not write the sentinel: a full disk), and exits by itself
  * once the `tail` was killed. A journal that is a link is not followed at all. Either way the follow ends
  * without the sentinel, so the reader follows again and, with no progress,
@@ -235,12 +236,14 @@ export function journalFollowCommand(paths: JournalPaths, fromByte = 0): string 
   const j = shellQuote(paths.journal)
   // `$$` is the shell's pid, which `exec` hands to `tail`: the watchdog kills exactly the tail it guards.
   // The file the tail follows is the one whose inode the watchdog took first: gone, a link or another inode at the path ends the follow.
-  // With /proc it also counts the looks in a row that find no waiting shell of the run (a process whose command line holds
-  // this path and the header's key, spelled here in two parts so this script's own command line never matches).
+  // With /proc it also looks for the run's waiting shell (a process whose command line holds this path and the header's key,
+  // spelled here in two parts so this script's own command line never matches) every FOLLOW_WAITER_LOOK_S seconds, and
+  // counts the looks in a row that find none. A look reads every process's command line (on local-process, the host's),
+  // so it is rarer than the file checks.
   const countWaiter = paths.journal.includes("'")
     ? ''
-    : `if [ -d /proc/self ]; then k=${JOURNAL_NONCE_HASH_KEY.slice(0, 5)}; if [ -z "$(grep -lF -- ${shellQuote(paths.journal)} $(grep -lF "\${k}${JOURNAL_NONCE_HASH_KEY.slice(5)}" /proc/[0-9]*/cmdline 2>/dev/null) </dev/null 2>/dev/null)" ]; then g=$((g+1)); else g=0; fi; fi; `
-  const watchdog = `(g=0; set -- $(ls -di ${j}); i=$1; while kill -0 $$ 2>/dev/null; do ${countWaiter}set -- $(ls -di ${j} 2>/dev/null); if [ ! -e ${j} ] || [ -L ${j} ] || [ "$1" != "$i" ] || [ $g -ge ${FOLLOW_NO_WAITER_S} ]; then sleep ${FOLLOW_GONE_GRACE_S}; kill $$ 2>/dev/null; exit 0; fi; sleep 1; done) </dev/null >/dev/null 2>&1 &`
+    : `n=$((n+1)); if [ $n -ge ${FOLLOW_WAITER_LOOK_S} ] && [ -d /proc/self ]; then n=0; k=${JOURNAL_NONCE_HASH_KEY.slice(0, 5)}; if [ -z "$(grep -lF -- ${shellQuote(paths.journal)} $(grep -lF "\${k}${JOURNAL_NONCE_HASH_KEY.slice(5)}" /proc/[0-9]*/cmdline 2>/dev/null) </dev/null 2>/dev/null)" ]; then g=$((g+1)); else g=0; fi; fi; `
+  const watchdog = `(g=0; n=0; set -- $(ls -di ${j}); i=$1; while kill -0 $$ 2>/dev/null; do ${countWaiter}set -- $(ls -di ${j} 2>/dev/null); if [ ! -e ${j} ] || [ -L ${j} ] || [ "$1" != "$i" ] || [ $g -ge ${FOLLOW_NO_WAITER_LOOKS} ]; then sleep ${FOLLOW_GONE_GRACE_S}; kill $$ 2>/dev/null; exit 0; fi; sleep 1; done) </dev/null >/dev/null 2>&1 &`
   const from = offset(fromByte) + 1
   // GNU tail polls once a second where inotify does not reach (overlayfs: Docker); `-s 0.1` polls every 100 ms there. BusyBox refuses a fraction: it keeps its default.
   const follow = `if tail -s ${FOLLOW_POLL_S} -c 0 /dev/null >/dev/null 2>&1; then exec tail -s ${FOLLOW_POLL_S} -c +${from} -f ${j}; else exec tail -c +${from} -f ${j}; fi`
@@ -251,12 +254,15 @@ export function journalFollowCommand(paths: JournalPaths, fromByte = 0): string 
 /** Seconds between two looks at the journal of a GNU `tail -f` that cannot use inotify (overlayfs). */
 const FOLLOW_POLL_S = '0.1'
 
+/** Seconds between two looks for the run's waiting shell (each reads every process's command line). */
+const FOLLOW_WAITER_LOOK_S = 5
+
 /**
- * Looks in a row (one a second) that find no waiting shell of the run before
- * a follow ends: longer than the moment between the agent's exit and the
- * sentinel, which ends the reader by itself.
+ * Looks in a row that find no waiting shell of the run before a follow ends
+ * (5 to 10 s after the shell is gone): longer than the moment between the
+ * agent's exit and the sentinel, which ends the reader by itself.
  */
-const FOLLOW_NO_WAITER_S = 5
+const FOLLOW_NO_WAITER_LOOKS = 2
 
 /**
  * Seconds a follow's `tail` keeps running after its journal is gone, so a
