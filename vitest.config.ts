@@ -27,18 +27,26 @@ const alias = [
 
 /**
  * `TANSTACK_TEST_LANE=node-versions` (scripts/ci/node-lane.sh, which `.ci/run`
- * runs under Node 22 and 24): every package's own suites but the journal and
- * reaper conformance kits and, of the Docker provider's, all but its unit files
- * and its engine suite (those kits and engine suites prove shell and engine
- * behaviour that does not change with Node, and Node 20 runs them all), plus
- * one Claude Code end-to-end suite per provider. Without it every suite runs.
+ * runs under Node 22 and 24): each package's unit suites and one Claude Code
+ * end-to-end suite per provider (local-process and Docker). Left to Node 20,
+ * which runs every suite: the provider, journal and reaper conformance kits,
+ * the Docker provider's engine suites, and the cross-process races of the
+ * SQLite and PostgreSQL stores (`multi-process`, `open-race`, `fencing`).
+ * Those prove shell, engine and database behaviour that does not change with
+ * Node, and each takes tens of seconds; the stores' own suites, which load the
+ * native better-sqlite3 build of each Node, stay. Without it every suite runs.
  */
 const lane = process.env.TANSTACK_TEST_LANE
 const LANE_FILES: Record<string, string[]> = {
-  'ai-sandbox-docker': ['tests/config.test.ts', 'tests/demux.test.ts', 'tests/job.test.ts', 'tests/provider.test.ts'],
+  'ai-sandbox-docker': ['tests/config.test.ts', 'tests/demux.test.ts', 'tests/job.test.ts'],
   'claude-code-e2e': ['tests/claude-code.e2e.test.ts', 'tests/claude-code.docker.e2e.test.ts'],
 }
 const LANE_EXCLUDE = ['**/journal-conformance*.test.ts', '**/reaper-conformance*.test.ts']
+const LANE_EXCLUDE_IN: Record<string, string[]> = {
+  'ai-sandbox-local-process': ['tests/conformance.test.ts'],
+  'ai-sandbox-sqlite': ['tests/multi-process.test.ts', 'tests/open-race.test.ts'],
+  'ai-sandbox-postgres': ['tests/multi-process.test.ts', 'tests/fencing.test.ts'],
+}
 
 function projectsIn(folder: string) {
   const dir = join(root, folder)
@@ -52,7 +60,7 @@ function projectsIn(folder: string) {
         name,
         root: join(dir, name),
         include: (lane === 'node-versions' && LANE_FILES[name]) || ['tests/**/*.test.ts'],
-        ...(lane === 'node-versions' ? { exclude: ['**/node_modules/**', ...LANE_EXCLUDE] } : {}),
+        ...(lane === 'node-versions' ? { exclude: ['**/node_modules/**', ...LANE_EXCLUDE, ...(LANE_EXCLUDE_IN[name] ?? [])] } : {}),
         // A suite that needs a service started once for all its files (a database) has tests/global-setup.ts.
         ...(existsSync(join(dir, name, 'tests', 'global-setup.ts')) ? { globalSetup: [join(dir, name, 'tests', 'global-setup.ts')] } : {}),
       },

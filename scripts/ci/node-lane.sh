@@ -3,11 +3,12 @@
 #
 # Usage: scripts/ci/node-lane.sh <path to node> <report.json>
 #
-# The lane (TANSTACK_TEST_LANE=node-versions in vitest.config.ts) is every
-# package's own suites but the journal and reaper kits (of the Docker
-# provider's, the unit files and its engine suite), plus one Claude Code
-# end-to-end suite per provider (local-process and Docker). vitest and every process the tests start by name (`node`) run
-# on the given binary; better-sqlite3 must have been built for it
+# The lane (TANSTACK_TEST_LANE=node-versions in vitest.config.ts) is each
+# package's unit suites and one Claude Code end-to-end suite per provider
+# (local-process and Docker); the conformance kits, the Docker engine suites
+# and the stores' cross-process races are left to Node 20. vitest and every
+# process the tests start by name (`node`) run on the given binary;
+# better-sqlite3 must have been built for it
 # (scripts/ci/node-versions.sh). The JSON report goes to <report.json>, and
 # each file's whole time to $TANSTACK_FILE_TIMES when set
 # (scripts/ci/file-times-reporter.mjs). TANSTACK_TEST_WORKERS sets the
