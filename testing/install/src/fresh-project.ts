@@ -88,12 +88,18 @@ export function rootReadmeExample(): string {
  */
 export async function installProject(dir: string, manager: PackageManager): Promise<string> {
   // --prefer-offline: take what the cache has without asking the registry again (a first run still downloads).
-  const args =
-    manager === 'npm'
-      ? ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error']
-      : ['install', '--ignore-workspace', '--prefer-offline', '--config.confirmModulesPurge=false', '--reporter=append-only']
-  const { stdout, stderr } = await run(manager, args, { cwd: dir, env: cleanEnv(), timeout: INSTALL_TIMEOUT_MS, maxBuffer: 64 << 20 })
-  return `${stdout}${stderr}`
+  // Install scripts run for Claude Code only (its postinstall places the native binary), with either manager: pnpm by
+  // `onlyBuiltDependencies`, npm by installing with --ignore-scripts and then rebuilding that one package. Otherwise npm
+  // compiles better-sqlite3 from source (no prebuilt binary is reachable offline) for a project that never opens SQLite:
+  // a minute of one core.
+  const options = { cwd: dir, env: cleanEnv(), timeout: INSTALL_TIMEOUT_MS, maxBuffer: 64 << 20 }
+  if (manager === 'pnpm') {
+    const { stdout, stderr } = await run('pnpm', ['install', '--ignore-workspace', '--prefer-offline', '--config.confirmModulesPurge=false', '--reporter=append-only'], options)
+    return `${stdout}${stderr}`
+  }
+  const installed = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--loglevel=error'], options)
+  const built = await run('npm', ['rebuild', '@anthropic-ai/claude-code', '--loglevel=error'], options)
+  return [installed.stdout, installed.stderr, built.stdout, built.stderr].join('')
 }
 
 /**
