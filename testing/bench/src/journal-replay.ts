@@ -9,8 +9,9 @@
  * `journaledCommand` (header, lines, genuine sentinel) and goes with it.
  */
 import { fork } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { journaledCommand, journalPaths, type SandboxProvider } from '@tanstack/ai-sandbox'
+import { journaledCommand, journalLaunchStdin, journalNonce, journalPaths, type SandboxProvider } from '@tanstack/ai-sandbox'
 import { BenchError } from './stats.js'
 
 /** One row: one way of reading the journal on one provider. */
@@ -49,7 +50,11 @@ export async function benchJournalReplay(name: string, provider: SandboxProvider
     const dir = '/tmp/tanstack-bench-runs'
     const paths = journalPaths(runId, dir)
     const count = Math.ceil((megabytes * 1024 * 1024) / (LINE.length + 1))
-    const started = await handle.process.exec(journaledCommand(paths, `yes '${LINE}' | head -n ${count}`))
+    // Launched as the harness launches (journaled-spawn.ts): a provider that keeps a journal secret (Docker) hands the
+    // nonce in on stdin, and every reader then expects the header that secret gives.
+    const salt = randomBytes(16).toString('hex')
+    const nonce = handle.journalSecret === undefined ? undefined : journalNonce(handle.journalSecret, runId, salt)
+    const started = await handle.process.exec(journaledCommand(paths, `yes '${LINE}' | head -n ${count}`, { nonceFromStdin: nonce !== undefined }), nonce === undefined ? {} : { stdin: journalLaunchStdin(nonce, salt) })
     if (started.exitCode !== 0) throw new BenchError(`could not start the journal writer: ${started.stderr}`)
     // Wait for the sentinel: the exit probe reads the journal's end.
     for (;;) {
