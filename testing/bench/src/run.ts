@@ -5,8 +5,8 @@
  * end. Sizes: BENCH_EXEC_ITERATIONS (200), BENCH_NDJSON_MB (50), BENCH_NDJSON_RUNS (3),
  * BENCH_TRANSLATOR_LINES (10000), BENCH_TRANSLATOR_RUNS (20), BENCH_DEMO_RUNS (3),
  * BENCH_BRIDGE_ITERATIONS (500), BENCH_FILE_EVENT_ITERATIONS (50), BENCH_FILE_EVENT_DOCKER_ITERATIONS (20),
- * BENCH_CONFINEMENT_RACES (300), BENCH_CANCEL_ITERATIONS (25), BENCH_WATCH_BURST_FILES (10000),
- * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (1024), BENCH_JOURNALED_RUNS (20), BENCH_RUN_DRIVER_RUNS (5), BENCH_TAKEOVER_RUNS (3), BENCH_DURABLE_TURNS (8), BENCH_SQLITE_LOCKS (2000), BENCH_SQLITE_APPEND_CHUNKS (10000), BENCH_SQLITE_TAIL_SAMPLES (200), BENCH_REAPER_RUNS (10),
+ * BENCH_CONFINEMENT_RACES (100), BENCH_CANCEL_ITERATIONS (10), BENCH_WATCH_BURST_FILES (10000),
+ * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (256), BENCH_JOURNALED_RUNS (20), BENCH_RUN_DRIVER_RUNS (5), BENCH_TAKEOVER_RUNS (3), BENCH_DURABLE_TURNS (8), BENCH_SQLITE_LOCKS (2000), BENCH_SQLITE_APPEND_CHUNKS (10000), BENCH_SQLITE_TAIL_SAMPLES (200), BENCH_REAPER_RUNS (10),
  * BENCH_PG_LOCKS (2000), BENCH_PG_APPEND_CHUNKS (10000), BENCH_PG_TAIL_SAMPLES (200), BENCH_PG_TAKEOVER_RUNS (3).
  * The takeover soaks and the other long randomized trials are `pnpm soak` (src/soak.ts). The PostgreSQL benches use TANSTACK_SANDBOX_PG_URL or start a
  * throwaway server with scripts/postgres/start.sh (a fresh schema each, dropped at the end).
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     heading('(f) file-event latency, from calling fs.write to the create event (writeMedianMs: the write itself)')
     console.table(fileEvents.map((row) => ({ ...row, medianMs: round(row.medianMs, 1), p95Ms: round(row.p95Ms, 1), writeMedianMs: round(row.writeMedianMs, 1) })))
 
-    const confinement = await benchConfinementRaces(provider, envInt('BENCH_CONFINEMENT_RACES', 300))
+    const confinement = await benchConfinementRaces(provider, envInt('BENCH_CONFINEMENT_RACES', 100))
     heading('(g) confinement under symlink-swap races: host calls under a directory flipped to an outside symlink (escapes and hangs: goal 0)')
     console.table(confinement)
 
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     heading('(h) secret scrubbing: every chunk of a harness run, and a file.changed diff')
     console.table(scrubbing.map((row) => ({ ...row, medianMs: round(row.medianMs, 2) })))
 
-    const cancels = await benchCancelSurvivors(provider, { iterations: envInt('BENCH_CANCEL_ITERATIONS', 25) })
+    const cancels = await benchCancelSurvivors(provider, { iterations: envInt('BENCH_CANCEL_ITERATIONS', 10) })
     heading('(i) survivors of a cancel: `sleep 300.N` / `sleep 301.N` processes left after cancelling `( setsid sleep 300.N & ) ; sleep 301.N` (goal 0)')
     console.table(cancels)
 
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
     heading('(k) Docker create() and destroy(): hardened defaults against the old behaviour')
     console.table(hardening.map((row) => ({ ...row, createMedianMs: round(row.createMedianMs, 0), createP95Ms: round(row.createP95Ms, 0), destroyMedianMs: round(row.destroyMedianMs, 0) })))
 
-    const journalMb = envInt('BENCH_JOURNAL_MB', 1024)
+    const journalMb = envInt('BENCH_JOURNAL_MB', 256)
     const journalReplay = [
       ...(await benchJournalReplay('local-process', provider, ['local-process', root], journalMb)),
       ...(await benchJournalReplay('docker (Debian)', dockerSandbox({ image: 'tanstack-sandbox-debian:bookworm' }), ['docker', ''], journalMb)),
