@@ -44,9 +44,14 @@ const resultsDir = fileURLToPath(new URL('../bench-results/', import.meta.url))
 /** When the run started, for {@link heading}. */
 const runStarted = performance.now()
 
+/** Whole seconds since the run started. */
+function secondsSinceStart(): number {
+  return Math.round((performance.now() - runStarted) / 1000)
+}
+
 /** Print a benchmark's title with the seconds since the run started (each is printed once that benchmark is done). */
 function heading(title: string): void {
-  console.log(`\n${title}  [done at ${Math.round((performance.now() - runStarted) / 1000)} s]`)
+  console.log(`\n${title}  [done at ${secondsSinceStart()} s]`)
 }
 
 async function main(): Promise<void> {
@@ -145,10 +150,12 @@ async function main(): Promise<void> {
 
     const durableOverhead = await benchDurableOverhead({ turns: envInt('BENCH_DURABLE_TURNS', 8) })
     printDurableOverhead(durableOverhead)
+    console.log(`[(r) done at ${secondsSinceStart()} s]`)
 
     const postgresStores = await benchPostgresStores({ lockIterations: envInt('BENCH_PG_LOCKS', 2000), appendChunks: envInt('BENCH_PG_APPEND_CHUNKS', 10_000), tailSamples: envInt('BENCH_PG_TAIL_SAMPLES', 200) })
     const postgresTakeover = await benchPostgresTakeoverLatency({ runs: envInt('BENCH_PG_TAKEOVER_RUNS', 3), windows: [250, 1000], attaches: [1, 4] })
     printPostgresStores(postgresStores, postgresTakeover)
+    console.log(`[(t) done at ${secondsSinceStart()} s]`)
 
     const reaper = await benchReaper(provider, join(root, 'reaper-journals'), envInt('BENCH_REAPER_RUNS', 10))
     heading('(s) reaper on local-process: one probeRunExit (median / p95), a sweep over producing runs (probes only), a sweep that expires and reclaims every run (includes the 5 s quiescence window), pruneJournals')
