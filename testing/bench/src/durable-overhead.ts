@@ -694,14 +694,14 @@ async function dockerTarget(repo: string): Promise<Target> {
 
 /**
  * Run alone: `pnpm -C testing/bench exec tsx src/durable-overhead.ts`. Sizes:
- * BENCH_DURABLE_TURNS (8 per mode); BENCH_DURABLE_LOCAL=0 or
+ * BENCH_DURABLE_TURNS (4 per mode); BENCH_DURABLE_LOCAL=0 or
  * BENCH_DURABLE_DOCKER=0 skips a provider; BENCH_DURABLE_TRACE=1 prints the
  * sandbox calls of one turn per mode. Writes bench-results/durable-overhead.json.
  */
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { envInt } = await import('./stats.js')
   const result = await benchDurableOverhead({
-    turns: envInt('BENCH_DURABLE_TURNS', 8),
+    turns: envInt('BENCH_DURABLE_TURNS', 4),
     local: process.env.BENCH_DURABLE_LOCAL !== '0',
     docker: process.env.BENCH_DURABLE_DOCKER !== '0',
     trace: process.env.BENCH_DURABLE_TRACE === '1',

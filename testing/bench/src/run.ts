@@ -6,7 +6,7 @@
  * BENCH_TRANSLATOR_LINES (10000), BENCH_TRANSLATOR_RUNS (20), BENCH_DEMO_RUNS (3),
  * BENCH_BRIDGE_ITERATIONS (500), BENCH_FILE_EVENT_ITERATIONS (50), BENCH_FILE_EVENT_DOCKER_ITERATIONS (20),
  * BENCH_CONFINEMENT_RACES (100), BENCH_CANCEL_ITERATIONS (10), BENCH_WATCH_BURST_FILES (10000),
- * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (256), BENCH_JOURNALED_RUNS (20), BENCH_RUN_DRIVER_RUNS (5), BENCH_TAKEOVER_RUNS (3), BENCH_DURABLE_TURNS (8), BENCH_SQLITE_LOCKS (2000), BENCH_SQLITE_APPEND_CHUNKS (10000), BENCH_SQLITE_TAIL_SAMPLES (200), BENCH_REAPER_RUNS (10),
+ * BENCH_DOCKER_CREATE_ITERATIONS (10), BENCH_ALIGNMENT_RUNS (3), BENCH_JOURNAL_MB (256), BENCH_JOURNALED_RUNS (20), BENCH_RUN_DRIVER_RUNS (5), BENCH_TAKEOVER_RUNS (3), BENCH_DURABLE_TURNS (4), BENCH_SQLITE_LOCKS (2000), BENCH_SQLITE_APPEND_CHUNKS (10000), BENCH_SQLITE_TAIL_SAMPLES (200), BENCH_REAPER_RUNS (10),
  * BENCH_PG_LOCKS (2000), BENCH_PG_APPEND_CHUNKS (10000), BENCH_PG_TAIL_SAMPLES (200), BENCH_PG_TAKEOVER_RUNS (3).
  * The takeover soaks and the other long randomized trials are `pnpm soak` (src/soak.ts). The PostgreSQL benches use TANSTACK_SANDBOX_PG_URL or start a
  * throwaway server with scripts/postgres/start.sh (a fresh schema each, dropped at the end).
@@ -148,7 +148,7 @@ async function main(): Promise<void> {
     console.table(sqliteStores.appends.map((row) => ({ ...row, chunksPerSecond: Math.round(row.chunksPerSecond) })))
     console.table(sqliteStores.tails.map((row) => ({ ...row, medianMs: round(row.medianMs, 2), p95Ms: round(row.p95Ms, 2) })))
 
-    const durableOverhead = await benchDurableOverhead({ turns: envInt('BENCH_DURABLE_TURNS', 8) })
+    const durableOverhead = await benchDurableOverhead({ turns: envInt('BENCH_DURABLE_TURNS', 4) })
     printDurableOverhead(durableOverhead)
     console.log(`[(r) done at ${secondsSinceStart()} s]`)
 
