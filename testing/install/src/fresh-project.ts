@@ -83,7 +83,8 @@ export function rootReadmeExample(): string {
 /**
  * Install the project with `manager`. pnpm is told to ignore any workspace
  * (so it never joins this monorepo's) and to use its usual store, which
- * a run of this suite keeps warm.
+ * a run of this suite keeps warm. Either manager runs install scripts for
+ * Claude Code only (npm: `--ignore-scripts`, then `npm rebuild` of it).
  * @returns The package manager's output, for a failure message.
  */
 export async function installProject(dir: string, manager: PackageManager): Promise<string> {
