@@ -13,7 +13,7 @@
 // Usage: node scripts/ci/report.mjs <report.json> [--label NAME] [--slowest N] [--times FILE] [--durations FILE]
 //        node scripts/ci/report.mjs --total <report.json>...
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { relative } from 'node:path'
+import { dirname, relative, resolve } from 'node:path'
 
 const args = process.argv.slice(2)
 const option = (name, fallback) => {
@@ -44,9 +44,12 @@ if (!report) {
   process.exit(0)
 }
 
+/** The checkout the report came from: `.ci/run` writes its reports in the repository's `.tmp/`. */
+const repository = resolve(dirname(file), '..')
+
 /** `packages/ai-sandbox/tests/x.test.ts` -> project `ai-sandbox`, and the path relative to the repository. */
 const locate = (name) => {
-  const path = relative(process.cwd(), name)
+  const path = relative(repository, name)
   const match = /^(?:packages|examples|testing)\/([^/]+)\//.exec(path)
   return { path, project: match ? match[1] : '(other)' }
 }
