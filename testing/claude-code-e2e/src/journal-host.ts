@@ -1,6 +1,6 @@
 /**
- * Host A of the journal takeover suite: a separate Node process (run with
- * tsx) that resumes the run's sandbox by id and starts a durable Claude Code
+ * Host A of the journal takeover suite: a separate Node process (bundled with
+ * `@testing/support/script-bundle`) that resumes the run's sandbox by id and starts a durable Claude Code
  * run in it, appending each chunk to the file-backed event log. The test kills
  * it with SIGKILL mid-run, so it never cleans up and never says goodbye; it
  * prints one line on stdout once the run is under way only to help debugging.

@@ -21,10 +21,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomInt, randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { chat, EventType, type StreamChunk } from '@tanstack/ai'
 import { createClaudeCodeTranslator, type ClaudeCodeOptions } from '@tanstack/ai-claude-code'
@@ -32,6 +31,7 @@ import { chunkFingerprint, createRunScopedIdGen, journalExistsCommand, journalPa
 import { pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { bridgeHostAddress, containerExists, describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { fileStreamLog, readLogFile } from '@testing/support/file-stream-log'
+import { bundleScript, type ScriptBundle } from '@testing/support/script-bundle'
 import { claudeBinary, makeClaudeHome, startFakeModel, type FakeModel } from '../src/aimock.js'
 import { providerFor, runDurably, type ProviderConfig } from '../src/durable-host.js'
 import { processesMatching, processesWithHome, waitFor } from './helpers/run-claude.js'
@@ -39,8 +39,8 @@ import { processesMatching, processesWithHome, waitFor } from './helpers/run-cla
 const FIXTURE = fileURLToPath(new URL('../fixtures/journal-takeover.json', import.meta.url))
 const HOST_SCRIPT = fileURLToPath(new URL('../src/journal-host.ts', import.meta.url))
 const HOST_TSCONFIG = fileURLToPath(new URL('../src/journal-host.tsconfig.json', import.meta.url))
-/** tsx's loader, imported into host A's own Node process (its CLI would run the script in a child that a SIGKILL of the CLI leaves alive). */
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+/** Host A's script bundled from the sources once for this file (`@testing/support/script-bundle`), removed in afterAll. */
+let hostBundle: Promise<ScriptBundle> | undefined
 const PROMPT = 'Run the journaled job in two steps.'
 /** The three replies of the fixture, in order: what the whole run says once, and only once. */
 const FULL_TEXT = [
@@ -88,7 +88,8 @@ afterEach(async () => {
   for (const cleanup of started.cleanups.splice(0)) cleanup()
 })
 
-afterAll(() => {
+afterAll(async () => {
+  await hostBundle?.then((bundle) => bundle.dispose())
   const leftLogs = readdirSync(logDir)
   const leftSandboxes = readdirSync(localRoot)
   rmSync(logDir, { recursive: true, force: true })
@@ -115,13 +116,14 @@ interface Setting {
 }
 
 /**
- * Start host A: one separate Node process running `src/journal-host.ts` with
- * tsx's loader (our packages resolve to their sources). It prints `<n> <type>`
+ * Start host A: one separate Node process running `src/journal-host.ts`,
+ * bundled with our packages' sources. It prints `<n> <type>`
  * once its n-th chunk is in the log; the line that reaches `killAt` gets it
  * SIGKILLed at once, so the kill lands right after that append.
  */
-function startHostA(input: Record<string, unknown>, killAt: number): { child: ChildProcess; output: () => string; exited: Promise<void> } {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, HOST_SCRIPT, JSON.stringify(input)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TSX_TSCONFIG_PATH: HOST_TSCONFIG } })
+async function startHostA(input: Record<string, unknown>, killAt: number): Promise<{ child: ChildProcess; output: () => string; exited: Promise<void> }> {
+  hostBundle ??= bundleScript(HOST_SCRIPT, HOST_TSCONFIG)
+  const child = spawn(process.execPath, ['--enable-source-maps', (await hostBundle).file, JSON.stringify(input)], { stdio: ['ignore', 'pipe', 'pipe'] })
   started.hosts.push(child)
   let output = ''
   child.stdout!.on('data', (data: Buffer) => {
@@ -210,7 +212,7 @@ async function takeover(setting: Setting, label: string): Promise<{ handle: Sand
   const target = randomInt(K_RANGE[0], K_RANGE[1] + 1)
 
   // Host A: starts the run, delivers (appends) chunks, and dies without a word.
-  const hostA = startHostA({ provider: setting.config, sandboxId: created.id, logFile, runId, threadId, prompt: PROMPT, claude }, target)
+  const hostA = await startHostA({ provider: setting.config, sandboxId: created.id, logFile, runId, threadId, prompt: PROMPT, claude }, target)
   const exitedInTime = await within(hostA.exited, 45_000)
   expect(exitedInTime, `host A delivered ${target} chunks in time: ${hostA.output()}`).toBe(true)
   expect(hostA.child.signalCode, `host A was killed, it did not exit by itself: ${hostA.output()}`).toBe('SIGKILL')
