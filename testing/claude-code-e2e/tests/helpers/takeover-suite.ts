@@ -8,7 +8,7 @@
  * at a seeded point plus one at the first and one after the last event,
  * `TAKEOVER_CONCURRENT` (CI 1, soak 3) trials where 2 to 8 processes attach at
  * once, `TAKEOVER_REFRESHES` (CI 1, soak 3) clients leaving a live server,
- * `TAKEOVER_CANCELS` (CI 5, soak 25) cancels from another process;
+ * `TAKEOVER_CANCELS` (CI 3, soak 25) cancels from another process;
  * `TAKEOVER_SEED` replays a printed run.
  */
 import { randomInt, randomUUID } from 'node:crypto'
@@ -37,7 +37,7 @@ export const CONCURRENT = Number(process.env.TAKEOVER_CONCURRENT ?? 1)
 /** Refresh trials per setting (CI 1; soak 3). */
 export const REFRESHES = Number(process.env.TAKEOVER_REFRESHES ?? 1)
 /** Cancels from another process per setting (CI 5; soak 25). */
-export const CANCELS = Number(process.env.TAKEOVER_CANCELS ?? 5)
+export const CANCELS = Number(process.env.TAKEOVER_CANCELS ?? 3)
 /** The most servers attaching to one run at once. */
 const MAX_ATTACHERS = 8
 const BASE_SEED = Number(process.env.TAKEOVER_SEED ?? randomInt(2 ** 30))
