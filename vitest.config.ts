@@ -48,6 +48,19 @@ const LANE_EXCLUDE_IN: Record<string, string[]> = {
   'ai-sandbox-postgres': ['tests/multi-process.test.ts', 'tests/fencing.test.ts'],
 }
 
+/**
+ * Projects whose worker keeps the modules it loaded from one file to the next
+ * (`isolate: false`; vitest otherwise starts a fresh process per file): the
+ * packages' own suites, which load the same package sources file after file,
+ * and every project of the Node lanes. It cut a lane's CPU time by a fifth
+ * (225 s to 181 s). In the Node 20 run, not the Docker provider's few long
+ * engine suites, nor the end-to-end suites, which start servers and CLIs and
+ * keep a process of their own per file.
+ */
+function sharesModules(folder: string, name: string): boolean {
+  return lane === 'node-versions' || (folder === 'packages' && name !== 'ai-sandbox-docker')
+}
+
 function projectsIn(folder: string) {
   const dir = join(root, folder)
   if (!existsSync(dir)) return []
@@ -60,9 +73,8 @@ function projectsIn(folder: string) {
         name,
         root: join(dir, name),
         include: (lane === 'node-versions' && LANE_FILES[name]) || ['tests/**/*.test.ts'],
-        // In the lane, a worker keeps the modules it loaded from one file to the next (`isolate: false`): the unit suites
-        // load the same package sources, and doing it once per worker cut the lane's CPU time by a fifth (225 s to 181 s).
-        ...(lane === 'node-versions' ? { exclude: ['**/node_modules/**', ...LANE_EXCLUDE, ...(LANE_EXCLUDE_IN[name] ?? [])], isolate: false } : {}),
+        ...(lane === 'node-versions' ? { exclude: ['**/node_modules/**', ...LANE_EXCLUDE, ...(LANE_EXCLUDE_IN[name] ?? [])] } : {}),
+        ...(sharesModules(folder, name) ? { isolate: false } : {}),
         // A suite that needs a service started once for all its files (a database) has tests/global-setup.ts.
         ...(existsSync(join(dir, name, 'tests', 'global-setup.ts')) ? { globalSetup: [join(dir, name, 'tests', 'global-setup.ts')] } : {}),
       },
