@@ -55,11 +55,9 @@ const LANE_EXCLUDE_IN: Record<string, string[]> = {
  * and every project of the Node lanes. It cut a lane's CPU time by a fifth
  * (225 s to 181 s). In the Node 20 run, not the Docker provider's few long
  * engine suites, nor the end-to-end suites, which start servers and CLIs and
- * keep a process of their own per file, nor the SQLite store's suites: its
- * cross-process race failed once with shared modules (cause not yet found),
- * so it keeps the isolation it passed under until it is.
+ * keep a process of their own per file.
  */
-const ISOLATED_PACKAGES = new Set(['ai-sandbox-docker', 'ai-sandbox-sqlite'])
+const ISOLATED_PACKAGES = new Set(['ai-sandbox-docker'])
 function sharesModules(folder: string, name: string): boolean {
   return lane === 'node-versions' || (folder === 'packages' && !ISOLATED_PACKAGES.has(name))
 }

@@ -221,7 +221,9 @@ describe('several processes on one database file', () => {
   // Without a shared lock both processes create a sandbox and core's record claim destroys the loser;
   // with the SQLite lock the second process waits and resumes the first one's.
   // The control's creates meet at a barrier, so neither records its sandbox before the other has looked (a slow
-  // process would otherwise find the first one's record and resume it).
+  // process would otherwise find the first one's record and resume it). Then they record in turn, so the second
+  // finds the first one's record when it claims: run at the same instant, the two could both keep their own in the
+  // window a get/upsert store leaves open (docs/lifecycle.md), which a cold CI run hit once.
   it.each([
     { lock: 'the SQLite lock', memoryLocks: false, creates: 1 },
     { lock: 'a per-process InMemoryLockStore (the control)', memoryLocks: true, creates: 2 },
