@@ -9,7 +9,7 @@
  * uninterrupted run of the same turn: no duplicate, no gap.
  */
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chat, InMemoryRunStore, memoryStream, requestRunCancel, resumeServerSentEventsResponse, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
@@ -46,16 +46,19 @@ function controllerFor(signal: AbortSignal): AbortController {
 }
 
 
-/** A control run, then host 1's durable run that its client and host leave mid-run; what a reconnecting client needs. */
-async function detachedRun(name: string) {
+/**
+ * A control run, then host 1's durable run that its client and host leave mid-run; what a reconnecting client needs.
+ * With `gate` (a file path), the CLI of the durable run waits before its fifth step until that file exists.
+ */
+async function detachedRun(name: string, gate?: string) {
   const { sandbox, threadId } = suite.sandbox(name)
   const runId = `${name}-${randomUUID()}`
-  const fake = () => suite.fake(CLAUDE, 'slow' as Scenario)
+  const fake = () => suite.fake(CLAUDE, 'slow' as Scenario, gate === undefined ? {} : { env: { FAKE_GATE: gate } })
   const run = (adapter: unknown, runs: InMemoryRunStore, abortController?: AbortController) =>
     chat({ adapter, messages: JOURNAL_MESSAGES, middleware: [withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId }), journalDir } })], runId, threadId, ...(abortController ? { abortController } : {}) } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
 
-  // The control: the same turn, uninterrupted, over plain SSE (no log).
-  const control = (await readSseEvents(toServerSentEventsResponse(run(fake().adapter, new InMemoryRunStore())).body!)).map((e) => e.chunk)
+  // The control: the same turn, uninterrupted, over plain SSE (no log), never held at the gate.
+  const control = (await readSseEvents(toServerSentEventsResponse(run(suite.fake(CLAUDE, 'slow' as Scenario).adapter, new InMemoryRunStore())).body!)).map((e) => e.chunk)
   expect(control.at(-1)?.type).toBe('RUN_FINISHED')
   expect(await waitFor(() => journalGone(runId))).toBe(true)
 
@@ -157,7 +160,10 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
   })
 
   it('the host driving a takeover goes away too (its chat() aborted without a cancel): the run detaches again, stays running with its log open, and a second takeover finishes it', async () => {
-    const run = await detachedRun('takeover-twice')
+    // The CLI waits before its fifth step until the test opens the gate, after takeover 1 is gone: however late a loaded
+    // machine starts takeover 1 (its claim waits out a 300 ms fence), the run cannot finish while it drives.
+    const gate = join(journalDir, 'gate-takeover-twice')
+    const run = await detachedRun('takeover-twice', gate)
     // Takeover 1: its host aborts the chat() it drives (a server shutting down), with no cancel, after two more messages.
     const first = { drives: 0, background: [] as Promise<unknown>[], controllers: [] as AbortController[] }
     let ends = 0
@@ -165,7 +171,6 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     // The client stops reading there too: the log stays open (the run goes on), so its response would never end.
     const middle = await readSseEvents(attachRoute(run, new InMemoryLockStore(), first).body!, (e) => {
       if (e.chunk.type !== 'TEXT_MESSAGE_END' || ++ends !== 2) return false
-      // Counted as the host leaves: on a loaded machine the scripted CLI may finish its last steps before the detach settles.
       cliAtAbort = processesOf(run.tag).length
       first.controllers[0]!.abort()
       return true
@@ -178,7 +183,8 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     expect(middle.filter((e) => e.chunk.type === 'RUN_ERROR'), 'no RUN_ERROR reached the log').toEqual([])
     expect(cliAtAbort, 'the CLI was still running when its host left').toBeGreaterThan(0)
 
-    // Takeover 2, from the last event the client saw.
+    // Takeover 2, from the last event the client saw; the CLI goes on from step 5.
+    writeFileSync(gate, '')
     const second = { drives: 0, background: [] as Promise<unknown>[] }
     const after = await readSseEvents(attachRoute({ ...run, lastId: (middle.at(-1) ?? { id: run.lastId }).id! }, new InMemoryLockStore(), second).body!)
     await Promise.all(second.background)
@@ -187,6 +193,7 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     expect(await run.runs.get(run.runId)).toMatchObject({ status: 'completed', driverEpoch: 2 })
     expect(await waitFor(() => journalGone(run.runId))).toBe(true)
     expect(await waitFor(() => processesOf(run.tag).length === 0)).toBe(true)
+    rmSync(gate)
   })
 
   it('three clients reconnect at once: exactly one drives, each sees the run once', async () => {
