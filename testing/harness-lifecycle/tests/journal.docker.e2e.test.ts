@@ -50,12 +50,13 @@ describeWithDocker('journaled runs in Docker sandboxes', reason, () => {
     return entry
   }
 
-  // The slow turn's steps come 1 s apart (the fake's default is 0.3 s): host 1 leaves after the second step, and on
-  // BusyBox, whose `tail -f` polls once a second, on a loaded machine it read that step only after the 1.8 s turn had
-  // ended, so no CLI was left alive to survive the abort (seen once in CI with test files running side by side).
-  function fake(harness: Harness, scenario: string, extra: { timeoutMs?: number } = {}): { tag: string; adapter: unknown } {
+  // Host 1 leaves after the slow turn's second step. On BusyBox, whose `tail -f` polls once a second, a loaded
+  // machine once delivered that step only after the turn had ended, so no CLI was left to survive the abort; and once
+  // (codex on Debian, ci13) the run timed out. detachAndAttach now holds the CLI at a gate until host 1 is gone.
+  function fake(harness: Harness, scenario: string, extra: { timeoutMs?: number; env?: Record<string, string> } = {}): { tag: string; adapter: unknown } {
     const { tag, env } = newTag()
-    return { tag, adapter: harness.adapter({ executable: `${BIN}/${harness.fake}`, env: { ...env, FAKE_SCENARIO: scenario, FAKE_PAUSE: '1' }, exitGraceMs: 1000, ...extra }) }
+    const { env: more, ...rest } = extra
+    return { tag, adapter: harness.adapter({ executable: `${BIN}/${harness.fake}`, env: { ...env, FAKE_SCENARIO: scenario, ...more }, exitGraceMs: 1000, ...rest }) }
   }
 
   const cases = (['Debian', 'BusyBox'] as const).flatMap((image) => [CLAUDE, CODEX].map((h) => [h.name, image, h] as const))
@@ -63,7 +64,7 @@ describeWithDocker('journaled runs in Docker sandboxes', reason, () => {
   it.each(cases)('%s on %s: the CLI survives an aborted request, and the attach yields exactly the chunks past what the log holds', async (name, image, harness) => {
     const { sandbox, threadId } = sandboxFor(image, `jrd-attach-${name}-${image.toLowerCase()}`)
     const runId = `attach-${name}-${randomUUID()}`
-    const seen = await detachAndAttach({ sandbox, threadId, runId, journalDir: JOURNAL_DIR, fake: () => fake(harness, 'slow'), processesOf, waitFor })
+    const seen = await detachAndAttach({ sandbox, threadId, runId, journalDir: JOURNAL_DIR, fake: (env) => fake(harness, 'slow', env === undefined ? {} : { env }), processesOf, waitFor })
     const { reference, first, second } = seen
 
     expect(reference.thrown ?? first.thrown ?? second.thrown).toBeUndefined()

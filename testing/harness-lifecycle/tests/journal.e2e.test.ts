@@ -119,7 +119,7 @@ describe.each(JOURNALING.map((h) => [h.name, h] as const))('%s: a journaled run 
   it('detach and attach: the CLI survives the aborted request, and the attach yields exactly the chunks past what the log holds', async () => {
     const { sandbox, threadId } = suite.sandbox(`jr-attach-${name}`)
     const runId = `attach-${name}-${randomUUID()}`
-    const seen = await detachAndAttach({ sandbox, threadId, runId, journalDir, fake: () => suite.fake(harness, 'slow' as Scenario), processesOf, waitFor })
+    const seen = await detachAndAttach({ sandbox, threadId, runId, journalDir, fake: (env) => suite.fake(harness, 'slow' as Scenario, env === undefined ? {} : { env }), processesOf, waitFor })
     const { reference, first, second } = seen
 
     expect(reference.thrown ?? first.thrown ?? second.thrown).toBeUndefined()

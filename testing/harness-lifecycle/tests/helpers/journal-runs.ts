@@ -7,6 +7,7 @@
  * record gets `detachedSince` + `sandboxKey`; a second chat() with
  * `attach: true` finishes the run). It asserts nothing itself.
  */
+import { createHash } from 'node:crypto'
 import { chat, InMemoryRunStore, memoryStream, type ModelMessage, type RunRecord, type StreamChunk } from '@tanstack/ai'
 import { chunkFingerprint, journalPaths, shellQuote, withSandbox, type SandboxDefinition, type SandboxHandle, type SandboxRunDurability } from '@tanstack/ai-sandbox'
 
@@ -96,8 +97,11 @@ export interface DetachAttachInput {
   threadId: string
   runId: string
   journalDir?: string
-  /** A fresh adapter for the fake CLI playing a slow turn, with the tag of its processes. */
-  fake: () => { tag: string; adapter: unknown }
+  /**
+   * A fresh adapter for the fake CLI playing a slow turn, with the tag of its processes; `env` goes to the CLI
+   * (the gate: `FAKE_GATE`, `FAKE_GATE_STEP`).
+   */
+  fake: (env?: Record<string, string>) => { tag: string; adapter: unknown }
   /** Live processes of a tag. */
   processesOf: (tag: string) => number[]
   /** Poll until true or a hang bound passes. */
@@ -149,9 +153,13 @@ export async function detachAndAttach(input: DetachAttachInput): Promise<DetachA
   const runs = new InMemoryRunStore()
   await runs.createOrResume({ runId, threadId, startedAt: Date.now() })
   const log = memoryStream({ runId })
-  const { tag, adapter } = input.fake()
-  const controller = new AbortController()
   const leaveAfter = input.leaveAfterMessages ?? 2
+  // Host 1's CLI waits at a gate (a file in the sandbox's /tmp) after the step host 1 leaves at, until host 1 is
+  // gone: however slowly a loaded machine delivers its events, the CLI is still running when its host leaves, and
+  // writes on after it.
+  const gate = `/tmp/journal-gate-${createHash('sha256').update(runId).digest('hex').slice(0, 16)}`
+  const { tag, adapter } = input.fake({ FAKE_GATE: gate, FAKE_GATE_STEP: String(leaveAfter + 1) })
+  const controller = new AbortController()
   let ends = 0
   const first = await drive({
     adapter,
@@ -170,6 +178,7 @@ export async function detachAndAttach(input: DetachAttachInput): Promise<DetachA
   const aliveAfterAbort = processesOf(tag).length
   const detachedRecord = await runs.get(runId)
   const sizeAtAbort = (await journalState(handle, runId, journalDir)).bytes ?? 0
+  await handle.process.exec(`touch ${gate}`)
   const journalGrew = await waitFor(async () => ((await journalState(handle, runId, journalDir)).bytes ?? 0) > sizeAtAbort)
 
   const record = await runs.get(runId)
@@ -184,5 +193,6 @@ export async function detachAndAttach(input: DetachAttachInput): Promise<DetachA
   const journalGoneAfter = await waitFor(() => journalGone(handle, runId, journalDir))
   const processesGoneAfter = await waitFor(() => processesOf(tag).length === 0)
   const finalRecord = await runs.get(runId)
+  await handle.process.exec(`rm -f ${gate}`)
   return { reference, referenceJournalGone, first, aliveAfterAbort, detachedRecord, sandboxKey: sandbox.key({ threadId, runId }), journalGrew, second, stored, journalGoneAfter, processesGoneAfter, finalRecord }
 }
