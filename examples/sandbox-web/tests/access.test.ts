@@ -11,7 +11,7 @@
  * stops the server with a message naming the variable.
  */
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -48,10 +48,18 @@ const cancel = (server: AppServer, threadId: string) =>
 describe('examples/sandbox-web: who may use the API', () => {
   let server: AppServer
   beforeAll(async () => {
-    server = await startServer()
+    // A data folder that exists already, readable by every user of the machine.
+    const dataDir = mkdtempSync(join(tmpdir(), 'sandbox-web-access-'))
+    chmodSync(dataDir, 0o755)
+    server = await startServer({ dataDir })
   }, 120_000)
   afterAll(async () => {
     await server?.stop()
+  })
+
+  it('another user of the machine reads nothing: the data folder (runs, prompts, sandboxes) is set to 0700 though it existed at 0755', () => {
+    expect(statSync(server.dataDir).mode & 0o777).toBe(0o700)
+    expect(statSync(join(server.dataDir, 'runs.db')).isFile()).toBe(true)
   })
 
   it('a cross-site text/plain POST (the kind a page sends without a preflight) is refused and starts no run; so is a cancel', async () => {

@@ -65,6 +65,26 @@ describe('examples/sandbox-web routes: bad input', () => {
     expect(own.at(-1)?.chunk.type, 'the run went to the log its ?runId names').toBe('RUN_FINISHED')
   }, 180_000)
 
+  it('two POSTs naming one new run id at once, from two threads, start one run: the other is 409 and writes nothing into its log', async () => {
+    const { task } = (await (await server.api('/api/sample')).json()) as { task: string }
+    const stamp = Date.now()
+    const runId = `twice-${stamp}`
+    const threads = [`twice-a-${stamp}`, `twice-b-${stamp}`]
+    const responses = await Promise.all(
+      threads.map((threadId) => server.api(`/api/run?runId=${runId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId, prompt: task }) })),
+    )
+    const bodies = await Promise.all(responses.map((r) => r.text()))
+    // Before: both passed the checks before either created the record, and two agents wrote one log.
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 409])
+    const refused = responses.findIndex((r) => r.status === 409)
+    expect(bodies[refused]).toMatch(/exists already/)
+    const log = await readRunLog(server, runId)
+    expect(log.filter((e) => e.chunk.type === 'RUN_STARTED'), 'one run in the log').toHaveLength(1)
+    expect(log.at(-1)?.chunk.type).toBe('RUN_FINISHED')
+    const threadsInLog = new Set(log.flatMap((e) => ('threadId' in e.chunk && typeof e.chunk.threadId === 'string' ? [e.chunk.threadId] : [])))
+    expect([...threadsInLog], 'every chunk is the accepted thread\'s').toEqual([threads[1 - refused]])
+  }, 180_000)
+
   // Last: the server answers before the body is sent whole and closes that connection, which fetch may have pooled.
   it('a request body past the limit is 413, whatever it holds', async () => {
     // Under the body limit but over the task limit: the task's own message.

@@ -1,7 +1,8 @@
 // An agent attacking its own journal on the Docker defaults (uid 1000, no
 // capabilities), through the public API (issue 27, items 4 and 5):
 // - it rewrites its journal from byte 0 with a header and a sentinel of its
-//   own: the exit probe the reaper uses must keep saying `producing`, and a
+//   own: the exit probe the reaper uses must keep saying `producing` (and a
+//   sweep of reapDetachedRuns leaves the run running, unreclaimed), and a
 //   reader (a takeover's) must fail `journal-rewritten` instead of ending on
 //   the forged events;
 // - it reads its parent shells' memory (`/proc/<pid>/mem`) for the nonce
@@ -12,7 +13,9 @@
 // the engine when it is not answering, and fails instead under REQUIRE_DOCKER=1.
 import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
-import { JournalError, probeRunExit, readJournal, readJournalNdjson, shellQuote, startJournaledAgent, type SandboxHandle } from '@tanstack/ai-sandbox'
+import { InMemoryRunStore, memoryStream } from '@tanstack/ai'
+import { InMemoryLockStore } from '@tanstack/ai/locks'
+import { JournalError, probeRunExit, readJournal, readJournalNdjson, reapDetachedRuns, shellQuote, startJournaledAgent, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
 import { useDockerSandboxes } from './helpers/sandboxes.js'
 
@@ -77,6 +80,26 @@ await describeWithDocker('docker journal against its own agent', [DEBIAN_IMAGE, 
       const paths = await startJournaledAgent(handle, await stage(handle, 'rewrite', REWRITE), { journal: { runId } })
       await until(async () => (await handle.process.exec(`cat ${paths.stderr}`)).stdout.includes('rewritten'), 10_000)
       expect(await probeRunExit({ handle, runId }), 'the forged sentinel is not an exit').toEqual({ state: 'producing' })
+      // The reaper's own sweep over the run, recorded as detached by another host: it finalizes and reclaims nothing.
+      const runs = new InMemoryRunStore()
+      await runs.createOrResume({ runId, threadId: `thread-${runId}`, startedAt: Date.now() })
+      await runs.update(runId, { detachedSince: Date.now(), sandboxKey: `key-${runId}` })
+      const reclaimed: string[] = []
+      const sweep = await reapDetachedRuns({
+        runs,
+        locks: new InMemoryLockStore(),
+        durability: (id) => memoryStream({ runId: id }),
+        hasFinished: (record) => probeRunExit({ handle, runId: record.runId }),
+        drive: () => {
+          throw new Error('the sweep drove a run whose agent is still working')
+        },
+        now: Date.now(),
+        detachedRunTtlMs: 3_600_000,
+        reclaim: async (record) => void reclaimed.push(record.runId),
+      })
+      expect(sweep.entries.map((entry) => entry.outcome)).toEqual(['producing'])
+      expect((await runs.get(runId))?.status, 'the record is not finalized from the forged end').toBe('running')
+      expect(reclaimed, 'the sandbox is not reclaimed').toEqual([])
       const events: unknown[] = []
       const read = (async () => {
         for await (const event of readJournalNdjson(handle, { journal: { runId }, deleteOnExit: false })) events.push(event)

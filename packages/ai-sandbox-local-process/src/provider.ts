@@ -7,7 +7,7 @@
  */
 import { lstat, realpath, mkdir } from 'node:fs/promises'
 import { stopSandboxStragglers } from './stragglers.js'
-import { tmpdir } from 'node:os'
+import { tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import type { SandboxCapabilities, SandboxCreateInput, SandboxDestroyInput, SandboxHandle, SandboxProvider, SandboxResumeInput } from '@tanstack/ai-sandbox'
@@ -26,7 +26,8 @@ export interface LocalProcessSandboxConfig {
   /**
    * Directory holding one sub-directory per sandbox (`<root>/<id>/workspace`,
    * and `<root>/<id>/runs` for its durable-run journals). Relative paths
-   * resolve against `process.cwd()`. Default: `<os.tmpdir()>/tanstack-ai-sandbox`.
+   * resolve against `process.cwd()`. Default: `<os.tmpdir()>/tanstack-ai-sandbox-<uid>`
+   * (one per user, so two users of a machine do not meet in one folder).
    * Created with mode 0700 when missing; every use checks it is a real folder
    * owned by this process's user that no group or other user can write
    * (`create-failed` otherwise), because whoever can write it can plant files
@@ -71,7 +72,7 @@ const createInputSchema = z.object({
  * this machine and every command runs as the current user. No isolation: use
  * it for the development loop and trusted agents only.
  *
- * @param config - `root` (default `<os.tmpdir()>/tanstack-ai-sandbox`),
+ * @param config - `root` (default `<os.tmpdir()>/tanstack-ai-sandbox-<uid>`),
  *   `killGraceMs` (default 2000), `maxExecOutputBytes` (default 64 MiB) and
  *   `maxReadBytes` (default 64 MiB).
  * @returns A {@link SandboxProvider} named `local-process`; its `restoreSnapshot` (and the
@@ -86,7 +87,15 @@ const createInputSchema = z.object({
  */
 export function localProcessSandbox(config: LocalProcessSandboxConfig = {}): SandboxProvider {
   const parsed = parseConfig(configSchema, config, 'localProcessSandbox')
-  return new LocalProcessProvider(resolve(parsed.root ?? join(tmpdir(), 'tanstack-ai-sandbox')), parsed.killGraceMs ?? DEFAULT_KILL_GRACE_MS, parsed.maxExecOutputBytes ?? DEFAULT_MAX_EXEC_OUTPUT_BYTES, parsed.maxReadBytes ?? DEFAULT_MAX_READ_BYTES)
+  return new LocalProcessProvider(resolve(parsed.root ?? defaultRoot()), parsed.killGraceMs ?? DEFAULT_KILL_GRACE_MS, parsed.maxExecOutputBytes ?? DEFAULT_MAX_EXEC_OUTPUT_BYTES, parsed.maxReadBytes ?? DEFAULT_MAX_READ_BYTES)
+}
+
+/**
+ * `<os.tmpdir()>/tanstack-ai-sandbox-<uid>`: a folder per user of the machine. A shared name would let the first
+ * user who made it refuse every other user's sandboxes (its owner check), or worse without that check.
+ */
+function defaultRoot(): string {
+  return join(tmpdir(), `tanstack-ai-sandbox-${process.getuid?.() ?? userInfo().username}`)
 }
 
 class LocalProcessProvider implements SandboxProvider {

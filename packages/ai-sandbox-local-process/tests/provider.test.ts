@@ -33,8 +33,8 @@ describe('localProcessSandbox config', () => {
     expect((error as SandboxConfigError).message).toContain(field)
   })
 
-  it('defaults the root to <tmpdir>/tanstack-ai-sandbox', async () => {
-    const defaultRoot = join(tmpdir(), 'tanstack-ai-sandbox')
+  it('defaults the root to <tmpdir>/tanstack-ai-sandbox-<uid>, one per user of the machine', async () => {
+    const defaultRoot = join(tmpdir(), `tanstack-ai-sandbox-${process.getuid!()}`)
     const existedBefore = existsSync(defaultRoot)
     const handle = await localProcessSandbox().create()
     try {

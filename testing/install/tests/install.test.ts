@@ -151,9 +151,10 @@ describe.each<PackageManager>(MANAGERS)('a fresh project installed with %s', (ma
   }, 180_000)
 
   it('leaves no sandbox folder, temp file or process behind', () => {
-    const sandboxes = join(tmp, 'tanstack-ai-sandbox')
+    const root = `tanstack-ai-sandbox-${process.getuid!()}`
+    const sandboxes = join(tmp, root)
     expect(existsSync(sandboxes) ? readdirSync(sandboxes) : []).toEqual([])
-    expect(readdirSync(tmp).filter((name) => name !== 'tanstack-ai-sandbox')).toEqual([])
+    expect(readdirSync(tmp).filter((name) => name !== root)).toEqual([])
     expect(processesWithEnv(`TMPDIR=${tmp}`)).toEqual([])
   })
 })

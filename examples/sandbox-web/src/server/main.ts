@@ -13,7 +13,7 @@
  * signal on, the API answers 503 and kept-alive connections are closed, so no
  * tab reattaches to (and no run is taken over by) the process that is going.
  */
-import { mkdir } from 'node:fs/promises'
+import { chmod, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { serve } from '@hono/node-server'
 import { createSqliteStores } from '@tanstack/ai-sandbox-sqlite'
@@ -34,7 +34,10 @@ try {
   console.error(`sandbox-web: ${error instanceof Error ? error.message : String(error)}`)
   process.exit(1)
 }
-await mkdir(config.dataDir, { recursive: true })
+// The data folder holds every run's prompt, transcript and sandbox: only the server's user may enter it (0700, also
+// when it existed wider), so another user of the machine reads none of it.
+await mkdir(config.dataDir, { recursive: true, mode: 0o700 })
+await chmod(config.dataDir, 0o700)
 const stores = createSqliteStores({ path: join(config.dataDir, 'runs.db'), leaseMs: config.leaseMs })
 const repoPath = join(config.dataDir, 'sample-repo')
 await ensureSampleRepo(repoPath)

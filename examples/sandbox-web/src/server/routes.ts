@@ -61,6 +61,9 @@ function summary(record: RunRecord, prompt: string | undefined) {
   return { runId: record.runId, threadId: record.threadId, status: record.status, startedAt: record.startedAt, finishedAt: record.finishedAt ?? null, detached: record.detachedSince !== undefined, prompt: shown }
 }
 
+/** The lock key under which a POST checks and creates its run (see the route). */
+const ACCEPT_LOCK_KEY = 'sandbox-web:accept-run'
+
 const logger = resolveDebugOption({ logger: { debug: () => {}, info: () => {}, warn: (m: string) => console.warn(`warn ${m}`), error: (m: string) => console.error(`error ${m}`) } })
 
 /** Build the app. */
@@ -88,19 +91,26 @@ export function createApp({ config, stores, agent, prompts, reaper, limiter, por
     }
     const { threadId, prompt } = body as { threadId: string; prompt: string }
     if (prompt.length > MAX_PROMPT_CHARS) return c.json({ error: `the task is ${prompt.length} characters long; at most ${MAX_PROMPT_CHARS} are accepted` }, 413)
-    const active = await stores.runs.findActiveRun(threadId)
-    if (active) return c.json({ error: `thread ${threadId} already has a live run, ${active.runId}: attach to it or cancel it first` }, 409)
-    if (await stores.runs.get(runId)) return c.json({ error: `run ${runId} exists already: every run needs a new id` }, 409)
-    const slot = await limiter.acquire(c.get('client'), runId)
-    if (!slot.granted) return c.json({ error: slot.message }, 429)
-    try {
-      await prompts.save({ runId, threadId, prompt })
-      // Created when the run is accepted, so an attach during the sandbox boot finds it.
-      await stores.runs.createOrResume({ runId, threadId, startedAt: Date.now() })
-    } catch (error) {
-      slot.release() // no run was started
-      throw error
-    }
+    // Accepting is one step at a time, on every server that shares the stores: two POSTs naming one id (or one
+    // thread) cannot both pass the checks before either has created its record, so this request creates the run it
+    // writes, never joins another's.
+    const refused = await stores.locks.withLock(ACCEPT_LOCK_KEY, async () => {
+      const active = await stores.runs.findActiveRun(threadId)
+      if (active) return c.json({ error: `thread ${threadId} already has a live run, ${active.runId}: attach to it or cancel it first` }, 409)
+      if (await stores.runs.get(runId)) return c.json({ error: `run ${runId} exists already: every run needs a new id` }, 409)
+      const slot = await limiter.acquire(c.get('client'), runId)
+      if (!slot.granted) return c.json({ error: slot.message }, 429)
+      try {
+        await prompts.save({ runId, threadId, prompt })
+        // Created when the run is accepted, so an attach during the sandbox boot finds it.
+        await stores.runs.createOrResume({ runId, threadId, startedAt: Date.now() })
+      } catch (error) {
+        slot.release() // no run was started
+        throw error
+      }
+      return null
+    })
+    if (refused) return refused
     // ONE log for withSandbox and the transport, for the run checked above. Not stores.stream(c.req.raw): the
     // stores read X-Run-Id before ?runId, so a header could point this run's output into another run's log.
     const log = stores.stream({ runId })

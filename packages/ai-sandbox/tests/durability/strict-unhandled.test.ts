@@ -2,7 +2,8 @@
  * Issue 27, item 1: no promise the library starts may reject unhandled. A
  * child process under `node --unhandled-rejections=strict` (where one
  * unhandled rejection ends the process, as it did the host in the attack)
- * gives hostile run ids to every public durable entry point: readJournal,
+ * gives hostile run ids to every public durable entry point: chat() with
+ * withSandbox (the attack's path), readJournal,
  * probeRunExit, awaitAttachableJournal, pruneJournals, reclaimSandbox,
  * RunController, sandboxRunDriver and reapDetachedRuns (with the hostile id in
  * a record another process wrote). The child must exit 0, and each entry
@@ -37,6 +38,7 @@ it('every durable entry point given a hostile run id refuses it or leaves it alo
     // Refused by the run-id rule (InvalidRunIdError / JournalError invalid-run-id, SandboxConfigError invalid-option naming
     // the field), or, for the probe, the prune and the attach preflight, which answer instead of throwing, left alone.
     expect(entries, name).toEqual({
+      'chat() + withSandbox': 'threw invalid-run-id',
       readJournal: 'threw invalid-run-id',
       probeRunExit: expect.stringMatching(/^resolved .*"state":"unknown"/),
       awaitAttachableJournal: 'threw unknown-run',
