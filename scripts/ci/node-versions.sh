@@ -58,6 +58,7 @@ build() { # <major>
   fi
   say "building better-sqlite3 $addon_version for node $version (ABI $abi)"
   ln -sfn "$target" "$dir/nodedir"
+  [ -f "$src/package/build/Release/sqlite3.a" ] || sqlite_from_install
   local keep=()
   [ -f "$src/package/build/Release/sqlite3.a" ] && keep=(-o Release/sqlite3.a -o Release/obj.target/deps/sqlite3.a)
   rm -rf "$src/package/build/Release/obj.target/better_sqlite3" "$src/package/build/Release/obj.target/test_extension" "$src/package/build/Release/"*.node
@@ -66,6 +67,24 @@ build() { # <major>
     || { tail -n 20 "$dir/gyp-v$major.log" >&2; say "the build for node $version failed (log: $dir/gyp-v$major.log)"; return 1; }
   cp "$src/package/build/Release/better_sqlite3.node" "$target/better_sqlite3-$addon_version.node"
   echo "$major $version $target/bin/node"
+}
+
+# With NODE_VERSIONS_REUSE_INSTALL=1 (.ci/run, which starts this beside `pnpm install`): the SQLite library
+# the install compiles for Node 20 serves every major too, so sqlite3.c is compiled once in the whole run
+# instead of twice side by side. Waits (at most 10 minutes) until the install's build has linked its addon,
+# then copies the library in; without it, or past the wait, the first major compiles SQLite itself.
+sqlite_from_install() {
+  [ "${NODE_VERSIONS_REUSE_INSTALL:-}" = 1 ] || return 0
+  local release="node_modules/.pnpm/better-sqlite3@$addon_version/node_modules/better-sqlite3/build/Release" waited=0
+  until [ -f "$release/better_sqlite3.node" ] && [ -f "$release/sqlite3.a" ]; do
+    [ "$waited" -ge 600 ] && { say "the install's build of better-sqlite3 did not finish within 600 s: compiling SQLite here"; return 0; }
+    sleep 2
+    waited=$((waited + 2))
+  done
+  say "using the SQLite library pnpm install built (waited ${waited} s)"
+  mkdir -p "$src/package/build/Release/obj.target/deps"
+  cp "$release/sqlite3.a" "$src/package/build/Release/sqlite3.a"
+  cp "$release/sqlite3.a" "$src/package/build/Release/obj.target/deps/sqlite3.a"
 }
 
 place_addon() { # <node binary> <addon file> <installed package folder>
