@@ -11,8 +11,8 @@ const tests = ['tests/**/*.{test,test-d}.ts']
 
 const config: KnipConfig = {
   ignoreExportsUsedInFile: true,
-  // Operating-system tools that tests start (coreutils), not npm packages.
-  ignoreBinaries: ['mkfifo', 'truncate'],
+  // Operating-system tools that tests start (coreutils, util-linux), not npm packages.
+  ignoreBinaries: ['mkfifo', 'truncate', 'setpriv'],
   workspaces: {
     // publint and attw run in every package folder through `pnpm --filter ./packages/* exec`, which knip does not read.
     '.': { project: ['*.{ts,js}'], ignoreDependencies: ['publint', '@arethetypeswrong/cli'] },
