@@ -11,14 +11,14 @@
  * stops the server with a message naming the variable.
  */
 import { randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readConfig } from '../src/server/config.js'
 import { SAMPLE_TASK } from '../src/server/model.js'
-import { readUntil, startRunOverApi, startServer, type AppServer } from './helpers/app.js'
+import { freePort, readUntil, startRunOverApi, startServer, type AppServer } from './helpers/app.js'
 
 /** A request with exactly these headers (fetch will not send a foreign `Host`); the body read whole. */
 function rawRequest(server: AppServer, path: string, options: { method?: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
@@ -47,11 +47,13 @@ const cancel = (server: AppServer, threadId: string) =>
 
 describe('examples/sandbox-web: who may use the API', () => {
   let server: AppServer
+  let modelPort: number
   beforeAll(async () => {
     // A data folder that exists already, readable by every user of the machine.
     const dataDir = mkdtempSync(join(tmpdir(), 'sandbox-web-access-'))
     chmodSync(dataDir, 0o755)
-    server = await startServer({ dataDir })
+    modelPort = await freePort()
+    server = await startServer({ dataDir, env: { SANDBOX_WEB_MODEL_PORT: String(modelPort) } })
   }, 120_000)
   afterAll(async () => {
     await server?.stop()
@@ -60,6 +62,25 @@ describe('examples/sandbox-web: who may use the API', () => {
   it('another user of the machine reads nothing: the data folder (runs, prompts, sandboxes) is set to 0700 though it existed at 0755', () => {
     expect(statSync(server.dataDir).mode & 0o777).toBe(0o700)
     expect(statSync(join(server.dataDir, 'runs.db')).isFile()).toBe(true)
+  })
+
+  it("a page cannot reach the offline model: aimock's control API answers 404 to anyone, the Messages API to anyone without the agent's key", async () => {
+    const model = `http://127.0.0.1:${modelPort}`
+    const foreign = { origin: 'http://evil.example', 'content-type': 'text/plain' }
+    // What a page sent to rewrite the script (a reset, then its own fixture) and to read every model request.
+    expect((await fetch(`${model}/__aimock/reset`, { method: 'POST', headers: foreign, body: '{}' })).status).toBe(404)
+    expect((await fetch(`${model}/__aimock/fixtures`, { method: 'POST', headers: foreign, body: JSON.stringify({ fixtures: [] }) })).status).toBe(404)
+    const journal = await fetch(`${model}/__aimock/journal`, { headers: { origin: 'http://evil.example' } })
+    expect(journal.status).toBe(404)
+    expect(journal.headers.get('access-control-allow-origin')).toBeNull()
+    const ask = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: SAMPLE_TASK }] })
+    expect((await fetch(`${model}/v1/messages`, { method: 'POST', headers: foreign, body: ask })).status).toBe(404)
+    expect((await fetch(`${model}/v1/messages`, { method: 'POST', headers: { ...foreign, 'x-api-key': 'a-guess' }, body: ask })).status).toBe(404)
+    // The agent's key lives in the 0700 data folder, 0600; with it the request reaches the scripted model.
+    const keyFile = join(server.dataDir, 'offline-model.key')
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600)
+    const answer = await fetch(`${model}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': readFileSync(keyFile, 'utf8').trim() }, body: ask })
+    expect(answer.status).toBe(200)
   })
 
   it('a cross-site text/plain POST (the kind a page sends without a preflight) is refused and starts no run; so is a cancel', async () => {

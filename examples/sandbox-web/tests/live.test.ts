@@ -31,7 +31,7 @@ describe('examples/sandbox-web in live mode (ANTHROPIC_API_KEY set)', () => {
   })
 
   beforeAll(async () => {
-    model = await startOfflineModel(0, '127.0.0.1', 0)
+    model = await startOfflineModel({ stepSeconds: 0, host: '127.0.0.1', port: 0, apiKey: KEY })
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
     const { port } = proxy.address() as AddressInfo
     server = await startServer({ env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}` } })

@@ -42,6 +42,25 @@ export interface RunServerConfig {
   cancelPollMs: number
   /** The attach preflight's wait for a journal, ms. */
   attachWaitMs?: number
+  /**
+   * Fault injection for the host-loss suite: this process SIGKILLs itself the
+   * moment its POST route's log is asked to append a chunk that matches, so
+   * the chunk is never stored (a host that dies at that exact point).
+   */
+  dieBeforeAppend?: ChunkMatch
+}
+
+/** A chunk to die at: its `type`, a `CUSTOM` chunk's `name`, and for `RUN_FINISHED` only the final one (not a tool-calling turn's). */
+export interface ChunkMatch {
+  type: string
+  name?: string
+}
+
+/** Whether `chunk` is what `match` names. */
+export function chunkMatches(chunk: StreamChunk, match: ChunkMatch): boolean {
+  if (chunk.type !== match.type) return false
+  if (match.name !== undefined && (chunk as { name?: string }).name !== match.name) return false
+  return chunk.type !== 'RUN_FINISHED' || chunk.finishReason !== 'tool_calls'
 }
 
 const config = JSON.parse(process.argv[2] ?? '') as RunServerConfig
@@ -80,13 +99,30 @@ function controllerFor(runId: string, signal: AbortSignal): AbortController {
   return controller
 }
 
+/** The log with {@link RunServerConfig.dieBeforeAppend} applied (the log itself when no fault is set). */
+function withFault<T extends StreamDurability>(log: T): T {
+  const match = config.dieBeforeAppend
+  if (!match) return log
+  const append = (chunks: StreamChunk[]) => {
+    if (chunks.some((chunk) => chunkMatches(chunk, match))) process.kill(process.pid, 'SIGKILL')
+    return log.append(chunks)
+  }
+  return new Proxy(log, {
+    get: (target, property) => {
+      if (property === 'append') return append
+      const value: unknown = Reflect.get(target, property)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
 async function startRun(request: Request): Promise<Response> {
   const runId = new URL(request.url).searchParams.get('runId')
   const body = (await request.json().catch(() => null)) as { threadId?: unknown } | null
   if (!runId || typeof body?.threadId !== 'string') return Response.json({ error: 'expected ?runId and a JSON body { threadId }' }, { status: 400 })
   // Created when the run is accepted, so an attach during the sandbox boot finds it (spec 002, finding 3).
   await stores.runs.createOrResume({ runId, threadId: body.threadId, startedAt: Date.now() })
-  const log = stores.stream(request)
+  const log = withFault(stores.stream(request))
   const abortController = new AbortController()
   driving.set(runId, abortController)
   const stream = agentRun({ runId, threadId: body.threadId, log, attach: false, abortController })

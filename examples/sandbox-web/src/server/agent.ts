@@ -63,10 +63,10 @@ export interface Agent {
 
 /**
  * Build the agent over the app's stores.
- * @param modelPort - The offline model's port; `undefined` in live mode.
+ * @param offlineModel - The offline model's gate: its port and the key the agent sends; `undefined` in live mode.
  * @param repoPath - The sample repository on the host.
  */
-export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath: string, modelPort: number | undefined): Agent {
+export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath: string, offlineModel: { port: number; apiKey: string } | undefined): Agent {
   const cli = join(dirname(createRequire(import.meta.url).resolve('@anthropic-ai/claude-code/package.json')), 'bin', 'claude.exe')
   const docker = config.provider === 'docker'
   const sandboxRoot = join(config.dataDir, 'sandboxes')
@@ -110,8 +110,8 @@ export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath
       // opts in for its throwaway clones of the sample repository only (a container is isolated anyway).
       ...(docker || process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}),
       // Live: the key reaches the agent as a workspace secret (scrubbed from every event), not through this env.
-      ...(modelPort !== undefined
-        ? { ANTHROPIC_BASE_URL: `http://${modelHost}:${modelPort}`, ANTHROPIC_API_KEY: 'offline-sandbox-web', CLAUDE_CODE_MAX_RETRIES: String(OFFLINE_MODEL_RETRIES) }
+      ...(offlineModel !== undefined
+        ? { ANTHROPIC_BASE_URL: `http://${modelHost}:${offlineModel.port}`, ANTHROPIC_API_KEY: offlineModel.apiKey, CLAUDE_CODE_MAX_RETRIES: String(OFFLINE_MODEL_RETRIES) }
         : { CLAUDE_CODE_MAX_RETRIES: '3', ...(config.apiBaseUrl ? { ANTHROPIC_BASE_URL: config.apiBaseUrl } : {}) }),
     },
   })

@@ -20,7 +20,7 @@ import { createSqliteStores } from '@tanstack/ai-sandbox-sqlite'
 import { clientKey } from './access.js'
 import { createAgent } from './agent.js'
 import { readConfig, type ServerConfig } from './config.js'
-import { startOfflineModel } from './model.js'
+import { offlineModelKey, startOfflineModel } from './model.js'
 import { promptStore } from './prompts.js'
 import { scheduleReaper } from './reaper.js'
 import { createApp } from './routes.js'
@@ -41,8 +41,9 @@ await chmod(config.dataDir, 0o700)
 const stores = createSqliteStores({ path: join(config.dataDir, 'runs.db'), leaseMs: config.leaseMs })
 const repoPath = join(config.dataDir, 'sample-repo')
 await ensureSampleRepo(repoPath)
-const model = config.apiKey ? undefined : await startOfflineModel(config.stepSeconds, config.provider === 'docker' ? '0.0.0.0' : '127.0.0.1', config.modelPort)
-const agent = createAgent(config, stores, repoPath, model?.port)
+const modelKey = config.apiKey ? undefined : await offlineModelKey(config.dataDir)
+const model = modelKey === undefined ? undefined : await startOfflineModel({ stepSeconds: config.stepSeconds, host: config.provider === 'docker' ? '0.0.0.0' : '127.0.0.1', port: config.modelPort, apiKey: modelKey })
+const agent = createAgent(config, stores, repoPath, model && modelKey ? { port: model.port, apiKey: modelKey } : undefined)
 const prompts = promptStore(join(config.dataDir, 'prompts'))
 const reaper = scheduleReaper(config, stores, agent, prompts)
 // A run counts against the caps until its record leaves `running`. Runs a previous process left running (detached,

@@ -4,9 +4,16 @@
  * `multiply` to the sample repository, test it and note it in CHANGES.md).
  * The steps use paths relative to the agent's working directory, so one
  * script serves every sandbox. `FAILING_TASK` gets an API error; any other
- * task gets `OFFLINE_REPLY`, which says how to reach the real model. Owns the mock's lifetime only.
+ * task gets `OFFLINE_REPLY`, which says how to reach the real model. Owns the
+ * mock's lifetime and the gate in front of it (only the agent, with the
+ * launch's model key, reaches the Messages API; nothing reaches aimock's
+ * control API).
  */
-import { readFile } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { createServer, request as httpRequest } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { LLMock, type FixtureFileEntry } from '@copilotkit/aimock'
 
@@ -23,27 +30,53 @@ export const OFFLINE_REPLY =
 
 const FIXTURE = fileURLToPath(new URL('../../fixtures/task.json', import.meta.url))
 
+/**
+ * The key the agent sends the offline model: made once per data folder and
+ * kept in it (`offline-model.key`, 0600 in the 0700 folder), so an agent a
+ * previous launch started, still running detached, keeps reaching the model
+ * after a restart. Not the page's access token: the agent sees this one.
+ * @param dataDir - The app's data folder.
+ */
+export async function offlineModelKey(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'offline-model.key')
+  const existing = await readFile(file, 'utf8').catch(() => '')
+  if (/^[0-9a-f]{48}$/.test(existing.trim())) return existing.trim()
+  const key = randomBytes(24).toString('hex')
+  await writeFile(file, key, { mode: 0o600 })
+  return key
+}
+
 /** A running mock model. */
 export interface OfflineModel {
-  /** Its port; the sandbox reaches it as `http://<host>:<port>`. */
+  /** The gate's port; the sandbox reaches the model as `http://<host>:<port>` with `x-api-key: <apiKey>`. */
   readonly port: number
   stop: () => Promise<void>
 }
 
+/** The only requests the gate passes on: Claude Code's Messages API (`/v1/messages`, `/v1/messages/count_tokens`). */
+const MODEL_PATH = /^\/v1\/messages(?:\/count_tokens)?(?:\?|$)/
+
 /**
- * Start the mock on `port` (0: a free one).
- * @param stepSeconds - How long each scripted step sleeps (the `{{stepSeconds}}` of the fixture).
- * @param host - Address to listen on: loopback for local-process, `0.0.0.0` for a bridged Docker sandbox.
+ * Start the mock behind a gate on `port` (0: a free one). The mock itself
+ * listens on a loopback port of its own; the gate passes on only `POST`s to
+ * the Messages API that carry `apiKey` (as `x-api-key` or a bearer token), so
+ * a web page the developer opens can neither reach aimock's control API
+ * (`/__aimock/*`: reset the script, read every request) nor use the model (a
+ * cross-site request cannot set that header). Everything else answers 404.
+ * @param options.stepSeconds - How long each scripted step sleeps (the `{{stepSeconds}}` of the fixture).
+ * @param options.host - Address the gate listens on: loopback for local-process, `0.0.0.0` for a bridged Docker sandbox.
+ * @param options.apiKey - What the agent sends as its API key (`ANTHROPIC_API_KEY`).
  * @example
  * ```ts
- * const model = await startOfflineModel(2, '127.0.0.1', 0)
- * // ANTHROPIC_BASE_URL=http://127.0.0.1:${model.port}
+ * const model = await startOfflineModel({ stepSeconds: 2, host: '127.0.0.1', port: 0, apiKey })
+ * // ANTHROPIC_BASE_URL=http://127.0.0.1:${model.port} ANTHROPIC_API_KEY=${apiKey}
  * ```
  */
-export async function startOfflineModel(stepSeconds: number, host: string, port: number): Promise<OfflineModel> {
+export async function startOfflineModel(options: { stepSeconds: number; host: string; port: number; apiKey: string }): Promise<OfflineModel> {
+  const { stepSeconds, host, port, apiKey } = options
   const template = await readFile(FIXTURE, 'utf8')
   const file = JSON.parse(template.replaceAll('{{stepSeconds}}', String(stepSeconds))) as { fixtures: FixtureFileEntry[] }
-  const mock = new LLMock({ port, host, strict: true, logLevel: 'silent' })
+  const mock = new LLMock({ port: 0, host: '127.0.0.1', strict: true, logLevel: 'silent' })
   // Paced like a fast model, so text visibly streams in deltas.
   mock.addFixturesFromJSON(file.fixtures.map((entry) => ({ streamingProfile: { ttft: 150, tps: 300 }, ...entry })))
   // A way to see a failed run offline: the model answers this task with an API error that is never retried (400).
@@ -53,7 +86,35 @@ export async function startOfflineModel(stepSeconds: number, host: string, port:
   // error, so the run fails instead of ending "completed" with the work half done.
   const firstCall = (request: { messages: { role: string }[] }) => !request.messages.some((message) => message.role === 'assistant')
   mock.addFixture({ match: { hasToolResult: false, predicate: firstCall }, response: { content: OFFLINE_REPLY }, streamingProfile: { ttft: 150, tps: 300 } })
-  const url = await mock.start()
+  const mockPort = Number(new URL(await mock.start()).port)
+  const gate = createServer((request, response) => {
+    const key = request.headers['x-api-key'] ?? request.headers.authorization?.replace(/^Bearer /, '')
+    if (request.method !== 'POST' || !MODEL_PATH.test(request.url ?? '') || key !== apiKey) {
+      request.resume()
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n')
+      return
+    }
+    const upstream = httpRequest({ host: '127.0.0.1', port: mockPort, method: 'POST', path: request.url, headers: request.headers }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers)
+      answer.pipe(response)
+    })
+    upstream.on('error', () => response.destroy())
+    request.pipe(upstream)
+  })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      gate.once('error', reject)
+      gate.listen(port, host, resolve)
+    })
+  } catch (error) {
+    await mock.stop()
+    throw error
+  }
   let stopped: Promise<void> | undefined
-  return { port: Number(new URL(url).port), stop: () => (stopped ??= mock.stop()) }
+  const stop = async (): Promise<void> => {
+    gate.closeAllConnections()
+    await new Promise((resolve) => gate.close(resolve))
+    await mock.stop()
+  }
+  return { port: (gate.address() as AddressInfo).port, stop: () => (stopped ??= stop()) }
 }

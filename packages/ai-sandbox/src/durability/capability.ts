@@ -57,6 +57,22 @@ export interface SandboxRunDurability<TOffset extends string = string> {
   readonly attach: boolean
   readonly attachWaitMs?: number
   readonly journalDir?: string
+  /**
+   * Whether this host still owns the run: `false` once another host took it
+   * over (its claim moved `driverEpoch`, or this host's lease was lost). A
+   * host that lost the run stops, deletes and writes nothing of it: not the
+   * agent (the successor tails the same one), not the journal, not the
+   * record. Set per run by `withSandbox`; absent means owned. Never rejects
+   * (a failed read answers `false`).
+   */
+  readonly stillOwned?: () => Promise<boolean>
+  /**
+   * Leave the journal when the run ends: the host deletes it once the run's
+   * end is stored in the log (a successor needs it until then). Set by
+   * `withSandbox`, which does that; absent, the harness deletes the journal
+   * once it read the sentinel.
+   */
+  readonly keepJournal?: boolean
 }
 
 /** Carries a durable run's {@link SandboxRunDurability}; absent on a run that is not durable. */
@@ -74,7 +90,7 @@ export const [getSandboxDurability, provideSandboxDurability] = SandboxDurabilit
  */
 export function journalOptionsFor(durability: SandboxRunDurability | undefined, runId: string): JournalOptions | undefined {
   if (!durability) return undefined
-  return { runId, ...(durability.journalDir !== undefined ? { dir: durability.journalDir } : {}) }
+  return { runId, ...(durability.journalDir !== undefined ? { dir: durability.journalDir } : {}), ...(durability.keepJournal ? { keep: true } : {}) }
 }
 
 /**

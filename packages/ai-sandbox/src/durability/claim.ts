@@ -140,6 +140,7 @@ export async function withRunClaim<T>(options: WithRunClaimOptions, fn: (claim: 
       throw new RunClaimNotAcquiredError(runId, 'superseded', { detail: `wrote driverEpoch ${epoch}, read back ${confirmed ?? 'unset'}` })
     }
     const claim = new HeldClaim(runs, runId, epoch, leaseSignal)
+    activeClaims.set(runId, claim)
     try {
       const result = await fn(claim)
       if (claim.lost) throw claim.lossError()
@@ -148,9 +149,22 @@ export async function withRunClaim<T>(options: WithRunClaimOptions, fn: (claim: 
       if (claim.lost && !(error instanceof RunClaimLostError)) throw claim.lossError(error)
       throw error
     } finally {
+      if (activeClaims.get(runId) === claim) activeClaims.delete(runId)
       claim.dispose()
     }
   })
+}
+
+/** The claims this process holds, by run id (one per run: a second claim of a run in one process waits for the lease). */
+const activeClaims = new Map<string, RunClaim>()
+
+/**
+ * The claim this process holds on `runId` right now (`sandboxRunDriver`, the
+ * reaper), or `undefined`. How a run's teardown, which runs inside the drive,
+ * learns whether this host still owns the run. Internal.
+ */
+export function activeRunClaim(runId: string): RunClaim | undefined {
+  return activeClaims.get(runId)
 }
 
 function refuseUnclaimable(runId: string, record: RunRecord | null): RunRecord {

@@ -239,8 +239,13 @@ async function pump(stream: AsyncIterable<StreamChunk>, writer: LogWriter, signa
       // a RUN_FINISHED it emitted earlier closed a model turn, not the run.
       if (step.done) return { kind: signal?.aborted ? 'aborted' : 'ended', lastTerminal }
       const chunk = step.value
-      if (chunk.type === 'RUN_FINISHED' || chunk.type === 'RUN_ERROR') lastTerminal = chunk
       writer.push(withoutBatchHint(chunk))
+      if (chunk.type === 'RUN_FINISHED' || chunk.type === 'RUN_ERROR') {
+        lastTerminal = chunk
+        // Stored before the stream is asked for more, as core's producer does: the run's teardown (withSandbox's
+        // terminal hooks run on that next pull) may then destroy the sandbox and its journal.
+        await writer.settled()
+      }
     }
   } catch (error) {
     return signal?.aborted ? { kind: 'aborted', lastTerminal } : { kind: 'threw', error, lastTerminal }

@@ -24,6 +24,8 @@ export interface JournalOptions extends Pick<ReadJournalOptions, 'strategy' | 'p
   runId: string
   /** Absolute journal folder inside the sandbox. Default `DEFAULT_JOURNAL_DIR` (`/tmp/tanstack-runs`). */
   dir?: string
+  /** Keep the journal after its sentinel was read: the caller deletes it once the run's end is recorded (`journalCleanupCommand`). Default `false`. */
+  keep?: boolean
 }
 
 /** Options of {@link startJournaledAgent}. */
@@ -100,7 +102,7 @@ export interface ReadJournalNdjsonOptions extends Omit<ReadJournalOptions, 'runI
  * Read a run's journal as parsed NDJSON values until its genuine exit
  * sentinel, following or polling per the sandbox's capabilities (see
  * `readJournal`). After the sentinel: the `.err` tail is read, both files
- * are deleted (unless `deleteOnExit: false`), then `onExit` runs. Aborting
+ * are deleted (unless `deleteOnExit: false` or `journal.keep`), then `onExit` runs. Aborting
  * `signal` stops the reading only; the agent runs on.
  *
  * @param handle - The sandbox.
@@ -133,7 +135,7 @@ export async function* readJournalNdjson(handle: SandboxHandle, options: ReadJou
     (result) => result.stdout.slice(-limit),
     () => '',
   )
-  if (options.deleteOnExit !== false) await handle.process.exec(journalCleanupCommand(paths)).catch(() => undefined)
+  if (options.deleteOnExit !== false && !journal.keep) await handle.process.exec(journalCleanupCommand(paths)).catch(() => undefined)
   await onExit?.({ exitCode, stderrTail })
 }
 

@@ -476,8 +476,15 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext, jo
     // In the background, once the CLI is gone: the stream (and the RUN_FINISHED core releases when it ends) never waits for the sweep.
     if (!detached) {
       void Promise.resolve(settling)
-        .then(sweep)
-        .then(() => journaled && finishJournal(handle, journaled.journal, (message) => options.logger.provider(`${harness}: ${message}`)))
+        .then(async () => {
+          // A host that lost the run (a successor claimed it while this one was paused) stops nothing of it: the successor tails the same agent.
+          if (journaled?.durability.stillOwned && !(await journaled.durability.stillOwned())) {
+            return options.logger.provider(`${harness}: run ${runId} is driven by another host now; its processes and journal are left to it`)
+          }
+          await sweep()
+          // A kept journal of a run that reached its end goes once that end is in the log (withSandbox); one that ended here without it has no one to keep it for.
+          if (journaled && (!journaled.journal.keep || !terminal)) await finishJournal(handle, journaled.journal, (message) => options.logger.provider(`${harness}: ${message}`))
+        })
         .catch((error: unknown) => options.logger.errors(`${harness}: the end-of-run sweep of run ${runId} failed`, { error: run.redact(String(error)) }))
     }
     // The run's files go before the stream ends (a CLI that lingers has read them long ago).

@@ -6,6 +6,7 @@
  * so no shell ever interprets the content. Invariant: a written file is
  * readable by the sandbox user only (mode 0600, created under umask 077).
  */
+import { createHash } from 'node:crypto'
 import { posix } from 'node:path'
 import { SandboxOperationError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
@@ -17,9 +18,16 @@ import { shellQuote } from '../shell/quote.js'
  */
 const PIECE_CHARS = 64 * 1024
 
+/** The longest run id kept whole in a run file's name; longer ones are cut (a file name has at most 255 bytes). */
+const MAX_NAME_ID_CHARS = 96
+
 /**
- * The path of one run's file: `<dir>/<runId>.<suffix>`, the run id with every
- * character outside `A-Z a-z 0-9 . _ -` replaced by `_`. Pure.
+ * The path of one run's file: `<dir>/<name>.<suffix>`. The name is the run
+ * id itself when it has only `A-Z a-z 0-9 . _ -` and at most 96 characters;
+ * otherwise its first 64 characters with every other character replaced by
+ * `_`, then `-` and 16 hex digits of the id's SHA-256, so every valid run id
+ * (up to 512 characters, spec 000's rule) fits a file name and two ids never
+ * share one (`run/1` and `run_1` differ). Pure.
  *
  * @param dir - An absolute folder inside the sandbox, e.g. `/tmp/tanstack-codex`.
  * @param runId - The run's id.
@@ -27,11 +35,14 @@ const PIECE_CHARS = 64 * 1024
  * @returns The absolute path inside the sandbox.
  * @example
  * ```ts
- * sandboxRunFilePath('/tmp/tanstack-opencode', 'run/7', 'prompt') // '/tmp/tanstack-opencode/run_7.prompt'
+ * sandboxRunFilePath('/tmp/tanstack-opencode', 'run-7', 'prompt') // '/tmp/tanstack-opencode/run-7.prompt'
+ * sandboxRunFilePath('/tmp/tanstack-opencode', 'run/7', 'prompt') // '/tmp/tanstack-opencode/run_7-<16 hex>.prompt'
  * ```
  */
 export function sandboxRunFilePath(dir: string, runId: string, suffix: string): string {
-  return `${dir}/${runId.replace(/[^A-Za-z0-9._-]/g, '_')}.${suffix}`
+  if (/^[A-Za-z0-9._-]+$/.test(runId) && runId.length <= MAX_NAME_ID_CHARS) return `${dir}/${runId}.${suffix}`
+  const readable = runId.slice(0, 64).replace(/[^A-Za-z0-9._-]/g, '_')
+  return `${dir}/${readable}-${createHash('sha256').update(runId).digest('hex').slice(0, 16)}.${suffix}`
 }
 
 /** Options of {@link writeSandboxRunFile}. */

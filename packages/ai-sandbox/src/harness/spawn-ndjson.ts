@@ -71,7 +71,7 @@ export interface SpawnNdjsonOptions {
    * another host can read the same output from byte 0. On this path `signal`
    * stops the reading only (the agent runs on; that is a detach),
    * `stopJobOnExit` does not apply, `stdin` goes through a file, and the
-   * journal is deleted once its sentinel was read. Default: no journal, the
+   * journal is deleted once its sentinel was read (unless `journal.keep`). Default: no journal, the
    * agent's stdout is a pipe this host holds.
    */
   journal?: JournalOptions

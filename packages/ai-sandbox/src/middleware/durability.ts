@@ -8,12 +8,14 @@
  * is total: a store failure goes to the logger, never to the run.
  * Source: spec 000 "Takeover: detached runs and single-writer safety".
  */
-import { isCancelRequestedReason, wasCancelRequested, type RunStore } from '@tanstack/ai'
+import { isCancelRequestedReason, isTerminalRunStatus, wasCancelRequested, type RunStore } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
 import { MAX_TIMER_MS } from '../definition/long-timeout.js'
 import type { SandboxDurabilityOptions, SandboxRunDurability } from '../durability/capability.js'
+import { activeRunClaim } from '../durability/claim.js'
+import { isEpochFencedRunStore } from '../durability/epoch-fence.js'
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null
 const hasMethods = (v: unknown, methods: readonly string[]) => isObject(v) && methods.every((m) => typeof v[m] === 'function')
@@ -142,16 +144,70 @@ export async function isCancel(runs: RunStore, runId: string, inProcess: { cance
 }
 
 /**
+ * Who this host is to a durable run: the host that started it (its epoch is
+ * "unset": no driver has claimed the run), or the driver whose claim is
+ * `epoch`. `stillOwned` answers whether that is still so; a host that lost the
+ * run (a successor claimed it while this one was paused or cut off) touches
+ * nothing of it again. Source: issue 28 "a paused host that wakes up".
+ */
+export interface RunOwner {
+  /** The epoch this host writes at (`undefined`: the starting host's). */
+  readonly epoch: number | undefined
+  /** Whether `epoch` is known: false for an attach driven without `sandboxRunDriver`'s claim, which then writes unconditionally. */
+  readonly fenced: boolean
+  /** `false` once another host holds the run; never rejects (a failed read answers `false`). */
+  stillOwned(): Promise<boolean>
+}
+
+/**
+ * This host's {@link RunOwner} for a run. An attach finds the claim its drive
+ * runs under (`sandboxRunDriver`, the reaper); one driven without a claim is
+ * taken as owned. The host that started the run owns it while the record's
+ * `driverEpoch` is unset.
+ */
+export function runOwner(runs: RunStore, runId: string, attach: boolean): RunOwner {
+  if (attach) {
+    const claim = activeRunClaim(runId)
+    if (!claim) return { epoch: undefined, fenced: false, stillOwned: () => Promise.resolve(true) }
+    return { epoch: claim.epoch, fenced: true, stillOwned: () => claim.stillOwned().catch(() => false) }
+  }
+  return {
+    epoch: undefined,
+    fenced: true,
+    stillOwned: async () => {
+      try {
+        return (await runs.get(runId))?.driverEpoch === undefined
+      } catch {
+        return false
+      }
+    },
+  }
+}
+
+/** Apply a non-terminal patch as `owner`: conditional on its epoch where the store can check it in one step. */
+async function updateAsOwner(runs: RunStore, runId: string, patch: Parameters<RunStore['update']>[1], owner: RunOwner | undefined): Promise<void> {
+  if (owner?.fenced && isEpochFencedRunStore(runs)) {
+    await runs.updateAtEpoch(runId, owner.epoch, patch)
+    return
+  }
+  await runs.update(runId, patch)
+}
+
+/**
  * Write `detachedSince` (epoch ms, now) and `sandboxKey` on the run's record.
  * A run already marked detached keeps its first stamp (the disconnect
  * notification and the teardown of the same detach both call this), so the
- * reaper's TTL counts from when the client left. A store failure is logged:
- * the run's teardown has no one to report it to.
+ * reaper's TTL counts from when the client left. Nothing is written on a
+ * terminal record, nor by a host that no longer owns the run (`owner`; the
+ * write is conditional on its epoch where the store supports it). A store
+ * failure is logged: the run's teardown has no one to report it to.
  */
-export async function recordDetach(runs: RunStore, runId: string, sandboxKey: string, logger: InternalLogger | undefined): Promise<void> {
+export async function recordDetach(runs: RunStore, runId: string, sandboxKey: string, logger: InternalLogger | undefined, owner?: RunOwner): Promise<void> {
   try {
-    const since = (await runs.get(runId))?.detachedSince
-    await runs.update(runId, since === undefined ? { detachedSince: Date.now(), sandboxKey } : { sandboxKey })
+    if (owner && !(await owner.stillOwned())) return void logger?.sandbox(`withSandbox: run ${runId} is driven by another host now; not recording a detach`)
+    const record = await runs.get(runId)
+    if (!record || isTerminalRunStatus(record.status)) return
+    await updateAsOwner(runs, runId, record.detachedSince === undefined ? { detachedSince: Date.now(), sandboxKey } : { sandboxKey }, owner)
   } catch (error) {
     logger?.errors(`withSandbox: recording the detach of run ${runId} failed; the reaper cannot find its sandbox`, { error })
   }
@@ -159,12 +215,15 @@ export async function recordDetach(runs: RunStore, runId: string, sandboxKey: st
 
 /**
  * Clear `detachedSince` when the record has it: the run ended here (finished,
- * failed or cancelled), so it is no longer reclaimable work. Logged on failure.
+ * failed or cancelled), so it is no longer reclaimable work. Not by a host
+ * that no longer owns the run. Logged on failure.
  */
-export async function clearDetach(runs: RunStore, runId: string, logger: InternalLogger | undefined): Promise<void> {
+export async function clearDetach(runs: RunStore, runId: string, logger: InternalLogger | undefined, owner?: RunOwner): Promise<void> {
   try {
     const record = await runs.get(runId)
-    if (record?.detachedSince !== undefined) await runs.update(runId, { detachedSince: undefined })
+    if (record?.detachedSince === undefined) return
+    if (owner && !(await owner.stillOwned())) return
+    await updateAsOwner(runs, runId, { detachedSince: undefined }, owner)
   } catch (error) {
     logger?.errors(`withSandbox: clearing detachedSince of run ${runId} failed`, { error })
   }

@@ -53,7 +53,8 @@ import { assertValidRunId } from '../contracts/run-id.js'
 import type { PumpEnd } from '../durability/run-outcome.js'
 import { holdStartedRunLease, isTerminalChunk, settleStartedRun, type StartedRunLease } from './run-lease.js'
 import { provideSandboxDurability, SandboxDurabilityCapability, type SandboxDurabilityOptions } from '../durability/capability.js'
-import { clearDetach, durabilityOptionShapes, inMemoryLockWarning, isCancel, isInMemoryLock, recordDetach, resolveSandboxDurability, watchForCancel, type ResolvedDurability } from './durability.js'
+import { clearDetach, durabilityOptionShapes, inMemoryLockWarning, isCancel, isInMemoryLock, recordDetach, resolveSandboxDurability, runOwner, watchForCancel, type ResolvedDurability, type RunOwner } from './durability.js'
+import { cleanUpJournalOnceRecorded } from './journal-cleanup.js'
 
 /** Options of {@link withSandbox}. */
 export interface SandboxMiddlewareOptions {
@@ -111,6 +112,8 @@ interface RunState {
   readonly runId: string
   /** Set on a durable run. */
   readonly durable: ResolvedDurability | undefined
+  /** A durable run's owner (this host, as starter or as claimed driver): its teardown touches the run only while it still owns it. */
+  readonly owner: RunOwner | undefined
   /** A durable run's abort verdict, decided once (the signal listener and `onAbort` share it): true for a cancel. */
   verdict?: Promise<boolean>
   /** The run's file events (absent with `fileEvents: false` or when they failed to start). */
@@ -144,6 +147,7 @@ interface RunSetup {
   readonly scrubber: SecretScrubber
   readonly releaseTurn: () => void
   readonly durable: ResolvedDurability | undefined
+  readonly owner: RunOwner | undefined
   readonly lease: StartedRunLease | undefined
 }
 
@@ -215,6 +219,12 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
   function destroyRun(state: RunState, why: string): Promise<void> {
     state.destroying ??= (async () => {
       state.forgetCancel?.()
+      // A host that lost the run to a successor destroys nothing of it: the successor's agent runs in that sandbox, and
+      // diffs against the run's file baseline.
+      if (state.owner && !(await state.owner.stillOwned())) {
+        await state.files?.stop({ flush: false, keepBaseline: true })
+        return void state.logger?.sandbox(`withSandbox: run ${state.runId} is driven by another host now; leaving sandbox ${state.handle.id} to it (${why})`)
+      }
       await state.files?.stop({ flush: false })
       // A durable run's agent may have been started by another host, and its journal may live outside the sandbox (local-process).
       if (state.durable) await endJournaledRun(state.handle, { runId: state.runId, dir: state.durable.run.journalDir }, (message) => state.logger?.sandbox(`withSandbox: ${message}`))
@@ -295,6 +305,21 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     state.chunks.close()
   }
 
+  /**
+   * A durable run another host took over while this one was paused or cut off
+   * (its claim moved `driverEpoch`): stop watching and leave everything to the
+   * successor: no destroy, no record write, no release (whose `keepAlive`
+   * timer could destroy the sandbox under it), the file baseline kept. True
+   * when that was the case. Source: issue 28 "a paused host that wakes up".
+   */
+  async function leaveLostRun(state: RunState): Promise<boolean> {
+    if (!state.owner || (await state.owner.stillOwned())) return false
+    endRun(state)
+    await state.files?.stop({ flush: false, keepBaseline: true })
+    state.logger?.sandbox(`withSandbox: run ${state.runId} is driven by another host now; its sandbox, journal and record are left to that host`)
+    return true
+  }
+
   /** Run a terminal hook's work, then let the thread's next run start, whatever happened. */
   async function thenRelease(ctx: ChatMiddlewareContext, work: (state: RunState) => Promise<void>): Promise<void> {
     const state = runs.get(ctx)
@@ -341,7 +366,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
    */
   async function detachRun(ctx: ChatMiddlewareContext, state: RunState, runStore: RunStore): Promise<void> {
     await state.files?.stop({ flush: false, keepBaseline: true })
-    await recordDetach(runStore, state.runId, state.key, state.logger)
+    await recordDetach(runStore, state.runId, state.key, state.logger, state.owner)
     provideRunDetached(ctx, true)
     noteRunDetached(state.runId) // a run driver's pump (sandboxRunDriver, RunController) leaves the record and the log as they are
     holdDetachedUse(sandbox, state.key)
@@ -354,11 +379,21 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     return settleStartedRun(state.durable.run.runs, state.runId, end, cancelled, state.lease, state.logger)
   }
 
+  /**
+   * The journal of a durable run that ended here, in a sandbox that stays (a
+   * destroyed one took it along): deleted in the background once the run's
+   * end is recorded (`./journal-cleanup.ts`); until then a successor needs it.
+   */
+  function cleanUpJournal(state: RunState): void {
+    if (!state.durable || state.destroying) return
+    cleanUpJournalOnceRecorded({ handle: state.handle, runId: state.runId, journalDir: state.durable.run.journalDir, runs: state.durable.run.runs, log: state.durable.run.log, ...(state.logger ? { logger: state.logger } : {}) })
+  }
+
   /** A durable run ended here (finished, failed or cancelled): it is no longer reclaimable. */
   async function settleDurable(ctx: ChatMiddlewareContext, state: RunState): Promise<void> {
     if (!state.durable) return
     await noticed.get(ctx) // a notification's write still in flight would land after the clear
-    await clearDetach(state.durable.run.runs, state.runId, state.logger)
+    await clearDetach(state.durable.run.runs, state.runId, state.logger, state.owner)
   }
 
   /** A durable, detachable run's abort: a cancel in either band (decided once), or a detach. */
@@ -384,7 +419,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
   }
 
   /** Setup once the run has its turn: ensure the sandbox, register the run, provide the capabilities, start the file events. */
-  async function setupRun(ctx: ChatMiddlewareContext, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable, lease }: RunSetup): Promise<void> {
+  async function setupRun(ctx: ChatMiddlewareContext, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable, owner, lease }: RunSetup): Promise<void> {
     const generatedThread = sandbox.lifecycle.reuse === 'thread' && GENERATED_THREAD_ID.test(ctx.threadId)
     if (generatedThread) {
       logger?.warn(`withSandbox: chat() was called without a threadId, so this run's sandbox can never be reused; it is destroyed after the run. Pass chat({ threadId }) to keep one sandbox per conversation.`)
@@ -393,7 +428,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
 
     // Registered before anything else of setup: an abort during the rest of it (baseline capture, projection,
     // watcher start) finds what a detach or a destroy needs.
-    const state: RunState = { key, handle, instances, logger, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, lease, fileDiffs: new Set(), chunks: createRunChunks() }
+    const state: RunState = { key, handle, instances, logger, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, owner, lease, fileDiffs: new Set(), chunks: createRunChunks() }
     runs.set(ctx, state)
     // An abort must stop the agent even while the adapter is blocked inside a
     // command, and an abort that landed while ensure() ran must not leak the
@@ -459,16 +494,19 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       const tenant = tenantOf(ctx)
       const ensureCtx = { threadId: ctx.threadId, runId: ctx.runId, ...(tenant ? { tenant } : {}) }
       const key = sandbox.key(ensureCtx)
+      let owner: RunOwner | undefined
       if (durable) {
         // Before any lease, sandbox, journal or baseline exists under the id: one the journal would refuse fails here.
         assertValidRunId(ctx.runId, 'chat({ runId })')
-        provideSandboxDurability(ctx, durable.run)
+        owner = runOwner(durable.run.runs, ctx.runId, durable.run.attach)
+        // withSandbox deletes the journal once the run's end is in the log (journal-cleanup.ts), not the harness at the CLI's exit.
+        provideSandboxDurability(ctx, { ...durable.run, stillOwned: owner.stillOwned, keepJournal: true })
         if (durable.detachable) {
           provideDetachableRun(ctx, true)
           // The transport's disconnect notification (the run goes on): bookkeeping only, and prompt even mid-ensure.
           getRunDisconnect(ctx, { optional: true })?.subscribe(() => {
             if (runs.get(ctx)?.ended) return
-            const write = recordDetach(durable.run.runs, ctx.runId, key, logger)
+            const write = recordDetach(durable.run.runs, ctx.runId, key, logger, owner)
             noticed.set(ctx, write)
             return write
           })
@@ -488,7 +526,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
         releaseTurn = await queueThreadRun(sandbox, key, ctx.signal, () => logger?.sandbox(`run ${ctx.runId} waits for the run of thread ${ctx.threadId} in progress on ${key}`))
         // Aborted while it waited: it never started, so it must not touch (or destroy) the sandbox the other run uses.
         if (ctx.signal?.aborted) throw new WorkspaceBootstrapError('aborted', `withSandbox: run ${ctx.runId} was aborted while it waited for the run of thread ${ctx.threadId} in progress; it started nothing.`, { cause: ctx.signal.reason })
-        await setupRun(ctx, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable, lease })
+        await setupRun(ctx, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable, owner, lease })
       } catch (error) {
         releaseTurn?.()
         // Registered runs settle and release after their terminal hook; a setup that failed before that does it here, or
@@ -533,18 +571,24 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     },
     onFinish: (ctx) =>
       thenRelease(ctx, async (state) => {
+        if (await leaveLostRun(state)) return
         await finishRun(ctx)
         await settleDurable(ctx, state)
         await settleStarted(state, { kind: 'ended', lastTerminal: state.lastTerminal }, false)
+        cleanUpJournal(state)
       }),
     onAbort: (ctx, info: AbortInfo) =>
       thenRelease(ctx, async (state) => {
         // The agent had already finished when the abort came: keep the lifecycle of a finished run.
         if (state.agentFinished) {
+          if (await leaveLostRun(state)) return
           await finishRun(ctx)
           await settleDurable(ctx, state)
-          return settleStarted(state, { kind: 'ended', lastTerminal: state.lastTerminal }, false)
+          await settleStarted(state, { kind: 'ended', lastTerminal: state.lastTerminal }, false)
+          return cleanUpJournal(state)
         }
+        // A host that lost the run passes below too, without touching it: recordDetach, destroyRun and the settles check
+        // the owner themselves (an extra record read here would delay the detach core's delivery sink waits for).
         endRun(state)
         const detachable = state.durable?.detachable ? state.durable.run.runs : undefined
         // Intent never comes from the abort itself: only a cancel in either band stops a durable run.
@@ -556,6 +600,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       }),
     onError: (ctx, info) =>
       thenRelease(ctx, async (state) => {
+        if (await leaveLostRun(state)) return
         endRun(state)
         await state.files?.stop({ flush: true })
         if (sandbox.lifecycle.reuse === 'none' || state.destroyAfterRun) await destroyRun(state, "run failed, reuse 'none'")
@@ -565,6 +610,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
         }
         await settleDurable(ctx, state)
         await settleStarted(state, { kind: 'threw', error: info.error, lastTerminal: state.lastTerminal }, false)
+        cleanUpJournal(state)
       }),
   })
 

@@ -4,8 +4,9 @@
  * chunks, errors, log lines), in the forms an agent or a script is likely to
  * print it: raw, JSON-escaped, base64 (standard and base64url, padded or not,
  * and embedded in a longer base64 text at any of the three byte offsets),
- * URL-encoded (`encodeURIComponent`, form encoding, lower-case escapes, every
- * byte escaped in upper or lower case) and
+ * URL-encoded (any character escaped or not, in any hex case, escapes encoded
+ * twice: whatever one or two `decodeURIComponent`s turn back into it; form
+ * encoding's `+` for a space) and
  * hex (lower and upper case). A streamed text (`delta` fields) is scrubbed
  * across chunk boundaries: a tail that could be the start of a secret is held
  * back until the next delta or the end of its message.
@@ -145,14 +146,20 @@ export function createSecretScrubber(secrets: Iterable<NamedSecret>): SecretScru
   const usable = [...secrets].filter(([, value]) => typeof value === 'string' && value.length >= MIN_SECRET_CHARS).sort((a, b) => b[1].length - a[1].length)
   for (const [name, value] of usable) for (const form of secretForms(value)) if (!labels.has(form)) labels.set(form, `[secret ${name}]`)
   const forms = [...labels.keys()].sort((a, b) => b.length - a.length)
-  // One pass per string: at each position the longest form wins (alternatives are tried in order).
-  const pattern = forms.length > 0 ? new RegExp(forms.map(escapeRegExp).join('|'), 'g') : undefined
+  // One pass per string: at each position the longest literal form wins (alternatives are tried in order); then each
+  // secret's percent-encoded forms, one capturing group per secret, in the same order as `usable`.
+  const percentGroups = usable.map(([, value]) => `(${percentPattern(value)})`)
+  const pattern = forms.length > 0 ? new RegExp([...forms.map(escapeRegExp), ...percentGroups].join('|'), 'g') : undefined
+  const percentLabels = usable.map(([name]) => `[secret ${name}]`)
+  /** The label of a match: a literal form's, or that of the secret whose percent group matched. */
+  const labelOf = (found: string, groups: (string | undefined)[]): string => labels.get(found) ?? percentLabels[groups.findIndex((group) => group !== undefined)] ?? '[secret]'
   const maxForm = forms[0]?.length ?? 0
   /** Every proper prefix of every form: what a delta's tail must be to be held back. */
   const prefixes = new Set<string>()
   for (const form of forms) for (let n = 1; n < form.length; n++) prefixes.add(form.slice(0, n))
 
-  const text = (input: string): string => (pattern && input.length >= MIN_SECRET_CHARS ? input.replace(pattern, (found) => labels.get(found)!) : input)
+  const text = (input: string): string =>
+    pattern && input.length >= MIN_SECRET_CHARS ? input.replace(pattern, (found: string, ...rest: unknown[]) => labelOf(found, rest.slice(0, percentGroups.length) as (string | undefined)[])) : input
 
   /** The start of the longest tail of `input` (at or after `from`) that is a proper prefix of a form; `input.length` when none. */
   const heldFrom = (input: string, from: number): number => {
@@ -315,6 +322,27 @@ function walkObject(value: object, text: (input: string) => string, depth: numbe
     out[key] = next
   }
   return changed ? out : value
+}
+
+/**
+ * A pattern for `value` URL-encoded any way a decoder still reads it: each
+ * character as itself or as the `%XX` escapes of its UTF-8 bytes, in upper
+ * or lower case, each escape possibly encoded once more (`%2573`: what two
+ * `decodeURIComponent`s restore), and a space also as `+`.
+ */
+function percentPattern(value: string): string {
+  const escapeOf = (byte: number): string => {
+    const [high, low] = byte.toString(16).padStart(2, '0')
+    const digit = (d: string) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)
+    return `%(?:25)?${digit(high!)}${digit(low!)}`
+  }
+  return [...value]
+    .map((char) => {
+      const escaped = [...Buffer.from(char, 'utf8')].map(escapeOf).join('')
+      const literal = char === ' ' ? '[ +]' : escapeRegExp(char)
+      return `(?:${literal}|${escaped})`
+    })
+    .join('')
 }
 
 function escapeRegExp(text: string): string {

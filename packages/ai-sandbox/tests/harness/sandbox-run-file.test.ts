@@ -7,7 +7,7 @@
  */
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, posix } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { removeSandboxRunFiles, SandboxOperationError, sandboxRunFilePath, writeSandboxRunFile, type SandboxHandle } from '../../src/index.js'
 import { createFakeHandle } from '../helpers/fake-handle.js'
@@ -29,7 +29,16 @@ function recording(): { handle: SandboxHandle; commands: string[] } {
 describe('sandboxRunFilePath', () => {
   it('is <dir>/<runId>.<suffix> with the run id made safe for a file name', () => {
     expect(sandboxRunFilePath('/tmp/tanstack-codex', 'run-7.a_b', 'prompt')).toBe('/tmp/tanstack-codex/run-7.a_b.prompt')
-    expect(sandboxRunFilePath('/tmp/tanstack-opencode', '../run 7/$(x)', 'system.md')).toBe('/tmp/tanstack-opencode/.._run_7___x_.system.md')
+    expect(sandboxRunFilePath('/tmp/tanstack-opencode', '../run 7/$(x)', 'system.md')).toMatch(/^\/tmp\/tanstack-opencode\/\.\._run_7___x_-[0-9a-f]{16}\.system\.md$/)
+  })
+
+  it('gives every valid run id a name of its own that fits a file name: 512 characters, and ids that differ only in replaced characters', () => {
+    const long = sandboxRunFilePath('/tmp/tanstack-codex', 'é'.repeat(512), 'prompt')
+    expect(Buffer.byteLength(posix.basename(long))).toBeLessThanOrEqual(255)
+    const names = ['run:1', 'run/1', 'run_1', 'run 1'].map((id) => sandboxRunFilePath('/tmp/tanstack-codex', id, 'prompt'))
+    expect(new Set(names).size).toBe(4)
+    expect(sandboxRunFilePath('/tmp/tanstack-codex', 'r'.repeat(96), 'prompt')).toBe(`/tmp/tanstack-codex/${'r'.repeat(96)}.prompt`)
+    expect(posix.basename(sandboxRunFilePath('/tmp/tanstack-codex', 'r'.repeat(97), 'prompt'))).toMatch(/^r{64}-[0-9a-f]{16}\.prompt$/)
   })
 })
 

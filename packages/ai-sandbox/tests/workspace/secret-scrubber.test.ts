@@ -38,6 +38,19 @@ describe('secret forms', () => {
     ['hex', Buffer.from(SECRET).toString('hex')],
     ['HEX', Buffer.from(SECRET).toString('hex').toUpperCase()],
   ]
+  it('replaces percent-encodings that mix escaped and plain characters, hex cases, and escapes encoded twice (whatever decodeURIComponent turns back into the secret)', () => {
+    const bytes = [...Buffer.from(SECRET, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`)
+    const mixedCase = bytes.map((escape, i) => (i % 2 === 0 ? escape.toUpperCase() : escape)).join('')
+    const oneEscaped = `${SECRET.slice(0, 5)}%${SECRET.charCodeAt(5).toString(16)}${SECRET.slice(6)}`
+    const twice = bytes.map((escape) => `%25${escape.slice(1)}`).join('')
+    for (const form of [mixedCase, oneEscaped, twice]) {
+      expect(decodeURIComponent(form.replaceAll('%25', '%'))).toBe(SECRET)
+      const out = scrub.text(`before ${form} after`)
+      expect(out, form).toBe('before [secret GH_TOKEN] after')
+    }
+    expect(scrub.text('before ghp_S3cr3t/Value+With=Odd&Chars after'), 'the raw form still wins').toBe('before [secret GH_TOKEN] after')
+  })
+
   it('builds the every-byte forms the way decodeURIComponent reads them', () => {
     expect(decodeURIComponent(percentEveryByte(SECRET))).toBe(SECRET)
     expect(decodeURIComponent(percentEveryByte(SECRET).toUpperCase())).toBe(SECRET)

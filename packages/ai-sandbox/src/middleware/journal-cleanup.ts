@@ -1,0 +1,59 @@
+/**
+ * The journal of a durable run that ended on this host, deleted only once the
+ * run's end is recorded: its record is terminal, or its log holds the run's
+ * `RUN_FINISHED` / `RUN_ERROR` (or it has no record, so nobody can claim it). Until then a host that takes the run over
+ * needs the journal to deliver the end (a host killed between the CLI's exit
+ * and the store of `RUN_FINISHED` used to leave a run no successor could
+ * finish). Runs in the background, never rejects, and gives up after
+ * {@link JOURNAL_CLEANUP_WAIT_MS}, leaving the journal to `pruneJournals`.
+ * Source: issue 28 "the end of a run", spec 000 "Durable runs (the run journal)".
+ */
+import { isTerminalRunStatus, type RunStore } from '@tanstack/ai'
+import type { InternalLogger } from '@tanstack/ai/adapter-internals'
+import type { SandboxHandle } from '../contracts/handle.js'
+import type { SandboxDurabilityLog } from '../durability/capability.js'
+import { storedRunEnd } from '../durability/run-outcome.js'
+import { finishJournal } from '../harness/journal-run-end.js'
+
+/** How long, in ms, the cleanup waits for the run's end to be recorded before it leaves the journal to `pruneJournals`. */
+const JOURNAL_CLEANUP_WAIT_MS = 30_000
+
+/** Pause between two looks at the record and the log, in ms. */
+const POLL_MS = 200
+
+/** What {@link cleanUpJournalOnceRecorded} needs. */
+export interface JournalCleanupInput {
+  handle: SandboxHandle
+  runId: string
+  journalDir: string | undefined
+  runs: RunStore
+  log: SandboxDurabilityLog
+  logger?: InternalLogger
+}
+
+/** Start the cleanup in the background (see the module header). */
+export function cleanUpJournalOnceRecorded(input: JournalCleanupInput): void {
+  void cleanUp(input).catch((error: unknown) => input.logger?.errors(`withSandbox: deleting the journal of run ${input.runId} failed`, { error }))
+}
+
+async function cleanUp(input: JournalCleanupInput): Promise<void> {
+  const { handle, runId, logger } = input
+  const deadline = Date.now() + JOURNAL_CLEANUP_WAIT_MS
+  while (!(await endRecorded(input))) {
+    if (Date.now() > deadline) return void logger?.sandbox(`withSandbox: the end of run ${runId} was not recorded within ${JOURNAL_CLEANUP_WAIT_MS} ms; its journal is left for pruneJournals`)
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS).unref())
+  }
+  await finishJournal(handle, { runId, dir: input.journalDir }, (message) => logger?.sandbox(`withSandbox: ${message}`))
+}
+
+/** Whether the run's end is recorded: a terminal record, or a terminal chunk in the log; or no record at all. A failed read answers no. */
+async function endRecorded(input: JournalCleanupInput): Promise<boolean> {
+  try {
+    const record = await input.runs.get(input.runId)
+    // No record: no host can claim the run, so no successor will ever need its journal.
+    if (!record || isTerminalRunStatus(record.status)) return true
+    return storedRunEnd((await input.log.snapshot()).map((entry) => entry.chunk)) !== undefined
+  } catch {
+    return false
+  }
+}

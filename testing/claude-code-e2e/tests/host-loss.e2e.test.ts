@@ -1,0 +1,134 @@
+/**
+ * A run survives its host at the moments the takeover trials do not reach
+ * (issue 28), with the real Claude Code CLI against aimock on local-process
+ * sandboxes, each server its own Node process (`src/run-server.ts`) over one
+ * SQLite database:
+ *
+ * - the end of a run: the host dies after the CLI printed its result line and
+ *   exited, before `RUN_FINISHED` is stored (`dieBeforeAppend`, so the point
+ *   is exact, not drawn). The journal must still be there for the successor.
+ * - a paused host: SIGSTOP past its lease, a successor takes the run over,
+ *   then SIGCONT. The woken host lost its claim and must touch nothing of the
+ *   run: not its CLI (the successor's run would end `cli_exit` 143), not its
+ *   journal, not its record (`detachedSince`).
+ *
+ * Each case compares the client's transcript with a control run chunk for
+ * chunk, and checks the record, one CLI (five model requests) and that no
+ * process, journal or sandbox is left.
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, posix } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { EventType } from '@tanstack/ai'
+import { journalPaths } from '@tanstack/ai-sandbox'
+import { createSqliteStores, type SqliteStores } from '@tanstack/ai-sandbox-sqlite'
+import { transcriptOf } from '@testing/support/sse-client'
+import { claudeBinary, makeClaudeHome, startFakeModel, type FakeModel } from '../src/aimock.js'
+import type { RunServerConfig } from '../src/run-server.js'
+import { attachRun, normalizedFingerprints, postRun, startRunServer, stopRunServer, tallyTranscript, type RunServer } from '../src/takeover-trial.js'
+import { processesMatching, processesWithHome, waitFor } from './helpers/run-claude.js'
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/durable-takeover.json', import.meta.url))
+const PROMPT = 'Run the durable job in four steps.'
+const localRoot = mkdtempSync(join(tmpdir(), 'host-loss-sandboxes-'))
+const dir = mkdtempSync(join(tmpdir(), 'host-loss-'))
+
+let model: FakeModel
+let stores: SqliteStores
+let config: RunServerConfig
+let successor: RunServer
+let control: string[]
+let home: ReturnType<typeof makeClaudeHome>
+const servers: RunServer[] = []
+
+beforeAll(async () => {
+  model = await startFakeModel(FIXTURE, { host: '127.0.0.1', vars: { stepSeconds: '1.5' } })
+  home = makeClaudeHome('host-loss-home')
+  config = {
+    stores: { kind: 'sqlite', path: join(dir, 'runs.db') },
+    provider: { kind: 'local-process', root: localRoot },
+    claude: { executable: claudeBinary(), env: home.env(model.url) },
+    prompt: PROMPT,
+    fenceQuietMs: 1000,
+    leaseMs: 3000,
+    cancelPollMs: 500,
+    attachWaitMs: 3000,
+  }
+  stores = createSqliteStores({ path: join(dir, 'runs.db') })
+  successor = await startRunServer(config)
+  servers.push(successor)
+  const runId = `control-${randomUUID()}`
+  const threadId = `thread-${randomUUID()}`
+  const chunks = transcriptOf(await postRun(successor, runId, threadId))
+  expect(chunks.at(-1)?.type, `the control run finished:\n${successor.output()}`).toBe(EventType.RUN_FINISHED)
+  control = normalizedFingerprints(chunks, { runId, threadId })
+}, 180_000)
+
+afterAll(async () => {
+  for (const server of servers) {
+    if (server.child.signalCode === 'SIGSTOP') server.child.kill('SIGCONT')
+    await stopRunServer(server)
+  }
+  stores?.close()
+  await model?.stop()
+  home?.cleanup()
+  const left = readdirSync(localRoot)
+  rmSync(localRoot, { recursive: true, force: true })
+  rmSync(dir, { recursive: true, force: true })
+  expect(left, 'every local-process sandbox folder is removed').toEqual([])
+}, 60_000)
+
+/** What every case checks once the client has the whole run: the record, one CLI, and nothing of the run left. */
+async function expectRunClosedOut(runId: string, requestsBefore: number): Promise<void> {
+  expect(await stores.runs.get(runId)).toMatchObject({ status: 'completed' })
+  expect((await stores.runs.get(runId))?.detachedSince, 'no host wrote detachedSince after the run ended').toBeUndefined()
+  expect(model.requests().length - requestsBefore, 'one CLI ran the turn (five model requests)').toBe(5)
+  const journal = `/${posix.basename(journalPaths(runId).journal)}`
+  expect(await waitFor(() => processesMatching(journal).length === 0 && processesWithHome(home.dir).length === 0, 15_000), 'no CLI, tool or tail process of the run is left').toBe(true)
+  expect(await waitFor(() => readdirSync(localRoot).length === 0, 15_000), 'the sandbox (with its journal) is destroyed').toBe(true)
+}
+
+describe('a run survives its host at the end of the run and through a pause (local-process + SQLite)', () => {
+  it('the host dies after the CLI exited, before RUN_FINISHED is stored: the successor still finds the journal and delivers the end', async () => {
+    const first = await startRunServer({ ...config, dieBeforeAppend: { type: EventType.RUN_FINISHED } })
+    servers.push(first)
+    const runId = `end-${randomUUID()}`
+    const threadId = `thread-${randomUUID()}`
+    const requestsBefore = model.requests().length
+    const before = await postRun(first, runId, threadId)
+    await first.exited
+    expect(first.child.signalCode, `the first server died at the append of RUN_FINISHED:\n${first.output()}`).toBe('SIGKILL')
+    expect(transcriptOf(before).some((chunk) => chunk.type === EventType.RUN_FINISHED), 'the first server delivered no RUN_FINISHED').toBe(false)
+    const after = await attachRun(successor, runId, before.at(-1)!.id!)
+    const tally = tallyTranscript(normalizedFingerprints(transcriptOf(before, after), { runId, threadId }), control)
+    expect(tally, `the transcript equals the control:\n${successor.output().slice(-4000)}`).toEqual({ equal: true, lost: 0, duplicated: 0, falseTerminal: 0 })
+    await expectRunClosedOut(runId, requestsBefore)
+  }, 120_000)
+
+  it('a host frozen past its lease wakes after a successor took the run over: it touches nothing of the run, which ends completed', async () => {
+    const first = await startRunServer(config)
+    servers.push(first)
+    const runId = `pause-${randomUUID()}`
+    const threadId = `thread-${randomUUID()}`
+    const requestsBefore = model.requests().length
+    // Frozen early (the second model turn), so the successor takes over with most of the run still to come.
+    const before = await postRun(first, runId, threadId, (_event, events) => {
+      const frozen = transcriptOf(events).filter((chunk) => chunk.type === EventType.TOOL_CALL_START).length >= 1
+      if (frozen) first.child.kill('SIGSTOP')
+      return frozen
+    })
+    const attached = attachRun(successor, runId, before.at(-1)!.id!)
+    // The woken host must find its claim gone: it wakes once the successor drives, with the CLI still working.
+    expect(await waitFor(() => successor.drives().includes(runId), 30_000), `the successor claimed the run:\n${successor.output().slice(-3000)}`).toBe(true)
+    first.child.kill('SIGCONT')
+    const after = await attached
+    const tally = tallyTranscript(normalizedFingerprints(transcriptOf(before, after), { runId, threadId }), control)
+    expect(tally, `the transcript equals the control:\n${successor.output().slice(-3000)}\n--- woken host:\n${first.output().slice(-3000)}`).toEqual({ equal: true, lost: 0, duplicated: 0, falseTerminal: 0 })
+    await expectRunClosedOut(runId, requestsBefore)
+    expect(first.output(), 'the woken host stopped no process of the run').not.toMatch(/stopped the processes of run|stopped processes the run left behind/)
+    await stopRunServer(first)
+  }, 120_000)
+})
