@@ -11,6 +11,9 @@
  *   then SIGCONT. The woken host lost its claim and must touch nothing of the
  *   run: not its CLI (the successor's run would end `cli_exit` 143), not its
  *   journal, not its record (`detachedSince`).
+ * - a double kill: two processes attach at once, the one that claims the run
+ *   is killed too; the other, which lost the race, takes the run over when
+ *   the lease lapses, and its client gets the whole run.
  *
  * Each case compares the client's transcript with a control run chunk for
  * chunk, and checks the record, one CLI (five model requests) and that no
@@ -131,4 +134,31 @@ describe('a run survives its host at the end of the run and through a pause (loc
     expect(first.output(), 'the woken host stopped no process of the run').not.toMatch(/stopped the processes of run|stopped processes the run left behind/)
     await stopRunServer(first)
   }, 120_000)
+
+  it('two processes attach at once and the one that drives is killed too: the other takes the run over and its client gets the whole run', async () => {
+    const first = await startRunServer(config)
+    const pair = [await startRunServer(config), await startRunServer(config)]
+    servers.push(first, ...pair)
+    const runId = `double-${randomUUID()}`
+    const threadId = `thread-${randomUUID()}`
+    const requestsBefore = model.requests().length
+    const before = await postRun(first, runId, threadId, (_event, events) => {
+      const seen = transcriptOf(events).filter((chunk) => chunk.type === EventType.TOOL_CALL_START).length >= 1
+      if (seen) first.child.kill('SIGKILL')
+      return seen
+    })
+    await first.exited
+    const lastId = before.at(-1)!.id!
+    const reads = pair.map((server) => attachRun(server, runId, lastId))
+    expect(await waitFor(() => pair.some((server) => server.drives().includes(runId)), 30_000), 'one of the two drives').toBe(true)
+    const driver = pair.find((server) => server.drives().includes(runId))!
+    const bystander = pair.find((server) => server !== driver)!
+    driver.child.kill('SIGKILL')
+    const after = await reads[pair.indexOf(bystander)]!
+    const tally = tallyTranscript(normalizedFingerprints(transcriptOf(before, after), { runId, threadId }), control)
+    expect(tally, `the bystander's client got the whole run:\n${bystander.output().slice(-3000)}`).toEqual({ equal: true, lost: 0, duplicated: 0, falseTerminal: 0 })
+    expect(bystander.drives(), 'the bystander took the run over').toContain(runId)
+    expect(await stores.runs.get(runId)).toMatchObject({ driverEpoch: 2 })
+    await expectRunClosedOut(runId, requestsBefore)
+  }, 150_000)
 })

@@ -51,7 +51,7 @@ export class RunClaimNotAcquiredError extends SandboxError<RunClaimNotAcquiredRe
 const NOT_ACQUIRED: Record<RunClaimNotAcquiredReason, string> = {
   terminal: 'its record is already terminal',
   unknown: 'the run store has no record of it',
-  superseded: 'another driver claimed it first',
+  superseded: 'another driver holds it',
 }
 
 /**
@@ -115,10 +115,12 @@ export interface WithRunClaimOptions {
 /**
  * Run `fn` while holding the run: under `locks.withLock(runDriverLockKey(runId))`,
  * after bumping `driverEpoch` (read-modify-write under the lock, confirmed by
- * a re-read). The epoch is read once BEFORE waiting for the lock: a driver
- * that finds it changed once the lock is its own lost the race to a driver
- * that claimed meanwhile (`'superseded'`), so of several concurrent attaches
- * exactly one drives.
+ * a re-read). Of several concurrent attaches one holds the lease and drives;
+ * the others wait for it. A waiter that gets the lease finds the run finished
+ * (`'terminal'`: the usual end) or still running, which means the driver
+ * before it is gone (killed, its lease lapsed, or it let the run go): then it
+ * claims the next epoch and takes the run over, so an attached client never
+ * waits on a driver that died (issue 28, "attachers that lost the race").
  *
  * @throws RunClaimNotAcquiredError `'unknown'` / `'terminal'` / `'superseded'`, without calling `fn`.
  * @throws RunClaimLostError after `fn` settled, when the claim was lost while it ran (its own rejection becomes the `cause`).
@@ -128,8 +130,11 @@ export async function withRunClaim<T>(options: WithRunClaimOptions, fn: (claim: 
   const seen = refuseUnclaimable(runId, await runs.get(runId))
   return locks.withLock(runDriverLockKey(runId), async (leaseSignal) => {
     const latest = await runs.get(runId)
-    // A driver that claimed while this one waited for the lease won the race, even if it has finished the run since.
-    if (latest !== null && latest.driverEpoch !== seen.driverEpoch) throw new RunClaimNotAcquiredError(runId, 'superseded', { detail: `driverEpoch moved from ${seen.driverEpoch ?? 'unset'} to ${latest.driverEpoch ?? 'unset'} while waiting for the lease` })
+    // A driver that claimed while this one waited held the lease until now: it finished the run (terminal, refused
+    // below) or is gone with the run still running, which this one then takes over.
+    if (latest !== null && latest.driverEpoch !== seen.driverEpoch && !isTerminalRunStatus(latest.status)) {
+      report.warn(`run ${runId}: the driver that claimed it while this host waited (epoch ${latest.driverEpoch ?? 'unset'}) no longer holds it and the run is still running; taking it over`)
+    }
     const current = refuseUnclaimable(runId, latest)
     if (leaseSignal.aborted) throw new RunClaimNotAcquiredError(runId, 'superseded', { detail: 'the lease was lost before the claim was written' })
     const epoch = (current.driverEpoch ?? 0) + 1

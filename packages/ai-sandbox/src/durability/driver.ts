@@ -86,8 +86,12 @@ const optionsSchema = z
  *    before the drive is started, so its first append follows the
  *    predecessor's last.
  *
+ * While another driver holds the run, the claim waits for its lease: it
+ * then finds the run finished (`'terminal'`) or, when that driver died with
+ * the run still running, takes it over.
+ *
  * Total: no run id, no record (`RunClaimNotAcquiredError` `'unknown'`), a
- * terminal record (`'terminal'`), a driver that claimed first
+ * terminal record (`'terminal'`), a lease lost before the claim landed
  * (`'superseded'`), a lost lease (`RunClaimLostError`) or a throwing `drive`
  * (a terminal `RUN_ERROR` and a `'failed'` record) all end as "serve the log,
  * drive nothing more", logged server-side (`logger`). `drive` gets the run

@@ -63,7 +63,7 @@ describe('sandboxRunDriver: the claim', () => {
     expect((await runs.get(seeded.runId))?.driverEpoch).toBeUndefined()
   })
 
-  it('two concurrent drivers for one run: exactly one drives, the other is superseded, nothing doubled', async () => {
+  it('two concurrent drivers for one run: exactly one drives, the other waits and finds the run finished, nothing doubled', async () => {
     const { runs, runId, chunks } = await seedRun({ prefix: 0 })
     const locks = new InMemoryLockStore()
     const drives: number[] = []
@@ -72,9 +72,32 @@ describe('sandboxRunDriver: the claim', () => {
     expect(drives).toHaveLength(1)
     const rejected = results.filter((r) => r.status === 'rejected')
     expect(rejected).toHaveLength(1)
-    expect((rejected[0] as PromiseRejectedResult).reason).toMatchObject({ reason: 'superseded', runId })
+    expect((rejected[0] as PromiseRejectedResult).reason).toMatchObject({ reason: 'terminal', runId })
     expect(await stored(runId)).toEqual(chunks)
     expect(await runs.get(runId)).toMatchObject({ status: 'completed', driverEpoch: 1 })
+  })
+
+  it('the driver that lost the race takes the run over when the winner dies mid-drive (its lease lapses, the run still running)', async () => {
+    const { runs, runId, chunks } = await seedRun({ prefix: 0 })
+    const locks = new RevocableLockStore()
+    const stall = deferred()
+    let drives = 0
+    // Both attach at once (both read driverEpoch unset); the winner drives two chunks and hangs (a host that died),
+    // and the other, which lost the race, drives the rest once the winner's lease is gone.
+    const drive = () => (++drives === 1 ? paced(chunks, 0, { at: 2, wait: stall.promise }) : paced(chunks.slice(2)))
+    const [x, y] = [host(runs, runId, drive, { locks, fenceQuietMs: 50 }), host(runs, runId, drive, { locks, fenceQuietMs: 50 })]
+    const results = [x!.run().catch((e: unknown) => e), y!.run().catch((e: unknown) => e)]
+    await until(async () => (await stored(runId)).length === 2)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(drives, 'the loser waits while the winner holds the lease').toBe(1)
+    locks.revoke(runDriverLockKey(runId))
+    const settled = await Promise.all(results)
+    expect(settled.filter((r) => r instanceof RunClaimLostError), 'the winner lost its claim').toHaveLength(1)
+    expect(settled.filter((r) => !(r instanceof Error)), 'the other drove the run to its end').toEqual([expect.objectContaining({ status: 'completed', driverEpoch: 2 })])
+    expect(drives).toBe(2)
+    expect(await stored(runId)).toEqual(chunks)
+    expect([...x!.lines, ...y!.lines].join('\n')).toMatch(/no longer holds it and the run is still running; taking it over/)
+    stall.resolve()
   })
 
   it('a store that drops driverEpoch cannot fence, so nobody drives and the cause is logged', async () => {
