@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { LockStore } from '@tanstack/ai/locks'
-import { parseOptions } from '@tanstack/ai-sandbox'
+import { parseOptions, type LockProbe } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { assertOpen, contextOf, query, schemaName, type PostgresContext, type PostgresPool } from './database.js'
 import { DedicatedClient } from './dedicated-client.js'
@@ -45,7 +45,7 @@ const optionsSchema = z.object({ schema: schemaName.optional(), leaseMs: leaseMs
 
 /** A lock store and the way to let go of its lease connection. Internal. */
 export interface ClosableLockStore {
-  readonly store: LockStore
+  readonly store: LockStore & LockProbe
   /** Abort every held lock's signal (`renewal-failed`), destroy the lease connection, and delete the held rows so another replica takes the keys at once. Never rejects. */
   close: () => Promise<void>
 }
@@ -54,7 +54,9 @@ export interface ClosableLockStore {
  * A `LockStore` (`@tanstack/ai/locks`) whose mutual exclusion holds across
  * every process and host that reaches the same database.
  *
- * `withLock(key, fn)` waits until it holds `key` (retrying with a backoff from
+ * `isHeld(key)` answers whether some holder's lease on `key` has not run out
+ * by the database clock (`LockProbe`, what `reapDetachedRuns` asks of a run's
+ * driver lease). `withLock(key, fn)` waits until it holds `key` (retrying with a backoff from
  * 1 ms up to `lockPollMs`), then runs `fn(signal)` while renewing the lease
  * every `leaseMs / 3`. Expiry is judged by the database's clock, so the hosts'
  * clocks need not agree. `signal` aborts, with a {@link PostgresLockLostError}
@@ -85,7 +87,7 @@ export interface ClosableLockStore {
  * await locks.withLock('thread-1', async (signal) => { if (!signal.aborted) await work() })
  * ```
  */
-export function postgresLockStore(pool: PostgresPool, options: PostgresLockStoreOptions = {}): LockStore {
+export function postgresLockStore(pool: PostgresPool, options: PostgresLockStoreOptions = {}): LockStore & LockProbe {
   const parsed = parseOptions(optionsSchema, options, 'postgresLockStore')
   return lockStoreOf(contextOf(pool, parsed.schema, 'postgresLockStore'), parsed).store
 }
@@ -110,7 +112,12 @@ export function lockStoreOf(ctx: PostgresContext, options: { leaseMs?: number | 
   /** The keys this store holds now, by holder id, with the way to abort each holder's signal: what `close` hands back at once. */
   const holding = new Map<string, { key: string; lose: () => void }>()
 
-  const store: LockStore = {
+  const store: LockStore & LockProbe = {
+    async isHeld(key) {
+      assertOpen(ctx)
+      const result = await query<{ held: boolean }>(ctx, `SELECT EXISTS (SELECT 1 FROM ${t.locks} WHERE key = $1 AND expires_at > clock_timestamp()) AS held`, [key])
+      return result.rows[0]?.held === true
+    },
     async withLock(key, fn) {
       assertOpen(ctx)
       const holder = randomUUID()

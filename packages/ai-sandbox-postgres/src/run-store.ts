@@ -6,7 +6,7 @@
  * refused (core's `isRunStatus`), never handed on.
  */
 import { isRunStatus, type RunRecord, type RunStore } from '@tanstack/ai'
-import { assertValidRunId, SandboxConfigError, type EpochFencedRunStore, type RunRecordPatch } from '@tanstack/ai-sandbox'
+import { assertValidRunId, SandboxConfigError, type EpochFencedRunStore, type RunRecordPatch, type UndetachedRunLister } from '@tanstack/ai-sandbox'
 import { contextOf, query, type PostgresContext, type PostgresPool, type PostgresSchemaOptions } from './database.js'
 import { PostgresDatabaseError } from './errors.js'
 
@@ -37,7 +37,7 @@ const PATCH_COLUMNS: ReadonlyArray<readonly [keyof RunRecordPatch, string, (valu
 ]
 
 /** A `RunStore` with the optional methods present, and the engine-enforced epoch fence. */
-export type PostgresRunStore = Required<RunStore> & EpochFencedRunStore
+export type PostgresRunStore = Required<RunStore> & EpochFencedRunStore & UndetachedRunLister
 
 /** The `SET` list of a patch (key-presence rule) and its values, numbered from `$2`; `null` when it sets nothing. */
 function patchSql(patch: RunRecordPatch, first: number): { sets: string; values: unknown[] } | null {
@@ -72,6 +72,9 @@ function patchSql(patch: RunRecordPatch, first: number): { sets: string; values:
  *   `startedAt` (the first stored wins a tie), `listByThread` is ascending by
  *   `startedAt` (then insertion), `listReclaimable` has an inclusive cutoff
  *   (`detachedSince <= now - ttlMs`), in insertion order.
+ * - `listUndetachedRuns({ startedBefore, limit })` lists the `'running'` runs
+ *   never detached that started at or before `startedBefore`, oldest first
+ *   (where `reapDetachedRuns` looks for orphans).
  *
  * @param pool - A node-postgres `Pool`.
  * @param options - `schema` (default `tanstack_sandbox`).
@@ -125,6 +128,8 @@ export function runStoreOf(ctx: PostgresContext): PostgresRunStore {
     listByThread: (threadId) => rowsOf(`SELECT * FROM ${t.runs} WHERE thread_id = $1 ORDER BY started_at ASC, seq ASC`, [threadId]),
     listReclaimable: ({ now, ttlMs }) =>
       rowsOf(`SELECT * FROM ${t.runs} WHERE status = 'running' AND detached_since IS NOT NULL AND detached_since <= $1::float8 ORDER BY seq ASC`, [now - ttlMs]),
+    listUndetachedRuns: ({ startedBefore, limit }) =>
+      rowsOf(`SELECT * FROM ${t.runs} WHERE status = 'running' AND detached_since IS NULL AND started_at <= $1::float8 ORDER BY started_at ASC, seq ASC LIMIT $2::integer`, [startedBefore, Math.max(0, Math.floor(limit))]),
     async findActiveRun(threadId) {
       const [record] = await rowsOf(`SELECT * FROM ${t.runs} WHERE thread_id = $1 AND status = 'running' ORDER BY started_at DESC, seq ASC LIMIT 1`, [threadId])
       return record ?? null

@@ -6,7 +6,7 @@
  * stores own their tables.
  */
 import type { LockStore } from '@tanstack/ai/locks'
-import { parseOptions, type SandboxInstanceStore } from '@tanstack/ai-sandbox'
+import { parseOptions, type LockProbe, type SandboxInstanceStore } from '@tanstack/ai-sandbox'
 import pg from 'pg'
 import { z } from 'zod'
 import { contextOf, databaseError, DEFAULT_SCHEMA, migratePostgres, schemaName, type MigrationResult, type PostgresPool } from './database.js'
@@ -45,7 +45,7 @@ export interface PostgresStores {
   /** The `RunStore`, with `listByThread`, `listReclaimable` and the engine-enforced `updateAtEpoch`. */
   readonly runs: PostgresRunStore
   /** The leased `LockStore` (`@tanstack/ai/locks`). */
-  readonly locks: LockStore
+  readonly locks: LockStore & LockProbe
   /** The `SandboxInstanceStore` (`@tanstack/ai-sandbox`). */
   readonly instances: SandboxInstanceStore
   /**

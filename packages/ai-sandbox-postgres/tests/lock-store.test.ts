@@ -56,6 +56,21 @@ describePostgres('postgresLockStore', (url) => {
     expect(order).toEqual(['x in', 'y in', 'y out', 'x out'])
   })
 
+  it('isHeld answers whether a lease on the key is live: seen from another pool while a caller is inside, not after release, not for an expired row', async () => {
+    const schema = schemas.schema()
+    const a = await schemas.open({ schema })
+    const b = await schemas.open({ schema })
+    expect(await b.locks.isHeld('probe')).toBe(false)
+    await a.locks.withLock('probe', async () => {
+      expect(await b.locks.isHeld('probe')).toBe(true)
+      expect(await b.locks.isHeld('other')).toBe(false)
+    })
+    expect(await b.locks.isHeld('probe')).toBe(false)
+    // A holder that died left its row behind: once the lease ran out (by the database clock), the key is not held.
+    await a.pool.query(`INSERT INTO "${schema}".locks (key, holder, expires_at) VALUES ('dead', 'gone', clock_timestamp() - interval '1 millisecond')`)
+    expect(await b.locks.isHeld('dead')).toBe(false)
+  })
+
   it('rethrows the callback error and releases the key', async () => {
     const stores = await schemas.open()
     await expect(stores.locks.withLock('k', () => Promise.reject(new Error('inner')))).rejects.toThrow('inner')

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { LockStore } from '@tanstack/ai/locks'
+import type { LockProbe } from '@tanstack/ai-sandbox'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteLockLostError } from './errors.js'
 
@@ -58,6 +59,8 @@ interface LockRow {
  * A `LockStore` (`@tanstack/ai/locks`) whose mutual exclusion holds across
  * every process that opens the same database file.
  *
+ * `isHeld(key)` answers whether some holder's lease on `key` has not run
+ * out (`LockProbe`, what `reapDetachedRuns` asks of a run's driver lease).
  * `withLock(key, fn)` waits until it holds `key` (retrying with a backoff from
  * 1 ms up to `pollMs`), then runs `fn(signal)` while renewing the lease every
  * `leaseMs / 3`. `signal` aborts, with a {@link SqliteLockLostError} as its
@@ -72,7 +75,7 @@ interface LockRow {
  * @param db - An open database from `openSqliteDatabase`.
  * @throws SqliteDatabaseError `closed` when the database is closed before the key is taken.
  */
-export function sqliteLockStore(db: SqliteDatabase, options: SqliteLockStoreOptions = {}): LockStore {
+export function sqliteLockStore(db: SqliteDatabase, options: SqliteLockStoreOptions = {}): LockStore & LockProbe {
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
   const pollMs = options.pollMs ?? DEFAULT_LOCK_POLL_MS
   // Abort a little before the row expires, so a late timer cannot leave this holder running while another takes the key.
@@ -100,6 +103,11 @@ export function sqliteLockStore(db: SqliteDatabase, options: SqliteLockStoreOpti
   }
 
   return {
+    async isHeld(key) {
+      assertOpen(db)
+      const row = select.get(key)
+      return row !== undefined && row.expires_at > Date.now()
+    },
     async withLock(key, fn) {
       const holder = randomUUID()
       let acquiredAt = Date.now()

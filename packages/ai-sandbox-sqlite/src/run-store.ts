@@ -5,7 +5,7 @@
  * `RunStatus` is refused (core's `isRunStatus`), never handed on.
  */
 import { isRunStatus, type RunRecord, type RunStatus, type RunStore } from '@tanstack/ai'
-import { assertValidRunId, SandboxConfigError, type EpochFencedRunStore } from '@tanstack/ai-sandbox'
+import { assertValidRunId, SandboxConfigError, type EpochFencedRunStore, type UndetachedRunLister } from '@tanstack/ai-sandbox'
 import type { Statement } from 'better-sqlite3'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteDatabaseError } from './errors.js'
@@ -39,8 +39,8 @@ const PATCH_COLUMNS: ReadonlyArray<readonly [keyof RunPatch, string, (value: unk
   ['driverEpoch', 'driver_epoch', (v) => v],
 ]
 
-/** A `RunStore` with the optional methods present, and the engine-enforced epoch fence (`updateAtEpoch`). */
-export type SqliteRunStore = Required<RunStore> & EpochFencedRunStore
+/** A `RunStore` with the optional methods present, the engine-enforced epoch fence (`updateAtEpoch`) and the orphan listing (`listUndetachedRuns`). */
+export type SqliteRunStore = Required<RunStore> & EpochFencedRunStore & UndetachedRunLister
 
 /**
  * The `RunStore` of `createSqliteStores`, over an open database (see
@@ -54,6 +54,9 @@ export type SqliteRunStore = Required<RunStore> & EpochFencedRunStore
  * - `findActiveRun` returns the `'running'` run of the thread with the greatest
  *   `startedAt` (the first stored wins a tie), `listByThread` is ascending by
  *   `startedAt`, `listReclaimable` has an inclusive cutoff (`detachedSince <= now - ttlMs`).
+ * - `listUndetachedRuns({ startedBefore, limit })` lists the `'running'` runs
+ *   never detached that started at or before `startedBefore`, oldest first
+ *   (where `reapDetachedRuns` looks for orphans).
  *
  * @param db - An open database from `openSqliteDatabase`.
  * @throws InvalidRunIdError `invalid-run-id` (a rejection) for a run id that breaks `assertValidRunId`'s rule, before anything is written.
@@ -65,6 +68,7 @@ export function sqliteRunStore(db: SqliteDatabase): SqliteRunStore {
   const byThread = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE thread_id = ? ORDER BY started_at ASC, rowid ASC')
   const active = db.prepare<[string], RunRow>("SELECT * FROM runs WHERE thread_id = ? AND status = 'running' ORDER BY started_at DESC, rowid ASC LIMIT 1")
   const reclaimable = db.prepare<[number], RunRow>("SELECT * FROM runs WHERE status = 'running' AND detached_since IS NOT NULL AND detached_since <= ? ORDER BY rowid ASC")
+  const undetached = db.prepare<[number, number], RunRow>("SELECT * FROM runs WHERE status = 'running' AND detached_since IS NULL AND started_at <= ? ORDER BY started_at ASC, rowid ASC LIMIT ?")
   // One prepared UPDATE per set of patched columns (at most 2^8 shapes).
   const updates = new Map<string, Statement<unknown[]>>()
   const fenceHolds = db.prepare<[string, number | null], { one: number }>('SELECT 1 AS one FROM runs WHERE run_id = ? AND driver_epoch IS ?')
@@ -123,6 +127,10 @@ export function sqliteRunStore(db: SqliteDatabase): SqliteRunStore {
     async listReclaimable({ now, ttlMs }) {
       assertOpen(db)
       return reclaimable.all(now - ttlMs).map((row) => toRecord(db, row))
+    },
+    async listUndetachedRuns({ startedBefore, limit }) {
+      assertOpen(db)
+      return undetached.all(startedBefore, Math.max(0, Math.floor(limit))).map((row) => toRecord(db, row))
     },
     async findActiveRun(threadId) {
       assertOpen(db)

@@ -6,7 +6,7 @@
  */
 import type { UpsertableStreamDurability } from '@tanstack/ai'
 import type { LockStore } from '@tanstack/ai/locks'
-import { parseOptions, type EpochFencedStreamDurability, type SandboxInstanceStore } from '@tanstack/ai-sandbox'
+import { parseOptions, type EpochFencedStreamDurability, type LockProbe, type SandboxInstanceStore } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { DEFAULT_BUSY_TIMEOUT_MS, openSqliteDatabase, type SqliteDatabase } from './database.js'
 import { sqliteInstanceStore } from './instance-store.js'
@@ -33,7 +33,7 @@ export interface SqliteStores {
   /** The `RunStore`, with `listByThread` and `listReclaimable`. */
   readonly runs: SqliteRunStore
   /** The leased `LockStore` (`@tanstack/ai/locks`). */
-  readonly locks: LockStore
+  readonly locks: LockStore & LockProbe
   /** The `SandboxInstanceStore` (`@tanstack/ai-sandbox`). */
   readonly instances: SandboxInstanceStore
   /**

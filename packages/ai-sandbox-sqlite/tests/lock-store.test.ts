@@ -53,6 +53,20 @@ describe('sqliteLockStore', () => {
     expect(order).toEqual(['x in', 'y in', 'y out', 'x out'])
   })
 
+  it('isHeld answers whether a lease on the key is live: seen from another connection while a caller is inside, not after release, not for an expired row', async () => {
+    const path = dbs.path()
+    const [a, b] = [dbs.open({ path }), dbs.open({ path })]
+    expect(await b.locks.isHeld('probe')).toBe(false)
+    await a.locks.withLock('probe', async () => {
+      expect(await b.locks.isHeld('probe')).toBe(true)
+      expect(await b.locks.isHeld('other')).toBe(false)
+    })
+    expect(await b.locks.isHeld('probe')).toBe(false)
+    // A holder that died left its row behind: once the lease ran out, the key is not held.
+    a.db.prepare('INSERT INTO locks (key, holder, expires_at) VALUES (?, ?, ?)').run('dead', 'gone', Date.now() - 1)
+    expect(await b.locks.isHeld('dead')).toBe(false)
+  })
+
   it('rethrows the callback error and releases the key', async () => {
     const stores = dbs.open()
     await expect(stores.locks.withLock('k', () => Promise.reject(new Error('inner')))).rejects.toThrow('inner')

@@ -14,6 +14,11 @@
  * - a double kill: two processes attach at once, the one that claims the run
  *   is killed too; the other, which lost the race, takes the run over when
  *   the lease lapses, and its client gets the whole run.
+ * - a crash nobody returns to: the host dies mid-run and no client comes
+ *   back. The record stays `running` with no `detachedSince`; a sweep finds
+ *   it orphaned (no host holds its lease), marks it detached, and a later
+ *   sweep finalizes it from the journal once the agent finished (the log
+ *   then equals the control) and reclaims its sandbox.
  *
  * Each case compares the client's transcript with a control run chunk for
  * chunk, and checks the record, one CLI (five model requests) and that no
@@ -25,8 +30,12 @@ import { tmpdir } from 'node:os'
 import { join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EventType } from '@tanstack/ai'
-import { journalPaths } from '@tanstack/ai-sandbox'
+import { chat, EventType, type RunRecord, type StreamChunk } from '@tanstack/ai'
+import { resolveDebugOption } from '@tanstack/ai/adapter-internals'
+import { claudeCodeText } from '@tanstack/ai-claude-code'
+import { defineSandbox, journalPaths, probeRunExit, reapDetachedRuns, sandboxReclaimer, withSandbox, type ReapResult, type RunExitProbe } from '@tanstack/ai-sandbox'
+import { isRunAcceptedMarker } from '@testing/support/sse-client'
+import { providerFor } from '../src/durable-host.js'
 import { createSqliteStores, type SqliteStores } from '@tanstack/ai-sandbox-sqlite'
 import { transcriptOf } from '@testing/support/sse-client'
 import { claudeBinary, makeClaudeHome, startFakeModel, type FakeModel } from '../src/aimock.js'
@@ -44,6 +53,7 @@ let stores: SqliteStores
 let config: RunServerConfig
 let successor: RunServer
 let control: string[]
+let controlIds: { runId: string; threadId: string }
 let home: ReturnType<typeof makeClaudeHome>
 const servers: RunServer[] = []
 
@@ -68,6 +78,7 @@ beforeAll(async () => {
   const chunks = transcriptOf(await postRun(successor, runId, threadId))
   expect(chunks.at(-1)?.type, `the control run finished:\n${successor.output()}`).toBe(EventType.RUN_FINISHED)
   control = normalizedFingerprints(chunks, { runId, threadId })
+  controlIds = { runId, threadId }
 }, 180_000)
 
 afterAll(async () => {
@@ -84,6 +95,12 @@ afterAll(async () => {
   expect(left, 'every local-process sandbox folder is removed').toEqual([])
 }, 60_000)
 
+/** A run's stored log, as normalized fingerprints (the run-accepted marker left out). */
+async function logOf(ids: { runId: string; threadId: string }): Promise<string[]> {
+  const chunks = (await stores.stream({ runId: ids.runId }).snapshot()).map((entry) => entry.chunk).filter((chunk) => !isRunAcceptedMarker(chunk))
+  return normalizedFingerprints(chunks, ids)
+}
+
 /** What every case checks once the client has the whole run: the record, one CLI, and nothing of the run left. */
 async function expectRunClosedOut(runId: string, requestsBefore: number): Promise<void> {
   expect(await stores.runs.get(runId)).toMatchObject({ status: 'completed' })
@@ -92,6 +109,44 @@ async function expectRunClosedOut(runId: string, requestsBefore: number): Promis
   const journal = `/${posix.basename(journalPaths(runId).journal)}`
   expect(await waitFor(() => processesMatching(journal).length === 0 && processesWithHome(home.dir).length === 0, 15_000), 'no CLI, tool or tail process of the run is left').toBe(true)
   expect(await waitFor(() => readdirSync(localRoot).length === 0, 15_000), 'the sandbox (with its journal) is destroyed').toBe(true)
+}
+
+/** The reaper of these runs, in the test process: the same sandbox definition, provider and stores as every server (`run-server.ts`). */
+function reaper() {
+  const provider = providerFor(config.provider)
+  const sandbox = defineSandbox({ id: 'durable-e2e', provider, lifecycle: { reuse: 'thread', destroyOnComplete: true } })
+  const logger = resolveDebugOption({ logger: { debug: () => {}, info: () => {}, warn: () => {}, error: (m: string) => console.error(`reaper: ${m}`) } })
+  async function hasFinished(record: RunRecord): Promise<RunExitProbe> {
+    const instance = record.sandboxKey === undefined ? null : await stores.instances.get(record.sandboxKey)
+    const handle = instance === null ? null : await provider.resume({ id: instance.providerSandboxId })
+    return handle === null ? { state: 'unknown' } : probeRunExit({ handle, runId: record.runId })
+  }
+  const sweep = (detachedRunTtlMs: number): Promise<ReapResult> =>
+    reapDetachedRuns({
+      runs: stores.runs,
+      locks: stores.locks,
+      durability: (runId) => stores.stream({ runId }),
+      hasFinished,
+      drive: ({ runId, threadId, signal }) => {
+        const abortController = new AbortController()
+        signal.addEventListener('abort', () => abortController.abort(signal.reason), { once: true })
+        return chat({
+          adapter: claudeCodeText('sonnet', config.claude),
+          runId,
+          threadId,
+          messages: [{ role: 'user', content: PROMPT }],
+          middleware: [withSandbox(sandbox, { runs: stores.runs, locks: stores.locks, instances: stores.instances, durability: { adapter: stores.stream({ runId }), attach: true } })],
+          abortController,
+        } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+      },
+      now: Date.now(),
+      detachedRunTtlMs,
+      orphanGraceMs: 0,
+      fenceQuietMs: config.fenceQuietMs,
+      reclaim: sandboxReclaimer({ provider, instances: stores.instances }),
+      logger,
+    })
+  return { sweep, hasFinished }
 }
 
 describe('a run survives its host at the end of the run and through a pause (local-process + SQLite)', () => {
@@ -160,5 +215,38 @@ describe('a run survives its host at the end of the run and through a pause (loc
     expect(bystander.drives(), 'the bystander took the run over').toContain(runId)
     expect(await stores.runs.get(runId)).toMatchObject({ driverEpoch: 2 })
     await expectRunClosedOut(runId, requestsBefore)
+  }, 150_000)
+
+  it('a host that dies with no client coming back leaves an orphan: a sweep marks it detached, and once its agent finished a sweep finalizes it and reclaims its sandbox', async () => {
+    const first = await startRunServer(config)
+    servers.push(first)
+    const runId = `orphan-${randomUUID()}`
+    const threadId = `thread-${randomUUID()}`
+    const requestsBefore = model.requests().length
+    await postRun(first, runId, threadId, (_event, events) => {
+      const seen = transcriptOf(events).filter((chunk) => chunk.type === EventType.TOOL_CALL_START).length >= 1
+      if (seen) first.child.kill('SIGKILL')
+      return seen
+    })
+    await first.exited
+    const left = await stores.runs.get(runId)
+    expect(left, 'nobody detached the run: nothing lists it as reclaimable').toMatchObject({ status: 'running' })
+    expect(left?.detachedSince).toBeUndefined()
+    expect(left?.sandboxKey, 'the sandbox key was recorded when the sandbox was ensured').toEqual(expect.any(String))
+    const { sweep, hasFinished } = reaper()
+    // While the dead host's lease still runs, the run is not an orphan yet.
+    expect((await sweep(30 * 60_000)).orphans).toEqual([])
+    expect(await waitFor(async () => !(await stores.locks.isHeld(`tanstack-ai-sandbox:run-driver:${runId}`)), 10_000), 'the dead host\'s lease lapsed').toBe(true)
+    const found = await sweep(30 * 60_000)
+    expect(found.orphans, 'the sweep found the orphan').toEqual([runId])
+    expect((await stores.runs.get(runId))?.detachedSince).toEqual(expect.any(Number))
+    // The agent works on without a host; once it finished, a sweep finalizes the run from the journal.
+    expect(await waitFor(async () => (await hasFinished((await stores.runs.get(runId))!)).state === 'finished', 60_000), 'the agent finished').toBe(true)
+    const result = await sweep(30 * 60_000)
+    expect(result.entries.find((entry) => entry.runId === runId), JSON.stringify(result.entries)).toMatchObject({ outcome: 'finalized', status: 'completed' })
+    // Compared with the control run's own log: a log holds chunks as core stores them, not as a client restores them.
+    expect(tallyTranscript(await logOf({ runId, threadId }), await logOf(controlIds)), 'the log holds the whole run').toEqual({ equal: true, lost: 0, duplicated: 0, falseTerminal: 0 })
+    await expectRunClosedOut(runId, requestsBefore)
+    expect((await sweep(0)).entries.filter((entry) => entry.runId === runId), 'nothing is left to sweep').toEqual([])
   }, 150_000)
 })

@@ -214,6 +214,24 @@ export async function recordDetach(runs: RunStore, runId: string, sandboxKey: st
 }
 
 /**
+ * Write `sandboxKey` on a durable run's record as its sandbox is ensured, not
+ * only at a detach: the reaper reclaims a run's sandbox by it, and a run
+ * whose host dies with nobody attached (an orphan, see `reapDetachedRuns`'
+ * `orphanGraceMs`) is never detached. Skipped on a terminal record, one that
+ * has the key already, and by a host that no longer owns the run. Logged on failure.
+ */
+export async function recordSandboxKey(runs: RunStore, runId: string, sandboxKey: string, logger: InternalLogger | undefined, owner?: RunOwner): Promise<void> {
+  try {
+    const record = await runs.get(runId)
+    if (!record || isTerminalRunStatus(record.status) || record.sandboxKey === sandboxKey) return
+    if (owner && !(await owner.stillOwned())) return
+    await updateAsOwner(runs, runId, { sandboxKey }, owner)
+  } catch (error) {
+    logger?.errors(`withSandbox: recording the sandbox key of run ${runId} failed; a sweep that finds the run orphaned cannot reclaim its sandbox`, { error })
+  }
+}
+
+/**
  * Clear `detachedSince` when the record has it: the run ended here (finished,
  * failed or cancelled), so it is no longer reclaimable work. Not by a host
  * that no longer owns the run. Logged on failure.

@@ -53,7 +53,7 @@ import { assertValidRunId } from '../contracts/run-id.js'
 import type { PumpEnd } from '../durability/run-outcome.js'
 import { holdStartedRunLease, isTerminalChunk, settleStartedRun, type StartedRunLease } from './run-lease.js'
 import { provideSandboxDurability, SandboxDurabilityCapability, type SandboxDurabilityOptions } from '../durability/capability.js'
-import { clearDetach, durabilityOptionShapes, inMemoryLockWarning, isCancel, isInMemoryLock, recordDetach, resolveSandboxDurability, runOwner, watchForCancel, type ResolvedDurability, type RunOwner } from './durability.js'
+import { clearDetach, durabilityOptionShapes, inMemoryLockWarning, isCancel, isInMemoryLock, recordDetach, recordSandboxKey, resolveSandboxDurability, runOwner, watchForCancel, type ResolvedDurability, type RunOwner } from './durability.js'
 import { cleanUpJournalOnceRecorded } from './journal-cleanup.js'
 
 /** Options of {@link withSandbox}. */
@@ -450,6 +450,8 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     }
     // A cancel recorded on the record by another host (requestRunCancel) reaches this run within one poll.
     if (durable) state.forgetCancel = watchForCancel(durable.run.runs, ctx.runId, durable.cancelPollMs, () => cancelFromRecord(ctx, state))
+    // The reaper reclaims by this key: a run whose host dies with nobody attached is found by its lease, never by a detach.
+    if (durable) await recordSandboxKey(durable.run.runs, ctx.runId, key, logger, owner)
 
     provideSandbox(ctx, handle)
     provideSandboxRunChunks(ctx, state.chunks.stream)

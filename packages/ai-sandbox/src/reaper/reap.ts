@@ -24,6 +24,7 @@ import { parseOptions } from '../definition/validate.js'
 import { awaitLogQuiescence, DEFAULT_FENCE_QUIET_MS, fenceDurability, fenceRunStore, RunClaimLostError, RunClaimNotAcquiredError, withRunClaim, type RunClaim } from '../durability/claim.js'
 import { loggerSchema, pipeToRunLog } from '../durability/run-log.js'
 import type { Reporter } from '../durability/run-report.js'
+import { DEFAULT_ORPHAN_GRACE_MS, isLockProbe, isUndetachedRunLister, markOrphansDetached } from './orphans.js'
 import { runExitProbeSchema, type RunExitProbe } from './probe.js'
 
 /** Most runs one sweep looks at (oldest detach first); the rest wait for the next sweep (`ReapResult.deferred`). Default of `maxRuns`. */
@@ -87,6 +88,8 @@ export interface ReapResult {
   readonly entries: readonly ReapRunEntry[]
   /** Detached runs `listReclaimable` returned but this sweep left for the next one (over `maxRuns`). */
   readonly deferred: number
+  /** Runs this sweep found orphaned (running, never detached, no host holding their lease) and marked detached before it listed the detached runs; see `orphanGraceMs`. */
+  readonly orphans: readonly string[]
   /** Set when `listReclaimable` itself failed (then `entries` is empty). */
   readonly error?: unknown
 }
@@ -119,7 +122,18 @@ export interface ReapOptions<TOffset extends string = string> {
   runBudgetMs?: number
   /** The claim's quiescence window in ms: the stored log must stop growing this long before the sweep's first write. Pass the attach route's `sandboxRunDriver` value (keep it above your lock's lease renewal interval). Default `DEFAULT_FENCE_QUIET_MS` (5000). */
   fenceQuietMs?: number
-  /** Receives every failure on `errors` (`reaper: ` lines) and one `warn` per run made terminal. */
+  /**
+   * Orphans (issue 28): a run still `running` that was never detached, started
+   * at least this many ms before `now`, and whose driver lease nobody holds
+   * (its host died with no client attached) is marked detached at `now`
+   * before the sweep lists the detached runs, so it is finalized, expired
+   * (the TTL counted from `now`) and reclaimed like one. Needs the run
+   * store's `listUndetachedRuns` and the lock store's `isHeld` (the SQLite and
+   * PostgreSQL stores have both); without them no orphan is looked for.
+   * Default `DEFAULT_ORPHAN_GRACE_MS` (60 s).
+   */
+  orphanGraceMs?: number
+  /** Receives every failure on `errors` (`reaper: ` lines) and one `warn` per run made terminal or found orphaned. */
   logger?: InternalLogger
 }
 
@@ -145,14 +159,16 @@ const optionsSchema = z
     maxRuns: z.number('expected a number of runs').int('expected a whole number of runs').min(1, 'expected at least 1 run').optional(),
     runBudgetMs: z.number('expected the per-run budget in ms').int('expected whole ms').min(1, 'expected at least 1 ms').max(MAX_TIMER_MS, `expected at most ${MAX_TIMER_MS} ms (a Node timer's limit)`).optional(),
     fenceQuietMs: z.number("expected fenceQuietMs in ms as a number, the same as sandboxRunDriver's").int('expected a whole number of ms').min(0, 'expected 0 ms or more').max(MAX_TIMER_MS, `expected at most ${MAX_TIMER_MS} ms (a Node timer's limit)`).optional(),
+    orphanGraceMs: z.number('expected orphanGraceMs in ms as a number, e.g. 60000').int('expected a whole number of ms').min(0, 'expected 0 ms or more').optional(),
     logger: loggerSchema,
   })
   .strict()
 
 /**
- * Sweep the detached runs once: list them (`runs.listReclaimable({ now, ttlMs: 0 })`,
- * every detached run, oldest first, at most `maxRuns`), probe each with
- * `hasFinished`, then per run:
+ * Sweep the detached runs once: first mark orphans detached (runs whose host
+ * died with nobody attached; see `orphanGraceMs`), then list the detached runs
+ * (`runs.listReclaimable({ now, ttlMs: 0 })`, oldest first, at most
+ * `maxRuns`), probe each with `hasFinished`, then per run:
  *
  * | probe       | TTL passed | what happens                                              | outcome       |
  * | ----------- | ---------- | --------------------------------------------------------- | ------------- |
@@ -172,7 +188,7 @@ const optionsSchema = z
  *
  * @param options - {@link ReapOptions}.
  * @returns The sweep's {@link ReapResult}. Never rejects: failures are entries, logged to `logger.errors`.
- * @throws SandboxConfigError `reapDetachedRuns.<field>` (synchronously, before anything runs) for a missing or mistyped option, e.g. no `hasFinished`, no `detachedRunTtlMs`, or a `runs` store without `listReclaimable`.
+ * @throws SandboxConfigError `reapDetachedRuns.<field>` (synchronously, before anything runs) for a missing or mistyped option, e.g. no `hasFinished`, no `detachedRunTtlMs`, a `runs` store without `listReclaimable`, or `orphanGraceMs` with stores that cannot look for orphans.
  * @example
  * ```ts
  * const result = await reapDetachedRuns({ runs, locks, durability: (runId) => memoryStream({ runId }), hasFinished, drive, now: Date.now(), detachedRunTtlMs: 30 * 60 * 1000, reclaim: sandboxReclaimer({ provider: sandbox.provider, instances }) })
@@ -187,27 +203,38 @@ export function reapDetachedRuns<TOffset extends string = string>(options: ReapO
       'Invalid option reapDetachedRuns.runs.listReclaimable: expected the RunStore to implement listReclaimable({ now, ttlMs }); it is the only way the sweep finds detached runs, so a store without it cannot be reaped. Implement it (prove it with runDurableRunFieldsConformance) or use a store that has it.',
     )
   }
+  if (options.orphanGraceMs !== undefined && !(isUndetachedRunLister(options.runs) && isLockProbe(options.locks))) {
+    const missing = isUndetachedRunLister(options.runs) ? 'locks.isHeld' : 'runs.listUndetachedRuns'
+    throw new SandboxConfigError(
+      `reapDetachedRuns.${missing}`,
+      `Invalid option reapDetachedRuns.orphanGraceMs: looking for orphaned runs needs the run store's listUndetachedRuns({ startedBefore, limit }) and the lock store's isHeld(key), and ${missing} is missing. Use the SQLite or PostgreSQL stores, implement both, or leave orphanGraceMs out.`,
+    )
+  }
   return sweep(options as unknown as ReapOptions).catch((error: unknown) => {
     // Every step below is guarded; this is the last line of totality, for a bug in the sweep itself.
     reapReporter(options.logger, '*').error('the sweep failed unexpectedly', error)
-    return { outcomes: tally([]), entries: [], deferred: 0, error }
+    return { outcomes: tally([]), entries: [], deferred: 0, orphans: [], error }
   })
 }
 
 async function sweep(options: ReapOptions): Promise<ReapResult> {
-  const { runs, now, logger } = options
+  const { runs, locks, now, logger } = options
   const maxRuns = options.maxRuns ?? DEFAULT_MAX_RUNS
+  const orphans =
+    isUndetachedRunLister(runs) && isLockProbe(locks)
+      ? await markOrphansDetached({ runs, locks, now, graceMs: options.orphanGraceMs ?? DEFAULT_ORPHAN_GRACE_MS, limit: maxRuns, report: reapReporter(logger, '*') })
+      : []
   let listed: RunRecord[]
   try {
     listed = await runs.listReclaimable!({ now, ttlMs: 0 })
   } catch (error) {
     reapReporter(logger, '*').error('listing the detached runs (listReclaimable) failed; nothing was swept', error)
-    return { outcomes: tally([]), entries: [], deferred: 0, error }
+    return { outcomes: tally([]), entries: [], deferred: 0, orphans, error }
   }
   const candidates = listed.filter((record) => record.status === 'running' && record.detachedSince !== undefined).sort((a, b) => a.detachedSince! - b.detachedSince!)
   const picked = candidates.slice(0, maxRuns)
   const entries = await pool(picked, CONCURRENCY, (record) => reapOne(record, options))
-  return { outcomes: tally(entries), entries, deferred: candidates.length - picked.length }
+  return { outcomes: tally(entries), entries, deferred: candidates.length - picked.length, orphans }
 }
 
 function tally(entries: readonly ReapRunEntry[]): Record<ReapRunOutcome, number> {

@@ -6,7 +6,8 @@
  * omitted patch key leaves its field alone, an explicit `undefined` clears it.
  * Each check is also a plain function. The kit checks what core's
  * `run-store.d.ts` promises and nothing more; `listByThread` and
- * `listReclaimable` are checked only where the store has them. Every check
+ * `listReclaimable` are checked only where the store has them, and so is
+ * `listUndetachedRuns` (this package's orphan listing). Every check
  * uses run and thread ids unique to this run, so it is safe against a shared
  * database; `RunStore` has no delete, so the records it writes stay behind.
  * Source: `@tanstack/ai` 0.58.0 `RunStore` / `RunRecord`, spec 002 (why these
@@ -17,6 +18,7 @@ import { randomUUID } from 'node:crypto'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { parseOptions } from '../definition/validate.js'
+import type { UndetachedRunLister } from '../reaper/orphans.js'
 
 const RUN = randomUUID().slice(0, 8)
 
@@ -303,6 +305,47 @@ export async function checkRunListReclaimable(store: RunStore): Promise<void> {
   }
 }
 
+/**
+ * `listUndetachedRuns({ startedBefore, limit })` (an optional method of this
+ * package's stores, `UndetachedRunLister`, where `reapDetachedRuns` looks for
+ * orphans; checked when present): exactly the runs with status `'running'`,
+ * no `detachedSince`, and `startedAt <= startedBefore` (inclusive), oldest
+ * `startedAt` first; `limit: 0` lists none. Only this check's runs are
+ * looked at in the answer.
+ *
+ * @throws Error naming the method when the store has no `listUndetachedRuns`.
+ */
+export async function checkRunListUndetachedRuns(store: RunStore): Promise<void> {
+  const list = (store as Partial<UndetachedRunLister>).listUndetachedRuns?.bind(store)
+  if (!list) throw new Error('checkRunListUndetachedRuns: this RunStore has no listUndetachedRuns (it is optional); the check applies only to stores that implement it')
+  // Older than the other checks' runs, and apart from earlier suite runs on a shared database.
+  const base = 1_000_000_000_000 + Math.floor(Math.random() * 1_000_000) * 100
+  const startedBefore = base + 50
+  const threadId = uniqueId('thread', 'undetached')
+  const cases: Array<{ name: string; startedAt: number; patches: RunPatch[]; listed: boolean }> = [
+    { name: 'running, never detached, started before', startedAt: base + 20, patches: [], listed: true },
+    { name: 'running, never detached, started earliest', startedAt: base + 10, patches: [], listed: true },
+    { name: 'started exactly at startedBefore (inclusive)', startedAt: startedBefore, patches: [], listed: true },
+    { name: 'detached, then reattached (detachedSince cleared)', startedAt: base + 30, patches: [{ detachedSince: base + 40 }, { detachedSince: undefined }], listed: true },
+    { name: 'started 1 ms after startedBefore', startedAt: startedBefore + 1, patches: [], listed: false },
+    { name: 'detached', startedAt: base + 5, patches: [{ detachedSince: base + 40 }], listed: false },
+    { name: 'completed', startedAt: base + 6, patches: [{ status: 'completed', finishedAt: base + 7 }], listed: false },
+  ]
+  const ids: string[] = []
+  for (const [i, c] of cases.entries()) {
+    const runId = uniqueId('run', `undetached-${i}`)
+    await store.createOrResume({ runId, threadId, startedAt: c.startedAt })
+    for (const patch of c.patches) await store.update(runId, patch)
+    ids.push(runId)
+  }
+  const found = idsAmong(await list({ startedBefore, limit: 10_000 }), ids)
+  for (const [i, c] of cases.entries()) {
+    expect(found.includes(ids[i]!), `listUndetachedRuns: a run ${c.name} is ${c.listed ? '' : 'NOT '}listed (status running, no detachedSince, startedAt <= startedBefore)`).toBe(c.listed)
+  }
+  expect(found, 'listUndetachedRuns lists the oldest startedAt first').toEqual([ids[1], ids[0], ids[3], ids[2]])
+  expect(await list({ startedBefore, limit: 0 }), 'listUndetachedRuns with limit 0 lists none').toEqual([])
+}
+
 const makeStoreSchema = z.custom<() => RunStore>((v) => typeof v === 'function', { message: 'expected a function that returns the RunStore under test, e.g. () => new InMemoryRunStore()' })
 const storeSchema = z.custom<RunStore>(
   (v) => typeof v === 'object' && v !== null && ['createOrResume', 'update', 'get', 'findActiveRun'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
@@ -310,7 +353,7 @@ const storeSchema = z.custom<RunStore>(
 )
 
 /** One entry of {@link DURABLE_RUN_FIELDS_CHECKS}: a title, the check, and the optional `RunStore` method it needs. */
-export type DurableRunFieldsCheck = readonly [title: string, check: (store: RunStore) => Promise<void>, needs?: 'listByThread' | 'listReclaimable']
+export type DurableRunFieldsCheck = readonly [title: string, check: (store: RunStore) => Promise<void>, needs?: 'listByThread' | 'listReclaimable' | 'listUndetachedRuns']
 
 /** Every durable-run-fields check, in the order the suite runs them. A check with a third element runs only when the store has that optional method. */
 export const DURABLE_RUN_FIELDS_CHECKS: ReadonlyArray<DurableRunFieldsCheck> = [
@@ -324,6 +367,7 @@ export const DURABLE_RUN_FIELDS_CHECKS: ReadonlyArray<DurableRunFieldsCheck> = [
   ['findActiveRun finds the running run of a thread, not a terminal one', checkRunFindActiveRun],
   ['listByThread lists every run of a thread by startedAt', checkRunListByThread, 'listByThread'],
   ['listReclaimable returns running runs detached at or before now - ttlMs', checkRunListReclaimable, 'listReclaimable'],
+  ['listUndetachedRuns returns running, never-detached runs started at or before startedBefore, oldest first', checkRunListUndetachedRuns, 'listUndetachedRuns'],
 ]
 
 /**
@@ -356,7 +400,7 @@ export function runDurableRunFieldsConformance(name: string, makeStore: () => Ru
     })
     for (const [title, check, needs] of DURABLE_RUN_FIELDS_CHECKS) {
       it(title, async (context) => {
-        if (needs && typeof store[needs] !== 'function') context.skip(`the store has no ${needs} (optional; consumers feature-detect it)`)
+        if (needs && typeof (store as unknown as Record<string, unknown>)[needs] !== 'function') context.skip(`the store has no ${needs} (optional; consumers feature-detect it)`)
         await check(store)
       })
     }

@@ -123,6 +123,7 @@ export {
   checkRunFindActiveRun,
   checkRunListByThread,
   checkRunListReclaimable,
+  checkRunListUndetachedRuns,
 } from './durable-run-fields-conformance.js'
 
 // Epoch-fence kit: a store's engine refuses a superseded writer's append and terminal update

@@ -305,10 +305,11 @@ describe('detach versus cancel', () => {
     await reader.cancel()
     agent.release() // at once: the run finishes before the detach write lands
     expect(await waitFor(async () => (await log.snapshot()).some((entry) => entry.chunk.type === 'RUN_FINISHED'))).toBe(true)
-    expect(await waitFor(() => writes.length >= 2), 'the detach was written, then cleared').toBe(true)
+    expect(await waitFor(() => writes.length >= 3), 'the detach was written, then cleared').toBe(true)
     await new Promise((resolve) => setTimeout(resolve, 400)) // every write has landed
-    // The detach, its clear, then the run's terminal status (the host that started the run settles it).
-    expect(writes).toEqual(['detachedSince,sandboxKey', 'detachedSince', 'status,finishedAt'])
+    // The sandbox key as the sandbox was ensured (an orphan's sandbox is found by it), the detach, its clear, then the
+    // run's terminal status (the host that started the run settles it).
+    expect(writes).toEqual(['sandboxKey', 'detachedSince,sandboxKey', 'detachedSince', 'status,finishedAt'])
     expect((await runs.get(runId))?.detachedSince, 'the clear landed before the status').toBeUndefined()
     expect((await runs.get(runId))?.status).toBe('completed')
     started.push(...agent.pids)

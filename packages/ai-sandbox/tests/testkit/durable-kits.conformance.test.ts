@@ -14,6 +14,7 @@ import {
   checkRunGetUnknown,
   checkRunListByThread,
   checkRunListReclaimable,
+  checkRunListUndetachedRuns,
   checkRunPatchOmittedKeyKeeps,
   checkRunPatchUndefinedClears,
   checkRunResume,
@@ -67,6 +68,7 @@ describe('the kits register every check', () => {
       checkRunFindActiveRun,
       checkRunListByThread,
       checkRunListReclaimable,
+      checkRunListUndetachedRuns,
     ])
     expect(TAKEOVER_CHECKS).toHaveLength(5)
     expect(new Set(TAKEOVER_CHECKS.map(([title]) => title)).size).toBe(5)
