@@ -10,8 +10,10 @@
  *     the PostgreSQL epoch fence (FENCE_TRIALS 50), the reaper race
  *     (REAPER_SWEEPS 100), the driver takeover across processes on
  *     local-process and Docker (TAKEOVER_TRIALS 10, TAKEOVER_CONCURRENT 3,
- *     TAKEOVER_REFRESHES 3, TAKEOVER_CANCELS 25) and the PostgreSQL takeover
- *     suite (PG_TAKEOVER_TRIALS 20).
+ *     TAKEOVER_REFRESHES 3, TAKEOVER_CANCELS 25), the PostgreSQL takeover
+ *     suite (PG_TAKEOVER_TRIALS 20) and the chaos suite on local-process +
+ *     SQLite and Docker + PostgreSQL (every case, CHAOS_REPEAT 10 times,
+ *     and CHAOS_TRIALS 20 seeded random kills per setting: 200 kills).
  * Each count is read from the variable named above; 0 skips that item (for
  * example SOAK_TAKEOVER_KILLS=0 SOAK_PG_TAKEOVER_KILLS=0 runs only the suites).
  * Each item's seed is printed and passed on, so a failure replays. It never
@@ -59,6 +61,8 @@ function suites(seed: number): SuiteSoak[] {
   const sweeps = envInt('REAPER_SWEEPS', 100, { zero: true })
   const takeovers = envInt('TAKEOVER_TRIALS', 10, { zero: true })
   const pgTakeovers = envInt('PG_TAKEOVER_TRIALS', 20, { zero: true })
+  const chaosRepeat = envInt('CHAOS_REPEAT', 10, { zero: true })
+  const chaosTrials = envInt('CHAOS_TRIALS', 20, { zero: true })
   const all: SuiteSoak[] = [
     { name: `PostgreSQL epoch fence, ${fence} trials`, project: 'ai-sandbox-postgres', file: 'tests/fencing.test.ts', trials: fence, env: { FENCE_TRIALS: String(fence), FENCE_SEED: String(seed) } },
     { name: `reaper race, ${sweeps} sweeps`, project: 'claude-code-e2e', file: 'tests/reaper-race.e2e.test.ts', trials: sweeps, env: { REAPER_SWEEPS: String(sweeps), REAPER_SEED: String(seed) } },
@@ -76,6 +80,14 @@ function suites(seed: number): SuiteSoak[] {
       },
     },
     { name: `PostgreSQL takeover, ${pgTakeovers} kills`, project: 'claude-code-e2e', file: 'tests/postgres-takeover.e2e.test.ts', trials: pgTakeovers, env: { PG_TAKEOVER_TRIALS: String(pgTakeovers), TAKEOVER_SEED: String(seed) } },
+    {
+      // 8 named cases x CHAOS_REPEAT + CHAOS_TRIALS random kills, on local-process + SQLite and Docker + PostgreSQL.
+      name: `chaos, ${chaosRepeat} x 8 cases + ${chaosTrials} random kills per setting`,
+      project: 'claude-code-e2e',
+      file: 'tests/chaos', // both files
+      trials: 2 * (8 * chaosRepeat + chaosTrials),
+      env: { CHAOS_CASES: 'all', CHAOS_REPEAT: String(chaosRepeat), CHAOS_TRIALS: String(chaosTrials), CHAOS_SEED: String(seed) },
+    },
   ]
   return all.filter((suite) => suite.trials > 0)
 }

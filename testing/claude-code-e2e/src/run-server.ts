@@ -43,7 +43,7 @@ export interface RunServerConfig {
   /** The attach preflight's wait for a journal, ms. */
   attachWaitMs?: number
   /**
-   * Fault injection for the host-loss suite: this process SIGKILLs itself the
+   * Fault injection for the chaos suite: this process SIGKILLs itself the
    * moment its POST route's log is asked to append a chunk that matches, so
    * the chunk is never stored (a host that dies at that exact point).
    */

@@ -8,7 +8,7 @@
  */
 import type { LockStore } from '@tanstack/ai/locks'
 import type { RunStore, StreamDurability, UpsertableStreamDurability } from '@tanstack/ai'
-import type { EpochFencedRunStore, EpochFencedStreamDurability, SandboxInstanceStore } from '@tanstack/ai-sandbox'
+import type { EpochFencedRunStore, EpochFencedStreamDurability, LockProbe, SandboxInstanceStore } from '@tanstack/ai-sandbox'
 import { createPostgresStores } from '@tanstack/ai-sandbox-postgres'
 import { createSqliteStores } from '@tanstack/ai-sandbox-sqlite'
 
@@ -18,7 +18,7 @@ export type StoresConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'
 /** The stores a server uses, whichever engine holds them. */
 export interface ServerStores {
   readonly runs: RunStore & EpochFencedRunStore
-  readonly locks: LockStore
+  readonly locks: LockStore & LockProbe
   readonly instances: SandboxInstanceStore
   stream(source: Request | { runId: string; offset?: string | null }): UpsertableStreamDurability & EpochFencedStreamDurability & StreamDurability
   close(): Promise<void>

@@ -4,7 +4,7 @@
  * read-only, aimock reached over the bridge): a SIGKILLed server's run is
  * taken over by another process through the journal inside the container;
  * the client's transcript equals the control, one CLI ran, and no container
- * is left. Counts as there (`TAKEOVER_TRIALS` CI 3 / full 10,
+ * is left. Counts as there (`TAKEOVER_TRIALS` CI 2 / full 10,
  * `TAKEOVER_REFRESHES` CI 1 / full 3, `TAKEOVER_CANCELS` CI 3 / full 25;
  * concurrent attaches run on local-process only); `TAKEOVER_SEED` replays.
  * Without an engine or the image it skips naming why; under REQUIRE_DOCKER=1

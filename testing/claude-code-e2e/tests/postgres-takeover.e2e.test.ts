@@ -13,7 +13,7 @@
  * 1; one CLI ran (five model requests); no process, sandbox or journal is
  * left (the journal lives in the sandbox folder).
  *
- * `PG_TAKEOVER_TRIALS` (CI and default 5, full 20) and `TAKEOVER_SEED`
+ * `PG_TAKEOVER_TRIALS` (CI and default 3, full 20) and `TAKEOVER_SEED`
  * (replays a printed run) tune it; `pnpm soak` runs the full count and the
  * 200-kill soak (`testing/bench/src/postgres-takeover-soak.ts`). PostgreSQL comes from
  * `TANSTACK_SANDBOX_PG_URL` or is started with `scripts/postgres/start.sh`;
@@ -36,7 +36,7 @@ import { processesMatching, processesWithHome, waitFor } from './helpers/run-cla
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/durable-takeover.json', import.meta.url))
 const PROMPT = 'Run the durable job in four steps.'
-const TRIALS = Number(process.env.PG_TAKEOVER_TRIALS ?? 5)
+const TRIALS = Number(process.env.PG_TAKEOVER_TRIALS ?? 3)
 /** Servers that stay up and compete for every run; the fourth process is each trial's first server. */
 const STANDING = 3
 const BASE_SEED = Number(process.env.TAKEOVER_SEED ?? randomInt(2 ** 30))

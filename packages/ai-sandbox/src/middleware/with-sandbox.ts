@@ -250,10 +250,13 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     if (!state.files) return
     await state.files.flush()
     const runtime = getSandboxRuntime(ctx, { optional: true })
+    // A takeover whose predecessor stored some of the run's diffs before it died sends only the rest.
+    const stored = state.durable?.run.attach ? await storedFileChanges(state.durable.run.log).catch(() => new Set<string>()) : undefined
     for (const { path, diff, ...flags } of await state.files.changes()) {
       // The stream reaches clients and event logs: no workspace secret value, raw or encoded, travels in a diff.
       // `flags`: `tooLarge`/`size` or `notRegular` when the content was not read (see FileChange).
       const change = { path: state.scrubber.text(path), diff: state.scrubber.text(diff), ...flags }
+      if (stored?.has(change.path)) continue
       if (!runtime) {
         ctx.emitCustomEvent(FILE_CHANGED_EVENT, change)
         continue
@@ -617,6 +620,16 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
   })
 
 
+}
+
+/** The paths of the `file.changed` events a run's stored log holds. */
+async function storedFileChanges(log: { snapshot: () => Promise<ReadonlyArray<{ chunk: StreamChunk }>> }): Promise<Set<string>> {
+  const paths = new Set<string>()
+  for (const { chunk } of await log.snapshot()) {
+    const path = chunk.type === 'CUSTOM' && chunk.name === FILE_CHANGED_EVENT ? (chunk.value as { path?: unknown } | undefined)?.path : undefined
+    if (typeof path === 'string') paths.add(path)
+  }
+  return paths
 }
 
 /** The last `sandbox.file` event type per path in a run's stored log. */
