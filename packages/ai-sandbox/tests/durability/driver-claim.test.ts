@@ -77,6 +77,16 @@ describe('sandboxRunDriver: the claim', () => {
     expect(await runs.get(runId)).toMatchObject({ status: 'completed', driverEpoch: 1 })
   })
 
+  it('a log whose store checks the epoch itself is not waited on for quiescence: the drive starts at once', async () => {
+    const { runs, runId, chunks } = await seedRun({ prefix: 0 })
+    // An engine-fenced log (what the SQLite and PostgreSQL stores give): a view per epoch. The window is a day long,
+    // so a drive that waited for it would never end in this test.
+    const fenced = (): StreamDurability => Object.assign(memoryStream({ runId }), { atEpoch: () => memoryStream({ runId }) })
+    const h = host(runs, runId, () => paced(chunks), { durability: fenced, fenceQuietMs: 86_400_000 })
+    expect(await h.run()).toMatchObject({ status: 'completed', driverEpoch: 1 })
+    expect(await stored(runId)).toEqual(chunks)
+  })
+
   it('the driver that lost the race takes the run over when the winner dies mid-drive (its lease lapses, the run still running)', async () => {
     const { runs, runId, chunks } = await seedRun({ prefix: 0 })
     const locks = new RevocableLockStore()
