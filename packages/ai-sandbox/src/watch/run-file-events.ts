@@ -157,8 +157,10 @@ export async function startRunFileEvents(input: {
   /** The events of writes no host watched (between two hosts of the run): what differs from the start and the log does not show. */
   async function catchUp(logged: () => Promise<ReadonlyMap<string, SandboxFileEvent['type']>>): Promise<void> {
     try {
-      await watcher.flush() // what this host's watcher saw already is its own event
       const [events, files] = await Promise.all([logged(), baseline.changedFiles()])
+      // Reconciled after the listing: a write this host's watcher reports (also one made while the listing ran, which
+      // the listing may show too) is its own event, so it is sent once, not also as a catch-up.
+      await watcher.flush()
       for (const { path, type } of files) {
         if (isExcluded(path) || touched.has(path)) continue
         const last = events.get(redactPath(path))

@@ -160,7 +160,11 @@ export function chaosSuite(setting: ChaosSetting): void {
   /** The chunks a transcript has that the control lacks, and the other way round (the first few, for a failure message). */
   const differences = (before: SseEvent[], after: SseEvent[], ids: { runId: string; threadId: string }): string => {
     const got = chaosFingerprints(transcriptOf(before, after), ids)
-    return `extra: ${got.filter((f) => !control.includes(f)).slice(0, 3).join('\n')}\nmissing: ${control.filter((f) => !got.includes(f)).slice(0, 3).join('\n')}`
+    const count = (list: string[]) => list.reduce((counts, f) => counts.set(f, (counts.get(f) ?? 0) + 1), new Map<string, number>())
+    const [have, want] = [count(got), count(control)]
+    const extra = [...have].filter(([f, n]) => n > (want.get(f) ?? 0)).map(([f, n]) => `${n - (want.get(f) ?? 0)}x ${f}`)
+    const missing = [...want].filter(([f, n]) => n > (have.get(f) ?? 0)).map(([f, n]) => `${n - (have.get(f) ?? 0)}x ${f}`)
+    return `extra: ${extra.slice(0, 3).join('\n')}\nmissing: ${missing.slice(0, 3).join('\n')}`
   }
 
   /** Kill the driving host at a boundary; the client reconnects to the successor. */
