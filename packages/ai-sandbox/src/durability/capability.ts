@@ -59,7 +59,8 @@ export interface SandboxRunDurability<TOffset extends string = string> {
   readonly journalDir?: string
   /**
    * Whether this host still owns the run: `false` once another host took it
-   * over (its claim moved `driverEpoch`, or this host's lease was lost). A
+   * over (a claim moved `driverEpoch` past this host's; for a driver that
+   * claimed the run, also once its lease was lost). A
    * host that lost the run stops, deletes and writes nothing of it: not the
    * agent (the successor tails the same one), not the journal, not the
    * record. Set per run by `withSandbox`; absent means owned. Never rejects

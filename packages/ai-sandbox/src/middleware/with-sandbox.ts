@@ -20,7 +20,11 @@
  * `detachedSince` + `sandboxKey`, `RunDetachedCapability` keeps the log open),
  * and a cancel destroys the sandbox whatever the lifecycle says. The state a
  * detach needs is registered right after `ensure()`, so an abort during the rest
- * of setup detaches too.
+ * of setup detaches too. A durable run's teardown touches the run (its
+ * sandbox, processes, journal, record) only while this host still owns it
+ * (`RunOwner`: a host paused past its lease may wake up after a successor took
+ * the run over), and its journal goes only once the run's end is recorded
+ * (`./journal-cleanup.ts`).
  * Source: spec 000, "Lifecycle & resume", "Instance durability", "File-event hooks",
  * "Takeover: detached runs and single-writer safety".
  */
