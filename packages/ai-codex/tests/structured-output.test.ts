@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { convertSchemaToJsonSchema, type StreamChunk } from '@tanstack/ai'
-import { createRunScopedIdGen, provideSandbox, SandboxError, type SandboxHandle } from '@tanstack/ai-sandbox'
+import { createRunScopedIdGen, provideSandbox, SandboxError, sandboxRunFilePath, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { buildCodexArgs, codexText, CodexUnsupportedError, createCodexTranslator, STRUCTURED_OUTPUT_INVALID, withCodexStructuredOutput } from '../src/index.js'
 import { cliVersions, linesOf, recording, translate } from './helpers/recordings.js'
 
@@ -114,7 +114,9 @@ describe('--output-schema', () => {
     const logger = new Proxy({}, { get: () => () => undefined })
     for await (const chunk of adapter.chatStream({ model: 'gpt-5.5', runId: 'run/1', threadId: 'thread-1', messages: [{ role: 'user', content: 'Describe Lisbon' }], outputSchema, capabilities, logger } as never)) void chunk
 
-    const file = '/tmp/tanstack-codex/run_1.schema.json'
+    // `run/1` is not a safe file name as it is: the run file's name carries a hash of the id (sandboxRunFilePath).
+    const file = sandboxRunFilePath('/tmp/tanstack-codex', 'run/1', 'schema.json')
+    expect(file).toMatch(/^\/tmp\/tanstack-codex\/run_1-[0-9a-f]{16}\.schema\.json$/)
     expect(spawned).toHaveLength(1)
     expect(spawned[0]).toContain(` --output-schema ${file} -`)
     const write = execs.find((command) => command.includes(file) && command.includes('base64 -d'))!
