@@ -186,15 +186,20 @@ export function chaosSuite(setting: ChaosSetting): void {
     await expectClosedOut(ids.runId, requestsBefore)
   }
 
+  /** POST a run to `first` and send it `signal` once the client saw the first tool call start (the agent at work); the events read. */
+  function postUntilFirstTool(first: RunServer, ids: { runId: string; threadId: string }, signal: 'SIGKILL' | 'SIGSTOP'): Promise<SseEvent[]> {
+    return postRun(first, ids.runId, ids.threadId, (_event, events) => {
+      const seen = transcriptOf(events).some((chunk) => chunk.type === EventType.TOOL_CALL_START)
+      if (seen) first.child.kill(signal)
+      return seen
+    })
+  }
+
   async function pause(): Promise<void> {
     const first = await startServer()
     const ids = { runId: `pause-${randomUUID()}`, threadId: `thread-${randomUUID()}` }
     const requestsBefore = model.requests().length
-    const before = await postRun(first, ids.runId, ids.threadId, (_event, events) => {
-      const frozen = transcriptOf(events).some((chunk) => chunk.type === EventType.TOOL_CALL_START)
-      if (frozen) first.child.kill('SIGSTOP')
-      return frozen
-    })
+    const before = await postUntilFirstTool(first, ids, 'SIGSTOP')
     const attached = attachRun(successor, ids.runId, before.at(-1)!.id!)
     // It wakes once the successor drives, with the CLI still working: it must find its claim gone and touch nothing.
     expect(await waitFor(() => successor.drives().includes(ids.runId), 30_000), `the successor claimed the run:\n${successor.output().slice(-3000)}`).toBe(true)
@@ -212,11 +217,7 @@ export function chaosSuite(setting: ChaosSetting): void {
     const pair = [await startServer(), await startServer()]
     const ids = { runId: `double-${randomUUID()}`, threadId: `thread-${randomUUID()}` }
     const requestsBefore = model.requests().length
-    const before = await postRun(first, ids.runId, ids.threadId, (_event, events) => {
-      const seen = transcriptOf(events).some((chunk) => chunk.type === EventType.TOOL_CALL_START)
-      if (seen) first.child.kill('SIGKILL')
-      return seen
-    })
+    const before = await postUntilFirstTool(first, ids, 'SIGKILL')
     await first.exited
     const reads = pair.map((server) => attachRun(server, ids.runId, before.at(-1)!.id!))
     expect(await waitFor(() => pair.some((server) => server.drives().includes(ids.runId)), 30_000), 'one of the two drives').toBe(true)
@@ -273,11 +274,7 @@ export function chaosSuite(setting: ChaosSetting): void {
     const first = await startServer()
     const ids = { runId: `orphan-${randomUUID()}`, threadId: `thread-${randomUUID()}` }
     const requestsBefore = model.requests().length
-    await postRun(first, ids.runId, ids.threadId, (_event, events) => {
-      const seen = transcriptOf(events).some((chunk) => chunk.type === EventType.TOOL_CALL_START)
-      if (seen) first.child.kill('SIGKILL')
-      return seen
-    })
+    await postUntilFirstTool(first, ids, 'SIGKILL')
     await first.exited
     const left = await stores.runs.get(ids.runId)
     expect(left, 'nobody detached the run').toMatchObject({ status: 'running', sandboxKey: expect.any(String) })
