@@ -2,10 +2,13 @@
  * The leased `LockStore` over the `locks` table: one row `(key, holder,
  * expires_at)` per held key, judged by the DATABASE clock
  * (`clock_timestamp()`), taken in one `INSERT … ON CONFLICT DO UPDATE … WHERE
- * expired`, renewed every `leaseMs / 3` through one dedicated connection,
- * deleted by its own holder only. Invariant: a key has at most one unexpired
- * row, so at most one holder; a holder stops (its signal aborts) before its
- * row can expire unless it renewed.
+ * expired or its holder's backend is gone`, renewed every `leaseMs / 3`
+ * through one dedicated connection, deleted by its own holder only. The
+ * holder column is `<uuid> backend:<pid>`, the pid of the lease connection's
+ * server backend, which the server ends when the holder process dies.
+ * Invariant: a key has at most one unexpired row whose backend still runs,
+ * so at most one holder; a holder stops (its signal aborts) before its row
+ * can expire unless it renewed, and when its lease connection drops.
  */
 import { randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
@@ -34,6 +37,15 @@ export interface PostgresLockStoreOptions {
   leaseMs?: number
   /** Longest wait in ms between two tries to take a held key (default {@link DEFAULT_LOCK_POLL_MS}, at least 1); the wait starts at 1 ms and doubles. */
   lockPollMs?: number
+  /**
+   * Take a key at once when the server backend of its holder's lease
+   * connection is gone (the holder process was killed or crashed, so the
+   * server closed its session), instead of waiting out the lease (default
+   * `true`). A paused holder keeps its connection, so it keeps the lease rule.
+   * Set `false` behind a transaction-pooling proxy (PgBouncer in transaction
+   * mode), where a backend pid does not follow one client.
+   */
+  detectDeadHolders?: boolean
 }
 
 /** `leaseMs`: whole ms, 30 ms to one hour. Shared with `createPostgresStores`. Internal. */
@@ -41,7 +53,10 @@ export const leaseMsSchema = z.number().int('expected an integer number of milli
 /** `lockPollMs`: whole ms, 1 to 60 000. Shared with `createPostgresStores`. Internal. */
 export const lockPollMsSchema = z.number().int('expected an integer number of milliseconds (the lock retry interval)').min(1, 'expected at least 1 ms').max(60_000, 'expected at most 60 000 ms')
 
-const optionsSchema = z.object({ schema: schemaName.optional(), leaseMs: leaseMsSchema.optional(), lockPollMs: lockPollMsSchema.optional() }).strict()
+/** `detectDeadHolders`: a boolean. Shared with `createPostgresStores`. Internal. */
+export const detectDeadHoldersSchema = z.boolean({ error: 'expected true or false (take a lock whose holder process is gone at once; false behind PgBouncer in transaction mode)' })
+
+const optionsSchema = z.object({ schema: schemaName.optional(), leaseMs: leaseMsSchema.optional(), lockPollMs: lockPollMsSchema.optional(), detectDeadHolders: detectDeadHoldersSchema.optional() }).strict()
 
 /** A lock store and the way to let go of its lease connection. Internal. */
 export interface ClosableLockStore {
@@ -55,8 +70,8 @@ export interface ClosableLockStore {
  * every process and host that reaches the same database.
  *
  * `isHeld(key)` answers whether some holder's lease on `key` has not run out
- * by the database clock (`LockProbe`, what `reapDetachedRuns` asks of a run's
- * driver lease). `withLock(key, fn)` waits until it holds `key` (retrying with a backoff from
+ * by the database clock and its lease connection still has a server backend
+ * (`LockProbe`, what `reapDetachedRuns` asks of a run's driver lease). `withLock(key, fn)` waits until it holds `key` (retrying with a backoff from
  * 1 ms up to `lockPollMs`), then runs `fn(signal)` while renewing the lease
  * every `leaseMs / 3`. Expiry is judged by the database's clock, so the hosts'
  * clocks need not agree. `signal` aborts, with a {@link PostgresLockLostError}
@@ -70,15 +85,17 @@ export interface ClosableLockStore {
  * again, so a write must also be fenced where the data lives (the epoch
  * checks of the run log and record). When `fn` settles the row
  * is deleted (only if it is still this holder's) and `withLock` returns or
- * rethrows `fn`'s outcome. A holder that dies leaves its row, which anyone
- * takes once it expires.
+ * rethrows `fn`'s outcome. A holder that dies leaves its row; the server ends
+ * the dead process's session, and the row names that session's backend pid,
+ * so anyone takes the key at once (`detectDeadHolders`, on by default) or,
+ * with the check off, once the row expires.
  *
  * The lock store keeps ONE pooled connection checked out while any
  * `withLock` of it runs (takes and renewals go through it; it goes back to
  * the pool when the last one ends).
  *
  * @param pool - A node-postgres `Pool` whose schema was migrated (`migratePostgres`).
- * @param options - `schema` (`tanstack_sandbox`), `leaseMs` (10 000), `lockPollMs` (50).
+ * @param options - `schema` (`tanstack_sandbox`), `leaseMs` (10 000), `lockPollMs` (50), `detectDeadHolders` (true).
  * @throws SandboxConfigError naming the option (e.g. `postgresLockStore.leaseMs`) when one is invalid.
  * @throws PostgresDatabaseError from `withLock` when the key cannot be taken because the database refused (`closed`, `schema-missing`, `connect-failed`, `query-failed`); `fn` is not called then.
  * @example
@@ -93,7 +110,7 @@ export function postgresLockStore(pool: PostgresPool, options: PostgresLockStore
 }
 
 /** The lock store over a context, with its lease connection's `close`. Internal. */
-export function lockStoreOf(ctx: PostgresContext, options: { leaseMs?: number | undefined; lockPollMs?: number | undefined }): ClosableLockStore {
+export function lockStoreOf(ctx: PostgresContext, options: { leaseMs?: number | undefined; lockPollMs?: number | undefined; detectDeadHolders?: boolean | undefined }): ClosableLockStore {
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
   const pollMs = options.lockPollMs ?? DEFAULT_LOCK_POLL_MS
   // Stop a little before the row expires, so a late timer cannot leave this holder running while another takes the key.
@@ -101,10 +118,16 @@ export function lockStoreOf(ctx: PostgresContext, options: { leaseMs?: number | 
   const t = ctx.tables
   const lease = new DedicatedClient(ctx)
   const interval = `($3::integer * interval '1 millisecond')`
-  // Taken when absent, expired, or already this holder's (a retry after a take whose answer was lost).
-  const acquireSql = `INSERT INTO ${t.locks} AS l (key, holder, expires_at) VALUES ($1, $2, clock_timestamp() + ${interval})
+  // The holder's server backend is gone: its process died and the server ended its session (a row without a pid never is).
+  const backendGone = (holder: string): string =>
+    options.detectDeadHolders === false
+      ? 'false'
+      : `(substring(${holder} from ' backend:([0-9]+)$') IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = substring(${holder} from ' backend:([0-9]+)$')::integer))`
+  // Taken when absent, expired, left by a dead holder, or already this holder's (a retry after a take whose answer was lost).
+  // The stored holder is `$2 backend:<pid>`, the pid of the backend running this statement (the lease connection's).
+  const acquireSql = `INSERT INTO ${t.locks} AS l (key, holder, expires_at) VALUES ($1, $2 || ' backend:' || pg_backend_pid(), clock_timestamp() + ${interval})
     ON CONFLICT (key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
-    WHERE l.expires_at <= clock_timestamp() OR l.holder = EXCLUDED.holder RETURNING 1 AS taken`
+    WHERE l.expires_at <= clock_timestamp() OR split_part(l.holder, ' ', 1) = $2 OR ${backendGone('l.holder')} RETURNING holder`
   // Renewed only while unexpired and ours; otherwise the holder now stored (the CTE's outer SELECT sees the row as it was).
   const renewSql = `WITH renewed AS (UPDATE ${t.locks} SET expires_at = clock_timestamp() + ${interval} WHERE key = $1 AND holder = $2 AND expires_at > clock_timestamp() RETURNING 1)
     SELECT (SELECT count(*) FROM renewed)::integer AS renewed, (SELECT holder FROM ${t.locks} WHERE key = $1) AS holder`
@@ -115,12 +138,14 @@ export function lockStoreOf(ctx: PostgresContext, options: { leaseMs?: number | 
   const store: LockStore & LockProbe = {
     async isHeld(key) {
       assertOpen(ctx)
-      const result = await query<{ held: boolean }>(ctx, `SELECT EXISTS (SELECT 1 FROM ${t.locks} WHERE key = $1 AND expires_at > clock_timestamp()) AS held`, [key])
+      const result = await query<{ held: boolean }>(ctx, `SELECT EXISTS (SELECT 1 FROM ${t.locks} l WHERE key = $1 AND expires_at > clock_timestamp() AND NOT ${backendGone('l.holder')}) AS held`, [key])
       return result.rows[0]?.held === true
     },
     async withLock(key, fn) {
       assertOpen(ctx)
-      const holder = randomUUID()
+      const holderId = randomUUID()
+      // The row's holder once taken: `holderId backend:<pid>`.
+      let holder: string = holderId
       const controller = new AbortController()
       let held = false
       let deadline: NodeJS.Timeout | undefined
@@ -142,7 +167,11 @@ export function lockStoreOf(ctx: PostgresContext, options: { leaseMs?: number | 
         for (let delay = 1; ; delay = Math.min(delay * 2, pollMs)) {
           sentAt = performance.now()
           try {
-            if ((await lease.query(acquireSql, [key, holder, leaseMs])).length === 1) break
+            const [taken] = await lease.query<{ holder: string }>(acquireSql, [key, holderId, leaseMs])
+            if (taken !== undefined) {
+              holder = taken.holder
+              break
+            }
             dropped = 0
           } catch (error) {
             // A lease connection lost while waiting is reopened (a take whose answer was lost is retried as this holder's);

@@ -11,7 +11,7 @@ import pg from 'pg'
 import { z } from 'zod'
 import { contextOf, databaseError, DEFAULT_SCHEMA, migratePostgres, schemaName, type MigrationResult, type PostgresPool } from './database.js'
 import { instanceStoreOf } from './instance-store.js'
-import { leaseMsSchema, lockPollMsSchema, lockStoreOf } from './lock-store.js'
+import { detectDeadHoldersSchema, leaseMsSchema, lockPollMsSchema, lockStoreOf } from './lock-store.js'
 import { notifierOf } from './notifier.js'
 import { runStoreOf, type PostgresRunStore } from './run-store.js'
 import { firstChunkDeadlineMsSchema, recheckMsSchema, streamOf, type PostgresStream, type PostgresStreamInit } from './stream.js'
@@ -32,6 +32,8 @@ export interface PostgresStoresOptions {
   leaseMs?: number
   /** Longest wait in ms between two tries to take a held lock (default 50). At least 1. */
   lockPollMs?: number
+  /** Take a lock at once when its holder's database session is gone (the holder process died) instead of after `leaseMs` (default `true`); `false` behind PgBouncer in transaction mode. See `postgresLockStore`. */
+  detectDeadHolders?: boolean
   /** ms a from-start join of a run with nothing stored waits for its first chunk before throwing (default 100, as `memoryStream`). */
   firstChunkDeadlineMs?: number
   /** ms a tailing reader waits for a NOTIFY before re-querying anyway (default 2000): only the backstop for a lost notification. At least 100. */
@@ -82,6 +84,7 @@ const optionsSchema = z
     migrate: z.boolean({ error: 'expected true or false' }).optional(),
     leaseMs: leaseMsSchema.optional(),
     lockPollMs: lockPollMsSchema.optional(),
+    detectDeadHolders: detectDeadHoldersSchema.optional(),
     firstChunkDeadlineMs: firstChunkDeadlineMsSchema.optional(),
     recheckMs: recheckMsSchema.optional(),
     transactionIdleTimeoutMs: ms('the idle-in-transaction timeout', 100).max(3_600_000, 'expected at most 3 600 000 ms').optional(),
@@ -110,7 +113,7 @@ const optionsSchema = z
  * withSandbox(sandbox, { runs: stores.runs, locks: stores.locks, instances: stores.instances, durability: { adapter: stores.stream(request) } })
  * ```
  *
- * @param options - `connectionString` or `pool` (one is required), `maxConnections` (10), `schema` (`tanstack_sandbox`), `migrate` (`true`), `leaseMs` (10 000), `lockPollMs` (50), `firstChunkDeadlineMs` (100), `recheckMs` (2000), `transactionIdleTimeoutMs` (5000).
+ * @param options - `connectionString` or `pool` (one is required), `maxConnections` (10), `schema` (`tanstack_sandbox`), `migrate` (`true`), `leaseMs` (10 000), `lockPollMs` (50), `detectDeadHolders` (true), `firstChunkDeadlineMs` (100), `recheckMs` (2000), `transactionIdleTimeoutMs` (5000).
  * @returns The stores, once the schema is migrated.
  * @throws SandboxConfigError naming the option (e.g. `createPostgresStores.leaseMs`) when one is invalid.
  * @throws PostgresDatabaseError `connect-failed` when the database cannot be reached, `schema-too-new` when a newer version of this package migrated the schema, `schema-missing` (with `migrate: false`) when the tables are not there. A pool opened here is ended before throwing.
@@ -132,7 +135,7 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     if (owned) await pool.end().catch(() => undefined)
     throw error
   }
-  const locks = lockStoreOf(ctx, { leaseMs: parsed.leaseMs, lockPollMs: parsed.lockPollMs })
+  const locks = lockStoreOf(ctx, { leaseMs: parsed.leaseMs, lockPollMs: parsed.lockPollMs, detectDeadHolders: parsed.detectDeadHolders })
   const streamOptions = { firstChunkDeadlineMs: parsed.firstChunkDeadlineMs, recheckMs: parsed.recheckMs }
   return {
     pool,

@@ -190,4 +190,24 @@ describePostgres('postgresLockStore', (url) => {
     expect(enteredAt).toBeGreaterThanOrEqual(Number(rows[0]!.expires) - 20)
     expect(await lockRows(stores)).toEqual([])
   })
+  it('judges a row dead only when the backend pid it names no longer runs on the server', async () => {
+    const stores = await schemas.open({ leaseMs: 60_000 })
+    const live = await stores.pool.connect()
+    try {
+      const { rows } = await live.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+      const put = (key: string, holder: string) => stores.pool.query(`INSERT INTO "${stores.schema}".locks (key, holder, expires_at) VALUES ($1, $2, clock_timestamp() + interval '1 minute')`, [key, holder])
+      await put('dead', 'a backend:2147483646')
+      await put('alive', `b backend:${rows[0]!.pid}`)
+      await put('older-version', 'c')
+      expect(await stores.locks.isHeld('dead')).toBe(false)
+      expect(await stores.locks.isHeld('alive')).toBe(true)
+      expect(await stores.locks.isHeld('older-version')).toBe(true)
+      expect(await stores.locks.withLock('dead', async () => (await lockRows(stores)).find((row) => row.key === 'dead')!.holder)).toMatch(/^[0-9a-f-]{36} backend:\d+$/)
+      const off = await schemas.open({ schema: stores.schema, leaseMs: 60_000, detectDeadHolders: false })
+      await put('dead-again', 'd backend:2147483646')
+      expect(await off.locks.isHeld('dead-again')).toBe(true)
+    } finally {
+      live.release()
+    }
+  })
 })

@@ -1,6 +1,7 @@
 // Several real OS processes on one PostgreSQL schema (tests/fixtures/store-child.ts):
 // two contenders are never inside one key at once; a holder killed with
-// SIGKILL is taken over once its lease expires; a holder paused with SIGSTOP
+// SIGKILL is taken over at once (its session's backend is gone), or once its
+// lease expires with detectDeadHolders off; a holder paused with SIGSTOP
 // past its lease loses the key to the other process and, after SIGCONT, its
 // signal aborts; a holder whose connections the server terminates
 // (pg_terminate_backend) sees its signal abort; a reader in one process tails
@@ -56,12 +57,34 @@ describePostgres('several processes on one PostgreSQL schema', (url) => {
     expect(await lockRow(schema, 'k')).toBeUndefined()
   })
 
-  it('a holder killed with SIGKILL mid-lease is taken over by the other process once the lease expires', async () => {
+  it('a holder killed with SIGKILL mid-lease is taken over at once: the server ended its session, whose backend its row names', async () => {
     const schema = await shared()
-    const leaseMs = 1500
+    // A lease far longer than the test: only the dead-holder check can hand the key over in time.
+    const leaseMs = 60_000
     const goFile = file()
     const holder = start({ role: 'hold', url, schema, key: 'k', leaseMs })
     const taker = start({ role: 'take', url, schema, key: 'k', leaseMs, goFile })
+    await Promise.all([holder.next('acquired'), taker.next('ready')])
+    writeFileSync(goFile, '')
+    await taker.next('waiting')
+    const row = (await lockRow(schema, 'k'))!
+    expect(row.holder).toMatch(/ backend:\d+$/)
+    const killedAt = Date.now()
+    holder.process.kill('SIGKILL')
+    await holder.exited
+    const acquired = await taker.next('acquired')
+    await taker.next('exit')
+    expect(acquired.at).toBeGreaterThanOrEqual(killedAt)
+    expect(acquired.at).toBeLessThan(row.expires - 30_000)
+    expect(await lockRow(schema, 'k')).toBeUndefined()
+  })
+
+  it('with detectDeadHolders: false, a holder killed with SIGKILL is taken over only once its lease expires', async () => {
+    const schema = await shared()
+    const leaseMs = 1500
+    const goFile = file()
+    const holder = start({ role: 'hold', url, schema, key: 'k', leaseMs, detectDeadHolders: false })
+    const taker = start({ role: 'take', url, schema, key: 'k', leaseMs, goFile, detectDeadHolders: false })
     await Promise.all([holder.next('acquired'), taker.next('ready')])
     writeFileSync(goFile, '')
     await taker.next('waiting')

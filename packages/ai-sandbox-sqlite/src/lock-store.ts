@@ -1,15 +1,17 @@
 /**
  * The leased `LockStore` over the `locks` table: one row `(key, holder,
- * expires_at)` per held key, taken inside `BEGIN IMMEDIATE` when absent or
- * expired, renewed while the callback runs, deleted by its own holder only.
- * Invariant: a key has at most one unexpired row, so at most one holder.
+ * expires_at)` per held key, taken inside `BEGIN IMMEDIATE` when absent,
+ * expired or left by a holder process that is gone (`holder-identity.ts`),
+ * renewed while the callback runs, deleted by its own holder only.
+ * Invariant: a key has at most one row whose holder may still run, so at most
+ * one holder.
  */
-import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { LockStore } from '@tanstack/ai/locks'
 import type { LockProbe } from '@tanstack/ai-sandbox'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteLockLostError } from './errors.js'
+import { isDeadHolder, newHolderId } from './holder-identity.js'
 
 /** Default lease, in ms: how long a key stays held by a holder that stopped renewing (killed, paused). */
 export const DEFAULT_LEASE_MS = 10_000
@@ -23,6 +25,14 @@ export interface SqliteLockStoreOptions {
   leaseMs?: number
   /** Longest wait in ms between two tries to take a held key (default {@link DEFAULT_LOCK_POLL_MS}); the wait starts at 1 ms and doubles. */
   pollMs?: number
+  /**
+   * Take a key at once when its holder was a process of this machine (and pid
+   * namespace) that is gone, instead of waiting out its lease (default
+   * `true`). A killed host's run is then taken over in well under a second; a
+   * paused holder (SIGSTOP, a VM pause) still runs, so it keeps the lease rule.
+   * `false` keeps the plain lease rule: every takeover waits out `leaseMs`.
+   */
+  detectDeadHolders?: boolean
 }
 
 /** The locks held through each database now, by holder id, with the way to abort each holder's signal: what `releaseHeldLocks` hands back. */
@@ -68,9 +78,12 @@ interface LockRow {
  * holder or expired, a renewal throws, or no renewal succeeded by shortly
  * before the lease runs out. When `fn` settles the row is deleted (only if it
  * is still this holder's), and `withLock` returns or rethrows `fn`'s outcome. A
- * holder that dies (SIGKILL) leaves its row, which any process takes once it
- * expires `leaseMs` later. Clocks: `Date.now()` of each process, which on one
- * host is one clock.
+ * holder that dies (SIGKILL, OOM, a crash) leaves its row; another process
+ * of the same machine and pid namespace sees from the row that the holder's
+ * pid no longer runs and takes the key at once (`detectDeadHolders`, on by
+ * default); any other process takes it once it expires `leaseMs` later.
+ * `isHeld` answers false for such a row too. Clocks: `Date.now()` of each
+ * process, which on one host is one clock.
  *
  * @param db - An open database from `openSqliteDatabase`.
  * @throws SqliteDatabaseError `closed` when the database is closed before the key is taken.
@@ -78,6 +91,9 @@ interface LockRow {
 export function sqliteLockStore(db: SqliteDatabase, options: SqliteLockStoreOptions = {}): LockStore & LockProbe {
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
   const pollMs = options.pollMs ?? DEFAULT_LOCK_POLL_MS
+  const detectDead = options.detectDeadHolders ?? true
+  /** The row still binds: unexpired, and its holder may still run. */
+  const binds = (row: LockRow | undefined, now: number): boolean => row !== undefined && row.expires_at > now && !(detectDead && isDeadHolder(row.holder))
   // Abort a little before the row expires, so a late timer cannot leave this holder running while another takes the key.
   const marginMs = Math.min(1000, Math.floor(leaseMs / 10))
   const select = db.prepare<[string], LockRow>('SELECT holder, expires_at FROM locks WHERE key = ?')
@@ -85,8 +101,7 @@ export function sqliteLockStore(db: SqliteDatabase, options: SqliteLockStoreOpti
   const renew = db.prepare<[number, string, string, number]>('UPDATE locks SET expires_at = ? WHERE key = ? AND holder = ? AND expires_at > ?')
   const release = db.prepare<[string, string]>('DELETE FROM locks WHERE key = ? AND holder = ?')
   const acquire = db.transaction((key: string, holder: string, now: number): boolean => {
-    const row = select.get(key)
-    if (row !== undefined && row.expires_at > now) return false
+    if (binds(select.get(key), now)) return false
     put.run(key, holder, now + leaseMs)
     return true
   })
@@ -105,11 +120,10 @@ export function sqliteLockStore(db: SqliteDatabase, options: SqliteLockStoreOpti
   return {
     async isHeld(key) {
       assertOpen(db)
-      const row = select.get(key)
-      return row !== undefined && row.expires_at > Date.now()
+      return binds(select.get(key), Date.now())
     },
     async withLock(key, fn) {
-      const holder = randomUUID()
+      const holder = newHolderId()
       let acquiredAt = Date.now()
       for (let delay = 1; !tryAcquire(key, holder, acquiredAt); delay = Math.min(delay * 2, pollMs)) {
         await sleep(delay * (0.5 + Math.random()))

@@ -20,6 +20,8 @@ export interface SqliteStoresOptions {
   path: string
   /** Lock lease in ms (default 10 000): how long a key stays held by a process that died or paused; renewed every `leaseMs / 3`. At least 30. */
   leaseMs?: number
+  /** Take a lock at once when its holder process on this machine is gone (SIGKILL, OOM, a crash) instead of after `leaseMs` (default `true`); see `sqliteLockStore`. */
+  detectDeadHolders?: boolean
   /** ms between two looks at the file while a stream `read` tails, also the longest wait between two tries to take a held lock (default 25). At least 1. */
   pollMs?: number
   /** ms a statement waits for another process's write lock before failing (SQLite `busy_timeout`, default 5000). */
@@ -60,6 +62,7 @@ const optionsSchema = z
       .refine((value) => !value.includes('\0'), 'must not contain NUL bytes'),
     leaseMs: ms('the lock lease', 30).max(3_600_000, 'expected at most 3 600 000 ms (one hour)').optional(),
     pollMs: ms('the tail poll interval', 1).max(60_000, 'expected at most 60 000 ms').optional(),
+    detectDeadHolders: z.boolean({ error: 'expected true or false (take a lock whose holder process is gone at once)' }).optional(),
     busyTimeoutMs: ms('the SQLite busy_timeout', 0).max(600_000, 'expected at most 600 000 ms').optional(),
     firstChunkDeadlineMs: ms('the first-chunk deadline', 0).optional(),
   })
@@ -78,7 +81,7 @@ const optionsSchema = z
  * withSandbox(sandbox, { runs: stores.runs, locks: stores.locks, instances: stores.instances, durability: { adapter: stores.stream(request) } })
  * ```
  *
- * @param options - `path` (required), `leaseMs` (10 000), `pollMs` (25), `busyTimeoutMs` (5000), `firstChunkDeadlineMs` (100).
+ * @param options - `path` (required), `leaseMs` (10 000), `detectDeadHolders` (true), `pollMs` (25), `busyTimeoutMs` (5000), `firstChunkDeadlineMs` (100).
  * @throws SandboxConfigError naming the option (e.g. `createSqliteStores.leaseMs`) when one is invalid.
  * @throws SqliteDatabaseError `open-failed` or `schema-too-new` when the file cannot be used.
  */
@@ -90,7 +93,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
   return {
     db,
     runs: sqliteRunStore(db),
-    locks: sqliteLockStore(db, { leaseMs: parsed.leaseMs ?? DEFAULT_LEASE_MS, pollMs }),
+    locks: sqliteLockStore(db, { leaseMs: parsed.leaseMs ?? DEFAULT_LEASE_MS, pollMs, detectDeadHolders: parsed.detectDeadHolders ?? true }),
     instances: sqliteInstanceStore(db),
     stream: (source) => sqliteStream(db, source, streamOptions),
     close: () => {

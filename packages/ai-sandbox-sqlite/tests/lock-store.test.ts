@@ -1,7 +1,8 @@
 // The leased SQLite LockStore within one process, over two connections to one
 // file (the cross-process proofs are in multi-process.test.ts): exclusion,
 // renewal past the lease, release of its own row only, and the signal that
-// aborts when the lease is lost.
+// aborts when the lease is lost; which rows count as left by a dead holder.
+import { spawnSync } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { SqliteDatabaseError, SqliteLockLostError } from '../src/index.js'
@@ -161,5 +162,27 @@ describe('sqliteLockStore', () => {
     const enteredAt = await stores.locks.withLock('k', async () => Date.now())
     expect(enteredAt).toBeGreaterThanOrEqual(expiresAt)
     expect(lockRows(stores)).toEqual([])
+  })
+  it('judges a row dead only when it names a pid of this machine and pid namespace that no longer runs', async () => {
+    const stores = dbs.open({ leaseMs: 60_000 })
+    let holder = ''
+    await stores.locks.withLock('probe', async () => {
+      holder = lockRows(stores)[0]!.holder
+    })
+    expect(holder).toMatch(new RegExp(` pid:${process.pid} scope:[0-9a-f]{16}$`))
+    const deadPid = spawnSync('true').pid!
+    const put = (key: string, who: string): void => void stores.db.prepare('INSERT INTO locks (key, holder, expires_at) VALUES (?, ?, ?)').run(key, who, Date.now() + 60_000)
+    put('dead', holder.replace(` pid:${process.pid} `, ` pid:${deadPid} `))
+    put('other-scope', holder.replace(` pid:${process.pid} `, ` pid:${deadPid} `).replace(/scope:[0-9a-f]{16}$/, 'scope:0000000000000000'))
+    put('older-version', 'a0b1c2d3-0000-4000-8000-000000000000')
+    put('alive', holder.replace(` pid:${process.pid} `, ` pid:${process.ppid} `))
+    expect(await stores.locks.isHeld('dead')).toBe(false)
+    expect(await stores.locks.isHeld('other-scope')).toBe(true)
+    expect(await stores.locks.isHeld('older-version')).toBe(true)
+    expect(await stores.locks.isHeld('alive')).toBe(true)
+    expect(await stores.locks.withLock('dead', async () => 'taken at once')).toBe('taken at once')
+    const off = dbs.open({ path: stores.db.name, leaseMs: 60_000, detectDeadHolders: false })
+    put('dead-again', holder.replace(` pid:${process.pid} `, ` pid:${deadPid} `))
+    expect(await off.locks.isHeld('dead-again')).toBe(true)
   })
 })

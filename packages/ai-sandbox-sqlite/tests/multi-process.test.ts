@@ -145,12 +145,35 @@ describe('several processes on one database file', () => {
     expect(lockRow(path, 'k')).toBeUndefined()
   })
 
-  it('a holder killed with SIGKILL mid-lease is taken over by the other process once the lease expires', async () => {
+  it('a holder killed with SIGKILL mid-lease is taken over at once: its row names a pid that no longer runs', async () => {
     const path = dbs.path()
-    const leaseMs = 3000
+    // A lease far longer than the test: only the dead-holder check can hand the key over in time.
+    const leaseMs = 60_000
     const goFile = dbs.path()
     const holder = start({ role: 'hold', path, key: 'k', leaseMs })
     const taker = start({ role: 'take', path, key: 'k', leaseMs, goFile })
+    await Promise.all([holder.next('acquired'), taker.next('ready')])
+    writeFileSync(goFile, '')
+    await taker.next('waiting')
+    const row = lockRow(path, 'k')!
+    expect(row.holder).toContain(` pid:${holder.process.pid} `)
+    const killedAt = Date.now()
+    holder.process.kill('SIGKILL')
+    await holder.exited
+    const acquired = await taker.next('acquired')
+    await taker.next('exit')
+    // Not before the kill (the taker may get in before this process has reaped the holder).
+    expect(acquired.at).toBeGreaterThanOrEqual(killedAt)
+    expect(acquired.at).toBeLessThan(row.expires_at - 30_000)
+    expect(lockRow(path, 'k')).toBeUndefined()
+  })
+
+  it('with detectDeadHolders: false, a holder killed with SIGKILL is taken over only once its lease expires', async () => {
+    const path = dbs.path()
+    const leaseMs = 3000
+    const goFile = dbs.path()
+    const holder = start({ role: 'hold', path, key: 'k', leaseMs, detectDeadHolders: false })
+    const taker = start({ role: 'take', path, key: 'k', leaseMs, goFile, detectDeadHolders: false })
     await Promise.all([holder.next('acquired'), taker.next('ready')])
     writeFileSync(goFile, '')
     await taker.next('waiting')

@@ -13,7 +13,9 @@
  *     TAKEOVER_REFRESHES 3, TAKEOVER_CANCELS 25), the PostgreSQL takeover
  *     suite (PG_TAKEOVER_TRIALS 20) and the chaos suite on local-process +
  *     SQLite and Docker + PostgreSQL (every case, CHAOS_REPEAT 10 times,
- *     and CHAOS_TRIALS 20 seeded random kills per setting: 200 kills).
+ *     and CHAOS_TRIALS 20 seeded random kills per setting: 200 kills),
+ *     whose takeover latency with the default configuration (host death to
+ *     the first event the successor stored, at the client) is tabulated too.
  * Each count is read from the variable named above; 0 skips that item (for
  * example SOAK_TAKEOVER_KILLS=0 SOAK_PG_TAKEOVER_KILLS=0 runs only the suites).
  * Each item's seed is printed and passed on, so a failure replays. It never
@@ -24,7 +26,7 @@
  */
 import { spawn } from 'node:child_process'
 import { randomInt } from 'node:crypto'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -56,7 +58,16 @@ interface SuiteSoak {
   env: Record<string, string>
 }
 
-function suites(seed: number): SuiteSoak[] {
+/** Per chaos setting: host death to the first event the successor stored, at the client, in ms (`chaos-suite.ts` writes it). */
+interface ChaosLatency {
+  setting: string
+  kills: number
+  medianMs: number
+  p95Ms: number
+  maxMs: number
+}
+
+function suites(seed: number, reportDir: string): SuiteSoak[] {
   const fence = envInt('FENCE_TRIALS', 50, { zero: true })
   const sweeps = envInt('REAPER_SWEEPS', 100, { zero: true })
   const takeovers = envInt('TAKEOVER_TRIALS', 10, { zero: true })
@@ -86,7 +97,7 @@ function suites(seed: number): SuiteSoak[] {
       project: 'claude-code-e2e',
       file: 'tests/chaos', // both files
       trials: 2 * (8 * chaosRepeat + chaosTrials),
-      env: { CHAOS_CASES: 'all', CHAOS_REPEAT: String(chaosRepeat), CHAOS_TRIALS: String(chaosTrials), CHAOS_SEED: String(seed) },
+      env: { CHAOS_CASES: 'all', CHAOS_REPEAT: String(chaosRepeat), CHAOS_TRIALS: String(chaosTrials), CHAOS_SEED: String(seed), CHAOS_LATENCY_FILE: join(reportDir, 'chaos-latency') },
     },
   ]
   return all.filter((suite) => suite.trials > 0)
@@ -106,7 +117,7 @@ async function runSuite(suite: SuiteSoak, reportDir: string): Promise<SoakRow> {
     })
     child.on('close', (code) => resolve(code ?? 1))
   })
-  const replay = Object.entries(suite.env).map(([key, value]) => `${key}=${value}`).join(' ')
+  const replay = Object.entries(suite.env).filter(([key]) => key !== 'CHAOS_LATENCY_FILE').map(([key, value]) => `${key}=${value}`).join(' ')
   const row = { soak: suite.name, trials: suite.trials, seconds: Math.round((performance.now() - started) / 1000), replay }
   try {
     const result = JSON.parse(await readFile(report, 'utf8')) as { numPassedTests: number; numFailedTests: number }
@@ -135,6 +146,7 @@ async function main(): Promise<void> {
   const seed = Number(process.env.SOAK_SEED ?? randomInt(2 ** 30))
   console.log(`[soak] seed ${seed}: SOAK_SEED=${seed} replays every item`)
   const rows: SoakRow[] = []
+  const latency: ChaosLatency[] = []
   const reportDir = join(tmpdir(), `tanstack-soak-${process.pid}`)
   await mkdir(reportDir, { recursive: true })
   try {
@@ -158,16 +170,24 @@ async function main(): Promise<void> {
         }),
       )
     }
-    for (const suite of suites(seed)) rows.push(await runSuite(suite, reportDir))
+    for (const suite of suites(seed, reportDir)) rows.push(await runSuite(suite, reportDir))
+    for (const file of (await readdir(reportDir)).filter((name) => name.startsWith('chaos-latency.'))) {
+      const { setting, kills, medianMs, p95Ms, maxMs } = JSON.parse(await readFile(join(reportDir, file), 'utf8')) as ChaosLatency
+      latency.push({ setting, kills, medianMs, p95Ms, maxMs })
+    }
   } finally {
     await rm(reportDir, { recursive: true, force: true })
   }
 
   console.log(`\nsoak (seed ${seed}): passed and failed count trials for the kill soaks, tests for the suites`)
   console.table(rows)
+  if (latency.length > 0) {
+    console.log('\nchaos takeover latency with the default configuration: host death to the first event the successor stored, at the client (ms)')
+    console.table(latency)
+  }
   await mkdir(resultsDir, { recursive: true })
   const file = join(resultsDir, 'soak.json')
-  await writeFile(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: cpus().length, seed, rows, totalSeconds: round(rows.reduce((sum, row) => sum + row.seconds, 0), 0) }, null, 2) + '\n')
+  await writeFile(file, JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: cpus().length, seed, rows, chaosLatency: latency, totalSeconds: round(rows.reduce((sum, row) => sum + row.seconds, 0), 0) }, null, 2) + '\n')
   console.log(`wrote ${file}`)
   if (rows.some((row) => row.failed > 0)) process.exitCode = 1
 }

@@ -19,16 +19,25 @@
  *   killed too;
  * - `orphan`: the host dies and no client comes back; sweeps find the run
  *   orphaned, finalize it from the journal and reclaim its sandbox;
- * - `CHAOS_TRIALS` kills at seeded random points (CI 1, `pnpm soak` 10),
+ * - `CHAOS_TRIALS` kills at seeded random points (CI 1, `pnpm soak` 20),
  *   `CHAOS_SEED` replays a printed run; `CHAOS_REPEAT` runs every case that
- *   many times (CI 1, `pnpm soak` 8).
+ *   many times (CI 1, `pnpm soak` 10).
+ *
+ * Every server runs with the documented defaults (lease 10 s, quiet window
+ * 5 s, cancel poll 1 s), so the suite also measures the takeover latency a
+ * user gets: from the moment the killed host is dead to the first event the
+ * client receives that the successor stored. It prints median / p95 / max
+ * per setting and, with `CHAOS_LATENCY_FILE`, writes them there as JSON
+ * (`pnpm soak` tabulates them).
  */
 import { randomInt, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { chat, EventType, type RunRecord, type StreamChunk } from '@tanstack/ai'
 import { resolveDebugOption } from '@tanstack/ai/adapter-internals'
 import { claudeCodeText, type ClaudeCodeOptions } from '@tanstack/ai-claude-code'
-import { defineSandbox, probeRunExit, reapDetachedRuns, sandboxReclaimer, withSandbox, type ReapResult, type RunExitProbe } from '@tanstack/ai-sandbox'
+import { DEFAULT_CANCEL_POLL_MS, DEFAULT_FENCE_QUIET_MS, defineSandbox, probeRunExit, reapDetachedRuns, sandboxReclaimer, withSandbox, type ReapResult, type RunExitProbe } from '@tanstack/ai-sandbox'
+import { DEFAULT_LEASE_MS } from '@tanstack/ai-sandbox-sqlite'
+import { writeFileSync } from 'node:fs'
 import { isRunAcceptedMarker, transcriptOf, type SseEvent } from '@testing/support/sse-client'
 import { fileURLToPath } from 'node:url'
 import { startFakeModel, type FakeModel } from '../../src/aimock.js'
@@ -95,6 +104,12 @@ function chaosFingerprints(chunks: readonly StreamChunk[], ids: { runId: string;
   return [...prints.filter((_, i) => !isFileEvent(chunks[i]!)), ...files]
 }
 
+/** The value at percentile `p` (nearest rank) of `values`. */
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
+}
+
 /** Register the chaos cases of one setting in the current vitest file. */
 export function chaosSuite(setting: ChaosSetting): void {
   let model: FakeModel
@@ -117,7 +132,8 @@ export function chaosSuite(setting: ChaosSetting): void {
     model = await startFakeModel(FIXTURE, { host: await setting.modelHost(), vars: { stepSeconds: '1.5' } })
     const claude = setting.claude(model)
     if (claude.cleanup) cleanups.push(claude.cleanup)
-    config = { stores: setting.stores, provider: setting.provider, claude: claude.options, prompt: PROMPT, fenceQuietMs: 1000, leaseMs: 3000, cancelPollMs: 500, attachWaitMs: 3000 }
+    // The documented defaults, so the latency measured is what a user gets.
+    config = { stores: setting.stores, provider: setting.provider, claude: claude.options, prompt: PROMPT, fenceQuietMs: DEFAULT_FENCE_QUIET_MS, leaseMs: DEFAULT_LEASE_MS, cancelPollMs: DEFAULT_CANCEL_POLL_MS }
     stores = await openServerStores(setting.stores, config.leaseMs)
     successor = await startServer()
     const runId = `control-${randomUUID()}`
@@ -131,6 +147,7 @@ export function chaosSuite(setting: ChaosSetting): void {
   }, 180_000)
 
   afterAll(async () => {
+    reportLatency()
     for (const server of servers) {
       server.child.kill('SIGCONT')
       await stopRunServer(server)
@@ -153,6 +170,26 @@ export function chaosSuite(setting: ChaosSetting): void {
     expect(model.requests().length - requestsBefore, 'one CLI ran the turn (five model requests)').toBe(5)
     expect(await waitFor(() => setting.processesLeft(runId) === 0, 15_000), 'no CLI, tool or tail process of the run is left').toBe(true)
     expect(await waitFor(async () => (await setting.sandboxesLeft()).length === 0, 20_000), 'the sandbox (with its journal) is destroyed').toBe(true)
+  }
+
+  /** ms from a killed host's death to the first event its successor stored reaching the client, per kill. */
+  const latencies: { kill: string; ms: number }[] = []
+  /** When the host is dead: how much of the log it left, and a clock to time the client's first new event against. */
+  async function deathOf(runId: string): Promise<{ at: number; stored: number }> {
+    const at = performance.now()
+    return { at, stored: (await stores.stream({ runId }).snapshot()).length }
+  }
+  /** Record the latency of one kill from the successor's events and their arrival times. */
+  function timeTakeover(kill: string, death: { at: number; stored: number }, after: readonly SseEvent[], times: readonly number[]): void {
+    const first = after.findIndex((event) => event.id !== undefined && Number(event.id) >= death.stored)
+    if (first >= 0) latencies.push({ kill, ms: Math.round(times[first]! - death.at) })
+  }
+  function reportLatency(): void {
+    if (latencies.length === 0) return
+    const ms = latencies.map((entry) => entry.ms)
+    const summary = { setting: setting.name, kills: ms.length, medianMs: percentile(ms, 50), p95Ms: percentile(ms, 95), maxMs: Math.max(...ms), latencies }
+    console.info(`[chaos ${setting.name}] host death to the first event the successor stored, over ${ms.length} kills (defaults: lease ${DEFAULT_LEASE_MS} ms): median ${summary.medianMs} ms, p95 ${summary.p95Ms} ms, max ${summary.maxMs} ms`)
+    if (process.env.CHAOS_LATENCY_FILE) writeFileSync(`${process.env.CHAOS_LATENCY_FILE}.${setting.name}.json`, JSON.stringify(summary) + '\n')
   }
 
   const clean = { equal: true, lost: 0, duplicated: 0, falseTerminal: 0 }
@@ -179,8 +216,11 @@ export function chaosSuite(setting: ChaosSetting): void {
       return true
     })
     await first.exited
+    const death = await deathOf(ids.runId)
     expect(first.child.signalCode, `the first server was killed at ${name}:\n${first.output()}`).toBe('SIGKILL')
-    const after = await attachRun(successor, ids.runId, before.at(-1)!.id!)
+    const times: number[] = []
+    const after = await attachRun(successor, ids.runId, before.at(-1)!.id!, () => (times.push(performance.now()), false))
+    timeTakeover(name, death, after, times)
     console.info(`[chaos ${setting.name} ${name}] killed after ${transcriptOf(before).length} of ${control.length} events; the successor delivered ${transcriptOf(after).length}`)
     expect(transcriptTally(before, after, ids), `the transcript equals the control (${name}):\n${differences(before, after, ids)}\n${successor.output().slice(-3000)}`).toEqual(clean)
     await expectClosedOut(ids.runId, requestsBefore)
@@ -312,7 +352,9 @@ export function chaosSuite(setting: ChaosSetting): void {
       const first = await startServer()
       const ids = { runId: `random-${randomUUID()}`, threadId: `thread-${randomUUID()}` }
       const requestsBefore = model.requests().length
-      const trial = await killAndTakeOver({ first, successor, ...ids, seed, minKill: 1, maxKill: control.length, control: [] })
+      let death = { at: 0, stored: 0 }
+      const trial = await killAndTakeOver({ first, successor, ...ids, seed, minKill: 1, maxKill: control.length, control: [], onKilled: async () => void (death = await deathOf(ids.runId)) })
+      timeTakeover('random', death, trial.after, trial.afterTimes)
       const tally = transcriptTally(trial.before, trial.after, ids)
       console.info(`[chaos ${setting.name} random ${i}] seed ${seed}: killed after ${trial.killAt} of ${control.length} events; lost ${tally.lost}, duplicated ${tally.duplicated}, false terminals ${tally.falseTerminal}`)
       expect(tally, `the transcript equals the control (CHAOS_SEED=${seed - setting.seedOffset - i} replays it):\n${differences(trial.before, trial.after, ids)}\n${successor.output().slice(-3000)}`).toEqual(clean)
