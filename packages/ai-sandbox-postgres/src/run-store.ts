@@ -6,7 +6,7 @@
  * refused (core's `isRunStatus`), never handed on.
  */
 import { isRunStatus, type RunRecord, type RunStore } from '@tanstack/ai'
-import { assertValidRunId, SandboxConfigError, type EpochFencedRunStore, type RunRecordPatch, type UndetachedRunLister } from '@tanstack/ai-sandbox'
+import { assertValidRunId, SandboxConfigError, type EpochFencedRunStore, type RunRecordPatch, type EndedRunLister, type UndetachedRunLister } from '@tanstack/ai-sandbox'
 import { contextOf, query, type PostgresContext, type PostgresPool, type PostgresSchemaOptions } from './database.js'
 import { PostgresDatabaseError } from './errors.js'
 
@@ -37,7 +37,7 @@ const PATCH_COLUMNS: ReadonlyArray<readonly [keyof RunRecordPatch, string, (valu
 ]
 
 /** A `RunStore` with the optional methods present, and the engine-enforced epoch fence. */
-export type PostgresRunStore = Required<RunStore> & EpochFencedRunStore & UndetachedRunLister
+export type PostgresRunStore = Required<RunStore> & EpochFencedRunStore & UndetachedRunLister & EndedRunLister
 
 /** The `SET` list of a patch (key-presence rule) and its values, numbered from `$2`; `null` when it sets nothing. */
 function patchSql(patch: RunRecordPatch, first: number): { sets: string; values: unknown[] } | null {
@@ -75,6 +75,10 @@ function patchSql(patch: RunRecordPatch, first: number): { sets: string; values:
  * - `listUndetachedRuns({ startedBefore, limit })` lists the `'running'` runs
  *   never detached that started at or before `startedBefore`, oldest first
  *   (where `reapDetachedRuns` looks for orphans).
+ * - `listEndedRuns({ finishedAfter, finishedBefore, limit })` lists the
+ *   terminal runs with a `sandboxKey` whose `finishedAt` is in the window
+ *   (both ends inclusive), newest first (where `reapDetachedRuns` looks for
+ *   sandboxes ended runs left behind, with `endedRunGraceMs`).
  *
  * @param pool - A node-postgres `Pool`.
  * @param options - `schema` (default `tanstack_sandbox`).
@@ -130,6 +134,11 @@ export function runStoreOf(ctx: PostgresContext): PostgresRunStore {
       rowsOf(`SELECT * FROM ${t.runs} WHERE status = 'running' AND detached_since IS NOT NULL AND detached_since <= $1::float8 ORDER BY seq ASC`, [now - ttlMs]),
     listUndetachedRuns: ({ startedBefore, limit }) =>
       rowsOf(`SELECT * FROM ${t.runs} WHERE status = 'running' AND detached_since IS NULL AND started_at <= $1::float8 ORDER BY started_at ASC, seq ASC LIMIT $2::integer`, [startedBefore, Math.max(0, Math.floor(limit))]),
+    listEndedRuns: ({ finishedAfter, finishedBefore, limit }) =>
+      rowsOf(
+        `SELECT * FROM ${t.runs} WHERE status IN ('completed', 'failed', 'aborted') AND sandbox_key IS NOT NULL AND finished_at BETWEEN $1::float8 AND $2::float8 ORDER BY finished_at DESC, seq DESC LIMIT $3::integer`,
+        [finishedAfter, finishedBefore, Math.max(0, Math.floor(limit))],
+      ),
     async findActiveRun(threadId) {
       const [record] = await rowsOf(`SELECT * FROM ${t.runs} WHERE thread_id = $1 AND status = 'running' ORDER BY started_at DESC, seq ASC LIMIT 1`, [threadId])
       return record ?? null

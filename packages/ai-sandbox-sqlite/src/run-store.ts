@@ -5,7 +5,7 @@
  * `RunStatus` is refused (core's `isRunStatus`), never handed on.
  */
 import { isRunStatus, type RunRecord, type RunStatus, type RunStore } from '@tanstack/ai'
-import { assertValidRunId, SandboxConfigError, type EpochFencedRunStore, type UndetachedRunLister } from '@tanstack/ai-sandbox'
+import { assertValidRunId, SandboxConfigError, type EpochFencedRunStore, type EndedRunLister, type UndetachedRunLister } from '@tanstack/ai-sandbox'
 import type { Statement } from 'better-sqlite3'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteDatabaseError } from './errors.js'
@@ -39,8 +39,8 @@ const PATCH_COLUMNS: ReadonlyArray<readonly [keyof RunPatch, string, (value: unk
   ['driverEpoch', 'driver_epoch', (v) => v],
 ]
 
-/** A `RunStore` with the optional methods present, the engine-enforced epoch fence (`updateAtEpoch`) and the orphan listing (`listUndetachedRuns`). */
-export type SqliteRunStore = Required<RunStore> & EpochFencedRunStore & UndetachedRunLister
+/** A `RunStore` with the optional methods present, the engine-enforced epoch fence (`updateAtEpoch`) the orphan listing (`listUndetachedRuns`) and the ended-run listing (`listEndedRuns`). */
+export type SqliteRunStore = Required<RunStore> & EpochFencedRunStore & UndetachedRunLister & EndedRunLister
 
 /**
  * The `RunStore` of `createSqliteStores`, over an open database (see
@@ -57,6 +57,10 @@ export type SqliteRunStore = Required<RunStore> & EpochFencedRunStore & Undetach
  * - `listUndetachedRuns({ startedBefore, limit })` lists the `'running'` runs
  *   never detached that started at or before `startedBefore`, oldest first
  *   (where `reapDetachedRuns` looks for orphans).
+ * - `listEndedRuns({ finishedAfter, finishedBefore, limit })` lists the
+ *   terminal runs with a `sandboxKey` whose `finishedAt` is in the window
+ *   (both ends inclusive), newest first (where `reapDetachedRuns` looks for
+ *   sandboxes ended runs left behind, with `endedRunGraceMs`).
  *
  * @param db - An open database from `openSqliteDatabase`.
  * @throws InvalidRunIdError `invalid-run-id` (a rejection) for a run id that breaks `assertValidRunId`'s rule, before anything is written.
@@ -68,6 +72,9 @@ export function sqliteRunStore(db: SqliteDatabase): SqliteRunStore {
   const byThread = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE thread_id = ? ORDER BY started_at ASC, rowid ASC')
   const active = db.prepare<[string], RunRow>("SELECT * FROM runs WHERE thread_id = ? AND status = 'running' ORDER BY started_at DESC, rowid ASC LIMIT 1")
   const reclaimable = db.prepare<[number], RunRow>("SELECT * FROM runs WHERE status = 'running' AND detached_since IS NOT NULL AND detached_since <= ? ORDER BY rowid ASC")
+  const ended = db.prepare<[number, number, number], RunRow>(
+    "SELECT * FROM runs WHERE status IN ('completed', 'failed', 'aborted') AND sandbox_key IS NOT NULL AND finished_at BETWEEN ? AND ? ORDER BY finished_at DESC, rowid DESC LIMIT ?",
+  )
   const undetached = db.prepare<[number, number], RunRow>("SELECT * FROM runs WHERE status = 'running' AND detached_since IS NULL AND started_at <= ? ORDER BY started_at ASC, rowid ASC LIMIT ?")
   // One prepared UPDATE per set of patched columns (at most 2^8 shapes).
   const updates = new Map<string, Statement<unknown[]>>()
@@ -131,6 +138,10 @@ export function sqliteRunStore(db: SqliteDatabase): SqliteRunStore {
     async listUndetachedRuns({ startedBefore, limit }) {
       assertOpen(db)
       return undetached.all(startedBefore, Math.max(0, Math.floor(limit))).map((row) => toRecord(db, row))
+    },
+    async listEndedRuns({ finishedAfter, finishedBefore, limit }) {
+      assertOpen(db)
+      return ended.all(finishedAfter, finishedBefore, Math.max(0, Math.floor(limit))).map((row) => toRecord(db, row))
     },
     async findActiveRun(threadId) {
       assertOpen(db)

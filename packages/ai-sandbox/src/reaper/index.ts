@@ -5,6 +5,8 @@ export { reapDetachedRuns, DEFAULT_RUN_BUDGET_MS, DEFAULT_MAX_RUNS } from './rea
 export type { ReapRunOutcome, ReapRunEntry, ReapResult, ReapOptions } from './reap.js'
 export { DEFAULT_RECLAIM_DESTROY_ATTEMPTS, DEFAULT_RECLAIM_RETRY_DELAY_MS, reclaimSandbox, sandboxReclaimer, SandboxReclaimFailedError } from './reclaim.js'
 export type { ReclaimOutcome, ReclaimSandboxOptions, SandboxReclaimFailedReason } from './reclaim.js'
+export { DEFAULT_ENDED_RUN_LOOKBACK_MS, isEndedRunLister } from './ended-runs.js'
+export type { EndedRunEntry, EndedRunLister } from './ended-runs.js'
 export { DEFAULT_ORPHAN_GRACE_MS, isLockProbe, isUndetachedRunLister } from './orphans.js'
 export type { LockProbe, UndetachedRunLister } from './orphans.js'
 export { pruneJournals, DEFAULT_ORPHAN_TTL_MS, DEFAULT_MAX_DELETES } from './prune.js'

@@ -24,6 +24,7 @@ import { parseOptions } from '../definition/validate.js'
 import { awaitLogQuiescence, DEFAULT_FENCE_QUIET_MS, fenceDurability, fenceRunStore, RunClaimLostError, RunClaimNotAcquiredError, withRunClaim, type RunClaim } from '../durability/claim.js'
 import { loggerSchema, pipeToRunLog } from '../durability/run-log.js'
 import type { Reporter } from '../durability/run-report.js'
+import { DEFAULT_ENDED_RUN_LOOKBACK_MS, isEndedRunLister, reclaimEndedRuns, type EndedRunEntry } from './ended-runs.js'
 import { DEFAULT_ORPHAN_GRACE_MS, isLockProbe, isUndetachedRunLister, markOrphansDetached } from './orphans.js'
 import { runExitProbeSchema, type RunExitProbe } from './probe.js'
 
@@ -90,6 +91,8 @@ export interface ReapResult {
   readonly deferred: number
   /** Runs this sweep found orphaned (running, never detached, no host holding their lease) and marked detached before it listed the detached runs; see `orphanGraceMs`. */
   readonly orphans: readonly string[]
+  /** The ended runs whose sandbox this sweep handed to `reclaim` (see `endedRunGraceMs`); empty when that option is left out. */
+  readonly ended: readonly EndedRunEntry[]
   /** Set when `listReclaimable` itself failed (then `entries` is empty). */
   readonly error?: unknown
 }
@@ -133,6 +136,22 @@ export interface ReapOptions<TOffset extends string = string> {
    * Default `DEFAULT_ORPHAN_GRACE_MS` (60 s).
    */
   orphanGraceMs?: number
+  /**
+   * Sandboxes ended runs left behind (issue 28): a run recorded `completed`,
+   * `failed` or `aborted` at least this many ms before `now` (and at most
+   * `endedRunLookbackMs` before that) is handed to `reclaim`, unless its
+   * thread has an active run. `sandboxReclaimer` leaves a sandbox that is
+   * gone already (`unknown-key`) or that a later run took (`reused`). It
+   * catches a host that died between recording the end and destroying the
+   * sandbox, a destroy that failed, and an earlier `reclaim-failed`. Opt-in:
+   * leave it out when threads keep their sandbox between runs
+   * (`destroyOnComplete: false`, `keepAlive`). Needs `reclaim` and the run
+   * store's `listEndedRuns` (the SQLite and PostgreSQL stores have it).
+   * Default: not swept.
+   */
+  endedRunGraceMs?: number
+  /** How far back before `now - endedRunGraceMs`, in ms, ended runs are looked at. Default `DEFAULT_ENDED_RUN_LOOKBACK_MS` (24 h). */
+  endedRunLookbackMs?: number
   /** Receives every failure on `errors` (`reaper: ` lines) and one `warn` per run made terminal or found orphaned. */
   logger?: InternalLogger
 }
@@ -160,6 +179,8 @@ const optionsSchema = z
     runBudgetMs: z.number('expected the per-run budget in ms').int('expected whole ms').min(1, 'expected at least 1 ms').max(MAX_TIMER_MS, `expected at most ${MAX_TIMER_MS} ms (a Node timer's limit)`).optional(),
     fenceQuietMs: z.number("expected fenceQuietMs in ms as a number, the same as sandboxRunDriver's").int('expected a whole number of ms').min(0, 'expected 0 ms or more').max(MAX_TIMER_MS, `expected at most ${MAX_TIMER_MS} ms (a Node timer's limit)`).optional(),
     orphanGraceMs: z.number('expected orphanGraceMs in ms as a number, e.g. 60000').int('expected a whole number of ms').min(0, 'expected 0 ms or more').optional(),
+    endedRunGraceMs: z.number('expected endedRunGraceMs in ms as a number, e.g. 600000').int('expected a whole number of ms').min(0, 'expected 0 ms or more').optional(),
+    endedRunLookbackMs: z.number('expected endedRunLookbackMs in ms as a number, e.g. 86400000').int('expected a whole number of ms').min(1, 'expected at least 1 ms').optional(),
     logger: loggerSchema,
   })
   .strict()
@@ -168,7 +189,8 @@ const optionsSchema = z
  * Sweep the detached runs once: first mark orphans detached (runs whose host
  * died with nobody attached; see `orphanGraceMs`), then list the detached runs
  * (`runs.listReclaimable({ now, ttlMs: 0 })`, oldest first, at most
- * `maxRuns`), probe each with `hasFinished`, then per run:
+ * `maxRuns`), probe each with `hasFinished`, then per run (and last, with
+ * `endedRunGraceMs`, reclaim the sandboxes runs that ended left behind):
  *
  * | probe       | TTL passed | what happens                                              | outcome       |
  * | ----------- | ---------- | --------------------------------------------------------- | ------------- |
@@ -210,10 +232,17 @@ export function reapDetachedRuns<TOffset extends string = string>(options: ReapO
       `Invalid option reapDetachedRuns.orphanGraceMs: looking for orphaned runs needs the run store's listUndetachedRuns({ startedBefore, limit }) and the lock store's isHeld(key), and ${missing} is missing. Use the SQLite or PostgreSQL stores, implement both, or leave orphanGraceMs out.`,
     )
   }
+  if (options.endedRunGraceMs !== undefined && (options.reclaim === undefined || !isEndedRunLister(options.runs))) {
+    const missing = options.reclaim === undefined ? 'reclaim' : 'runs.listEndedRuns'
+    throw new SandboxConfigError(
+      `reapDetachedRuns.${missing}`,
+      `Invalid option reapDetachedRuns.endedRunGraceMs: reclaiming the sandboxes ended runs left behind needs reclaim (e.g. sandboxReclaimer({ provider, instances })) and the run store's listEndedRuns({ finishedAfter, finishedBefore, limit }), and ${missing} is missing. Use the SQLite or PostgreSQL stores and pass reclaim, or leave endedRunGraceMs out.`,
+    )
+  }
   return sweep(options as unknown as ReapOptions).catch((error: unknown) => {
     // Every step below is guarded; this is the last line of totality, for a bug in the sweep itself.
     reapReporter(options.logger, '*').error('the sweep failed unexpectedly', error)
-    return { outcomes: tally([]), entries: [], deferred: 0, orphans: [], error }
+    return { outcomes: tally([]), entries: [], deferred: 0, orphans: [], ended: [], error }
   })
 }
 
@@ -229,12 +258,25 @@ async function sweep(options: ReapOptions): Promise<ReapResult> {
     listed = await runs.listReclaimable!({ now, ttlMs: 0 })
   } catch (error) {
     reapReporter(logger, '*').error('listing the detached runs (listReclaimable) failed; nothing was swept', error)
-    return { outcomes: tally([]), entries: [], deferred: 0, orphans, error }
+    return { outcomes: tally([]), entries: [], deferred: 0, orphans, ended: [], error }
   }
   const candidates = listed.filter((record) => record.status === 'running' && record.detachedSince !== undefined).sort((a, b) => a.detachedSince! - b.detachedSince!)
   const picked = candidates.slice(0, maxRuns)
   const entries = await pool(picked, CONCURRENCY, (record) => reapOne(record, options))
-  return { outcomes: tally(entries), entries, deferred: candidates.length - picked.length, orphans }
+  const budgetMs = options.runBudgetMs ?? DEFAULT_RUN_BUDGET_MS
+  const ended =
+    options.endedRunGraceMs !== undefined && options.reclaim && isEndedRunLister(runs)
+      ? await reclaimEndedRuns({
+          runs,
+          reclaim: (record) => reclaimWithin(options.reclaim!, record, budgetMs),
+          now,
+          graceMs: options.endedRunGraceMs,
+          lookbackMs: options.endedRunLookbackMs ?? DEFAULT_ENDED_RUN_LOOKBACK_MS,
+          limit: maxRuns,
+          report: reapReporter(logger, '*'),
+        })
+      : []
+  return { outcomes: tally(entries), entries, deferred: candidates.length - picked.length, orphans, ended }
 }
 
 function tally(entries: readonly ReapRunEntry[]): Record<ReapRunOutcome, number> {

@@ -19,6 +19,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { parseOptions } from '../definition/validate.js'
 import type { UndetachedRunLister } from '../reaper/orphans.js'
+import type { EndedRunLister } from '../reaper/ended-runs.js'
 
 const RUN = randomUUID().slice(0, 8)
 
@@ -346,6 +347,48 @@ export async function checkRunListUndetachedRuns(store: RunStore): Promise<void>
   expect(await list({ startedBefore, limit: 0 }), 'listUndetachedRuns with limit 0 lists none').toEqual([])
 }
 
+/**
+ * `listEndedRuns({ finishedAfter, finishedBefore, limit })` (an optional
+ * method of this package's stores, `EndedRunLister`, where `reapDetachedRuns`
+ * looks for sandboxes ended runs left behind; checked when present): exactly
+ * the runs with a terminal status, a `sandboxKey`, and `finishedAt` in the
+ * window (both ends inclusive), newest `finishedAt` first; `limit` caps the
+ * answer. Only this check's runs are looked at in the answer.
+ *
+ * @throws Error naming the method when the store has no `listEndedRuns`.
+ */
+export async function checkRunListEndedRuns(store: RunStore): Promise<void> {
+  const list = (store as Partial<EndedRunLister>).listEndedRuns?.bind(store)
+  if (!list) throw new Error('checkRunListEndedRuns: this RunStore has no listEndedRuns (it is optional); the check applies only to stores that implement it')
+  // Older than the other checks' runs, and apart from earlier suite runs on a shared database.
+  const base = 900_000_000_000 + Math.floor(Math.random() * 1_000_000) * 100
+  const [finishedAfter, finishedBefore] = [base + 10, base + 50]
+  const threadId = uniqueId('thread', 'ended')
+  const key = 'sandbox-key-of-the-ended-check'
+  const cases: Array<{ name: string; patch: RunPatch; listed: boolean }> = [
+    { name: 'failed inside the window', patch: { status: 'failed', finishedAt: base + 30, sandboxKey: key }, listed: true },
+    { name: 'aborted at the window start (inclusive)', patch: { status: 'aborted', finishedAt: finishedAfter, sandboxKey: key }, listed: true },
+    { name: 'completed at the window end (inclusive)', patch: { status: 'completed', finishedAt: finishedBefore, sandboxKey: key }, listed: true },
+    { name: 'failed 1 ms after the window', patch: { status: 'failed', finishedAt: finishedBefore + 1, sandboxKey: key }, listed: false },
+    { name: 'failed 1 ms before the window', patch: { status: 'failed', finishedAt: finishedAfter - 1, sandboxKey: key }, listed: false },
+    { name: 'failed without a sandboxKey', patch: { status: 'failed', finishedAt: base + 20 }, listed: false },
+    { name: 'still running (finishedAt set by hand)', patch: { finishedAt: base + 20, sandboxKey: key }, listed: false },
+  ]
+  const ids: string[] = []
+  for (const [i, c] of cases.entries()) {
+    const runId = uniqueId('run', `ended-${i}`)
+    await store.createOrResume({ runId, threadId, startedAt: base })
+    await store.update(runId, c.patch)
+    ids.push(runId)
+  }
+  const found = idsAmong(await list({ finishedAfter, finishedBefore, limit: 10_000 }), ids)
+  for (const [i, c] of cases.entries()) {
+    expect(found.includes(ids[i]!), `listEndedRuns: a run ${c.name} is ${c.listed ? '' : 'NOT '}listed (terminal status, a sandboxKey, finishedAfter <= finishedAt <= finishedBefore)`).toBe(c.listed)
+  }
+  expect(found, 'listEndedRuns lists the newest finishedAt first').toEqual([ids[2], ids[0], ids[1]])
+  expect(await list({ finishedAfter, finishedBefore, limit: 0 }), 'listEndedRuns with limit 0 lists none').toEqual([])
+}
+
 const makeStoreSchema = z.custom<() => RunStore>((v) => typeof v === 'function', { message: 'expected a function that returns the RunStore under test, e.g. () => new InMemoryRunStore()' })
 const storeSchema = z.custom<RunStore>(
   (v) => typeof v === 'object' && v !== null && ['createOrResume', 'update', 'get', 'findActiveRun'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
@@ -353,7 +396,7 @@ const storeSchema = z.custom<RunStore>(
 )
 
 /** One entry of {@link DURABLE_RUN_FIELDS_CHECKS}: a title, the check, and the optional `RunStore` method it needs. */
-export type DurableRunFieldsCheck = readonly [title: string, check: (store: RunStore) => Promise<void>, needs?: 'listByThread' | 'listReclaimable' | 'listUndetachedRuns']
+export type DurableRunFieldsCheck = readonly [title: string, check: (store: RunStore) => Promise<void>, needs?: 'listByThread' | 'listReclaimable' | 'listUndetachedRuns' | 'listEndedRuns']
 
 /** Every durable-run-fields check, in the order the suite runs them. A check with a third element runs only when the store has that optional method. */
 export const DURABLE_RUN_FIELDS_CHECKS: ReadonlyArray<DurableRunFieldsCheck> = [
@@ -368,6 +411,7 @@ export const DURABLE_RUN_FIELDS_CHECKS: ReadonlyArray<DurableRunFieldsCheck> = [
   ['listByThread lists every run of a thread by startedAt', checkRunListByThread, 'listByThread'],
   ['listReclaimable returns running runs detached at or before now - ttlMs', checkRunListReclaimable, 'listReclaimable'],
   ['listUndetachedRuns returns running, never-detached runs started at or before startedBefore, oldest first', checkRunListUndetachedRuns, 'listUndetachedRuns'],
+  ['listEndedRuns returns terminal runs with a sandboxKey that finished in the window, newest first', checkRunListEndedRuns, 'listEndedRuns'],
 ]
 
 /**

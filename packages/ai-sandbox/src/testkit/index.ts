@@ -124,6 +124,7 @@ export {
   checkRunListByThread,
   checkRunListReclaimable,
   checkRunListUndetachedRuns,
+  checkRunListEndedRuns,
 } from './durable-run-fields-conformance.js'
 
 // Epoch-fence kit: a store's engine refuses a superseded writer's append and terminal update
