@@ -112,6 +112,25 @@ export interface WithRunClaimOptions {
   locks: LockStore
   runId: string
   report: Reporter
+  /**
+   * Looked at under the lease, with the record as it is then, before the
+   * epoch is written: return a reason to claim nothing after all (the reaper
+   * finds its viewer came back), and `withRunClaim` throws
+   * {@link ClaimDeclinedError} without writing anything.
+   */
+  recheck?: (record: RunRecord) => string | undefined
+}
+
+/** `withRunClaim`'s `recheck` declined the claim: nothing was written. Internal. */
+export class ClaimDeclinedError extends Error {
+  constructor(
+    readonly runId: string,
+    readonly record: RunRecord,
+    detail: string,
+  ) {
+    super(`run ${runId} was not claimed: ${detail}`)
+    this.name = 'ClaimDeclinedError'
+  }
 }
 
 /**
@@ -125,6 +144,7 @@ export interface WithRunClaimOptions {
  * waits on a driver that died (issue 28, "attachers that lost the race").
  *
  * @throws RunClaimNotAcquiredError `'unknown'` / `'terminal'` / `'superseded'`, without calling `fn`.
+ * @throws ClaimDeclinedError when `recheck` declined, without writing or calling `fn`.
  * @throws RunClaimLostError after `fn` settled, when the claim was lost while it ran (its own rejection becomes the `cause`).
  */
 export async function withRunClaim<T>(options: WithRunClaimOptions, fn: (claim: RunClaim) => Promise<T>): Promise<T> {
@@ -138,6 +158,8 @@ export async function withRunClaim<T>(options: WithRunClaimOptions, fn: (claim: 
       report.warn(`run ${runId}: the driver that claimed it while this host waited (epoch ${latest.driverEpoch ?? 'unset'}) no longer holds it and the run is still running; taking it over`)
     }
     const current = refuseUnclaimable(runId, latest)
+    const declined = options.recheck?.(current)
+    if (declined !== undefined) throw new ClaimDeclinedError(runId, current, declined)
     if (leaseSignal.aborted) throw new RunClaimNotAcquiredError(runId, 'superseded', { detail: 'the lease was lost before the claim was written' })
     const epoch = (current.driverEpoch ?? 0) + 1
     await runs.update(runId, { driverEpoch: epoch })

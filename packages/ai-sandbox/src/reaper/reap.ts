@@ -21,7 +21,7 @@ import { z } from 'zod'
 import { SandboxConfigError } from '../contracts/errors.js'
 import { MAX_TIMER_MS } from '../definition/long-timeout.js'
 import { parseOptions } from '../definition/validate.js'
-import { awaitLogQuiescence, DEFAULT_FENCE_QUIET_MS, fenceDurability, fenceRunStore, RunClaimLostError, RunClaimNotAcquiredError, withRunClaim, type RunClaim } from '../durability/claim.js'
+import { awaitLogQuiescence, ClaimDeclinedError, DEFAULT_FENCE_QUIET_MS, fenceDurability, fenceRunStore, RunClaimLostError, RunClaimNotAcquiredError, withRunClaim, type RunClaim } from '../durability/claim.js'
 import { loggerSchema, pipeToRunLog } from '../durability/run-log.js'
 import type { Reporter } from '../durability/run-report.js'
 import { DEFAULT_ENDED_RUN_LOOKBACK_MS, isEndedRunLister, reclaimEndedRuns, type EndedRunEntry } from './ended-runs.js'
@@ -93,13 +93,13 @@ export interface ReapResult {
   readonly orphans: readonly string[]
   /** The ended runs whose sandbox this sweep handed to `reclaim` (see `endedRunGraceMs`); empty when that option is left out. */
   readonly ended: readonly EndedRunEntry[]
-  /** Set when `listReclaimable` itself failed (then `entries` is empty). */
+  /** Set when `listReclaimable` itself failed, or the run store has none (a `SandboxConfigError` naming `reapDetachedRuns.runs.listReclaimable`); `entries` is empty then. */
   readonly error?: unknown
 }
 
 /** Options of {@link reapDetachedRuns}. */
 export interface ReapOptions<TOffset extends string = string> {
-  /** The SAME `RunStore` the chat routes use; it must have `listReclaimable` (the sweep's only source of detached runs). */
+  /** The SAME `RunStore` the chat routes use. Its `listReclaimable` is the sweep's only source of detached runs: without it (it is optional in core) the sweep resolves with nothing swept and `error` set. */
   runs: RunStore
   /** The same distributed `LockStore` `withSandbox` and `sandboxRunDriver` get. */
   locks: LockStore
@@ -161,7 +161,7 @@ const hasMethods = (v: unknown, methods: readonly string[]): boolean => typeof v
 
 const optionsSchema = z
   .object({
-    runs: z.custom<RunStore>((v) => hasMethods(v, ['createOrResume', 'update', 'get']), { message: "expected a RunStore (createOrResume, update, get, listReclaimable): the SAME one the chat routes use, e.g. new InMemoryRunStore() from '@tanstack/ai'" }),
+    runs: z.custom<RunStore>((v) => hasMethods(v, ['createOrResume', 'update', 'get']), { message: "expected a RunStore (createOrResume, update, get, and listReclaimable to have anything to sweep): the SAME one the chat routes use, e.g. new InMemoryRunStore() from '@tanstack/ai'" }),
     locks: z.custom<LockStore>((v) => hasMethods(v, ['withLock']), { message: 'expected the LockStore withSandbox and sandboxRunDriver get (withLock(key, fn)); a distributed one across hosts' }),
     durability: z.custom<(runId: string) => StreamDurability>(isFunction, { message: 'expected a per-run factory (runId) => StreamDurability resolving the SAME log the transport uses, e.g. (runId) => memoryStream({ runId })' }),
     hasFinished: z.custom<ReapOptions['hasFinished']>(isFunction, {
@@ -199,7 +199,10 @@ const optionsSchema = z
  * | `unknown`   | no         | nothing                                                   | `unknown`     |
  * | not `finished` | yes     | claim, record `failed` (`detached-run-expired`), log closed, reclaim | `expired` |
  *
- * A claim refused or lost (another driver holds or finished the run, or its
+ * "Expired" is decided again once the sweep holds the run's lease, from the
+ * record as it is then: a viewer that re-attached, or left again with a
+ * fresh `detachedSince`, while the sweep waited keeps its run (`producing` /
+ * `unknown`, nothing written). A claim refused or lost (another driver holds or finished the run, or its
  * lease stays held past `runBudgetMs`) is `not-claimed`; a `reclaim` that
  * rejects turns the outcome into `reclaim-failed`. The claim is
  * `sandboxRunDriver`'s: a lease over the whole drive, a `driverEpoch` bump,
@@ -209,8 +212,8 @@ const optionsSchema = z
  * a Durable Object `alarm()` or a guarded `setInterval`.
  *
  * @param options - {@link ReapOptions}.
- * @returns The sweep's {@link ReapResult}. Never rejects: failures are entries, logged to `logger.errors`.
- * @throws SandboxConfigError `reapDetachedRuns.<field>` (synchronously, before anything runs) for a missing or mistyped option, e.g. no `hasFinished`, no `detachedRunTtlMs`, a `runs` store without `listReclaimable`, or `orphanGraceMs` with stores that cannot look for orphans.
+ * @returns The sweep's {@link ReapResult}. Never rejects: failures are entries, logged to `logger.errors`; a run store without `listReclaimable` resolves an empty sweep with `error` set (spec 000: it is optional and feature-detected, and the sweep resolves rather than rejects).
+ * @throws SandboxConfigError `reapDetachedRuns.<field>` (synchronously, before anything runs) for a missing or mistyped option, e.g. no `hasFinished`, no `detachedRunTtlMs`, or `orphanGraceMs` / `endedRunGraceMs` with stores that cannot do what they ask.
  * @example
  * ```ts
  * const result = await reapDetachedRuns({ runs, locks, durability: (runId) => memoryStream({ runId }), hasFinished, drive, now: Date.now(), detachedRunTtlMs: 30 * 60 * 1000, reclaim: sandboxReclaimer({ provider: sandbox.provider, instances }) })
@@ -219,12 +222,6 @@ const optionsSchema = z
  */
 export function reapDetachedRuns<TOffset extends string = string>(options: ReapOptions<TOffset>): Promise<ReapResult> {
   parseOptions(optionsSchema, options, 'reapDetachedRuns')
-  if (!isFunction(options.runs.listReclaimable)) {
-    throw new SandboxConfigError(
-      'reapDetachedRuns.runs.listReclaimable',
-      'Invalid option reapDetachedRuns.runs.listReclaimable: expected the RunStore to implement listReclaimable({ now, ttlMs }); it is the only way the sweep finds detached runs, so a store without it cannot be reaped. Implement it (prove it with runDurableRunFieldsConformance) or use a store that has it.',
-    )
-  }
   if (options.orphanGraceMs !== undefined && !(isUndetachedRunLister(options.runs) && isLockProbe(options.locks))) {
     const missing = isUndetachedRunLister(options.runs) ? 'locks.isHeld' : 'runs.listUndetachedRuns'
     throw new SandboxConfigError(
@@ -248,6 +245,15 @@ export function reapDetachedRuns<TOffset extends string = string>(options: ReapO
 
 async function sweep(options: ReapOptions): Promise<ReapResult> {
   const { runs, locks, now, logger } = options
+  if (!isFunction(runs.listReclaimable)) {
+    // Optional in core's RunStore and feature-detected (spec 000): a store without it has nothing to sweep, and the sweep still resolves.
+    const error = new SandboxConfigError(
+      'reapDetachedRuns.runs.listReclaimable',
+      'The RunStore has no listReclaimable({ now, ttlMs }): it is the only way the sweep finds detached runs, so nothing was swept. Implement it (prove it with runDurableRunFieldsConformance) or use a store that has it.',
+    )
+    reapReporter(logger, '*').error('the run store cannot be reaped', error)
+    return { outcomes: tally([]), entries: [], deferred: 0, orphans: [], ended: [], error }
+  }
   const maxRuns = options.maxRuns ?? DEFAULT_MAX_RUNS
   const orphans =
     isUndetachedRunLister(runs) && isLockProbe(locks)
@@ -303,7 +309,7 @@ async function pool<T, R>(items: readonly T[], limit: number, work: (item: T) =>
 async function reapOne(record: RunRecord, options: ReapOptions): Promise<ReapRunEntry> {
   const report = reapReporter(options.logger, record.runId)
   const budgetMs = options.runBudgetMs ?? DEFAULT_RUN_BUDGET_MS
-  const expired = options.now - record.detachedSince! >= options.detachedRunTtlMs
+  const expired = isExpired(record, options)
   const base = { runId: record.runId, threadId: record.threadId, expired }
   const probe = await probeWithin(options.hasFinished, record, budgetMs, report)
   if (probe.state !== 'finished' && !expired) return { ...base, outcome: probe.state, probe }
@@ -314,7 +320,11 @@ async function reapOne(record: RunRecord, options: ReapOptions): Promise<ReapRun
   let budgetExceeded = false
   let driven: RunRecord | null
   try {
-    driven = await claimWithin(options, record.runId, budgetMs, report, async (claim) => {
+    // Decided again under the lease, from the record as it is then (issue 29): a viewer that came back, or left
+    // again with a fresh detachedSince, while the sweep waited keeps its run.
+    const recheck = (current: RunRecord): string | undefined =>
+      finalize || isExpired(current, options) ? undefined : current.detachedSince === undefined ? 'a viewer re-attached while the sweep waited for its lease' : `it was detached again at ${current.detachedSince}, within detachedRunTtlMs`
+    driven = await claimWithin(options, record.runId, budgetMs, report, recheck, async (claim) => {
       // As sandboxRunDriver: the stored log must stop growing before the first append, so a predecessor's last append has landed.
       const quiet = await awaitLogQuiescence(log, options.fenceQuietMs ?? DEFAULT_FENCE_QUIET_MS, claim.signal)
       if (!quiet) throw claim.signal.reason instanceof RunClaimLostError ? claim.signal.reason : new RunClaimLostError(record.runId, claim.epoch, 'lost while waiting for the log to go quiet')
@@ -329,6 +339,8 @@ async function reapOne(record: RunRecord, options: ReapOptions): Promise<ReapRun
       })
     })
   } catch (error) {
+    // Only a run that was not finished is declined: left as a sweep leaves any run within its TTL.
+    if (error instanceof ClaimDeclinedError) return { ...base, expired: false, outcome: probe.state === 'producing' ? 'producing' : 'unknown', probe, status: error.record.status }
     if (!RunClaimNotAcquiredError.isInstance(error) && !RunClaimLostError.isInstance(error)) report.error('claiming the run failed', error)
     return { ...base, outcome: 'not-claimed', probe, error, ...(await statusOf(options.runs, record.runId)) }
   }
@@ -350,6 +362,11 @@ async function reapOne(record: RunRecord, options: ReapOptions): Promise<ReapRun
   }
 }
 
+/** Whether the run's TTL passed at the sweep's `now`: detached, for at least `detachedRunTtlMs`. */
+function isExpired(record: RunRecord, options: ReapOptions): boolean {
+  return record.detachedSince !== undefined && options.now - record.detachedSince >= options.detachedRunTtlMs
+}
+
 /** `reclaim(record)`, rejected when it has not settled within `budgetMs` (a wedged provider), so one stuck destroy never hangs the sweep. */
 async function reclaimWithin(reclaim: NonNullable<ReapOptions['reclaim']>, record: RunRecord, budgetMs: number): Promise<unknown> {
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -369,14 +386,14 @@ async function reclaimWithin(reclaim: NonNullable<ReapOptions['reclaim']>, recor
  * own `driverEpoch` write, so a lease granted after the sweep moved on claims
  * nothing.
  */
-function claimWithin<T>(options: ReapOptions, runId: string, budgetMs: number, report: Reporter, fn: (claim: RunClaim) => Promise<T>): Promise<T> {
+function claimWithin<T>(options: ReapOptions, runId: string, budgetMs: number, report: Reporter, recheck: (record: RunRecord) => string | undefined, fn: (claim: RunClaim) => Promise<T>): Promise<T> {
   let started = false
   let gaveUp = false
   const runs: RunStore = {
     ...bind(options.runs),
     update: (id, patch) => (gaveUp && 'driverEpoch' in patch ? Promise.reject(new RunClaimNotAcquiredError(runId, 'superseded', { detail: 'the sweep gave up waiting for the lease' })) : options.runs.update(id, patch)),
   }
-  const claimed = withRunClaim({ runs, locks: options.locks, runId, report }, (claim) => {
+  const claimed = withRunClaim({ runs, locks: options.locks, runId, report, recheck }, (claim) => {
     if (gaveUp) throw new RunClaimNotAcquiredError(runId, 'superseded', { detail: 'the sweep gave up waiting for the lease' })
     started = true
     return fn(claim)

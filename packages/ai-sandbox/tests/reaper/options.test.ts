@@ -5,6 +5,7 @@
  * rejected by `probeRunExit` and `reclaimSandbox`.
  */
 import { InMemoryRunStore, memoryStream } from '@tanstack/ai'
+import { capturingLogger } from './helpers.js'
 import { InMemoryLockStore } from '@tanstack/ai/locks'
 import { describe, expect, it } from 'vitest'
 import { InMemorySandboxInstanceStore, probeRunExit, pruneJournals, reapDetachedRuns, reclaimSandbox, SandboxConfigError, sandboxReclaimer, type ReapOptions } from '../../src/index.js'
@@ -45,12 +46,19 @@ describe('reaper options', () => {
     expect(ttl.message).toMatch(/only detached-run TTL/)
   })
 
-  it('a RunStore without listReclaimable cannot be reaped; unknown and mistyped options are named', () => {
+  it('a RunStore without listReclaimable (optional in core) resolves an empty sweep, naming why in error and the log (issue 29, spec 000)', async () => {
     const runs = new InMemoryRunStore()
     const noList = { createOrResume: runs.createOrResume.bind(runs), update: runs.update.bind(runs), get: runs.get.bind(runs), findActiveRun: runs.findActiveRun.bind(runs) }
-    const list = configError(() => reapDetachedRuns({ ...valid(), runs: noList }))
-    expect(list.field).toBe('reapDetachedRuns.runs.listReclaimable')
-    expect(list.message).toMatch(/cannot be reaped/)
+    const { logger, errors } = capturingLogger()
+    const result = await reapDetachedRuns({ ...valid(), runs: noList, logger })
+    expect(result).toMatchObject({ entries: [], deferred: 0, orphans: [], ended: [] })
+    expect(Object.values(result.outcomes).every((n) => n === 0)).toBe(true)
+    expect(result.error).toBeInstanceOf(SandboxConfigError)
+    expect(result.error).toMatchObject({ field: 'reapDetachedRuns.runs.listReclaimable', message: expect.stringMatching(/nothing was swept/) })
+    expect(errors.join('\n')).toMatch(/cannot be reaped/)
+  })
+
+  it('unknown and mistyped options are named', () => {
     expect(configError(() => reapDetachedRuns({ ...valid(), ttlMs: 10 } as unknown as ReapOptions)).field).toBe('reapDetachedRuns.ttlMs')
     expect(configError(() => reapDetachedRuns({ ...valid(), fenceQuietMs: -1 })).field).toBe('reapDetachedRuns.fenceQuietMs')
     expect(configError(() => reapDetachedRuns({ ...valid(), maxRuns: 0 })).field).toBe('reapDetachedRuns.maxRuns')
