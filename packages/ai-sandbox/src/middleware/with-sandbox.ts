@@ -28,8 +28,8 @@
  * Source: spec 000, "Lifecycle & resume", "Instance durability", "File-event hooks",
  * "Takeover: detached runs and single-writer safety".
  */
-import { defineChatMiddleware, DetachableRunCapability, provideDetachableRun, provideRunDetached, RUN_CANCEL_REASON, type AbortInfo, type ChatMiddlewareContext, type RunStore, type SandboxFileEvent, type StreamChunk } from '@tanstack/ai'
-import { getRunDisconnect, getSandboxRuntime, RunDisconnectCapability, SandboxRuntimeCapability, type InternalLogger } from '@tanstack/ai/adapter-internals'
+import { defineChatMiddleware, DetachableRunCapability, provideDetachableRun, provideRunDetached, RUN_CANCEL_REASON, wasCancelRequested, type AbortInfo, type ChatMiddlewareContext, type RunStore, type SandboxFileEvent, type StreamChunk } from '@tanstack/ai'
+import { getPendingTurn, getRunDisconnect, getSandboxRuntime, PendingTurnCapability, RunDisconnectCapability, SandboxRuntimeCapability, type InternalLogger } from '@tanstack/ai/adapter-internals'
 import { getLocks, LocksCapability, type LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
 import { SandboxConfigError } from '../contracts/errors.js'
@@ -455,8 +455,12 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       signal.addEventListener('abort', onAbort, { once: true })
       state.forgetAbort = () => signal.removeEventListener('abort', onAbort)
     }
-    // A cancel recorded on the record by another host (requestRunCancel) reaches this run within one poll.
-    if (durable) state.forgetCancel = watchForCancel(durable.run.runs, ctx.runId, durable.cancelPollMs, () => cancelFromRecord(ctx, state))
+    // A cancel recorded on the record by another host (requestRunCancel) reaches this run within one poll. One recorded
+    // while the sandbox booted (the record exists from the start, so a Stop finds the run) stops it before the agent starts.
+    if (durable) {
+      if (await wasCancelRequested(durable.run.runs, ctx.runId)) cancelFromRecord(ctx, state)
+      else state.forgetCancel = watchForCancel(durable.run.runs, ctx.runId, durable.cancelPollMs, () => cancelFromRecord(ctx, state))
+    }
     // The reaper reclaims by this key: a run whose host dies with nobody attached is found by its lease, never by a detach.
     if (durable) await recordSandboxKey(durable.run.runs, ctx.runId, key, logger, owner)
 
@@ -490,7 +494,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       ...(durable ? [SandboxDurabilityCapability] : []),
       ...(durable?.detachable ? [DetachableRunCapability] : []),
     ],
-    optionalRequires: [LocksCapability, SandboxInstanceStoreCapability, SandboxRuntimeCapability, RunDisconnectCapability],
+    optionalRequires: [LocksCapability, SandboxInstanceStoreCapability, SandboxRuntimeCapability, RunDisconnectCapability, PendingTurnCapability],
     async setup(ctx) {
       // Everything this run logs has the workspace's secrets removed, raw and encoded (a secret can sit in a file
       // name, an error, a tool result): what this package logs, and what core logs itself (its sink is wrapped).
@@ -507,6 +511,9 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       if (durable) {
         // Before any lease, sandbox, journal or baseline exists under the id: one the journal would refuse fails here.
         assertValidRunId(ctx.runId, 'chat({ runId })')
+        // Visible from the start (spec 002): the record exists before the sandbox boots, which can take minutes, so
+        // findActiveRun sees the run, a Stop finds it, and a disconnect's detachedSince lands on a record the reaper lists.
+        if (!durable.run.attach) await durable.run.runs.createOrResume({ runId: ctx.runId, threadId: ctx.threadId, startedAt: Date.now() })
         owner = runOwner(durable.run.runs, ctx.runId, durable.run.attach)
         // withSandbox deletes the journal once the run's end is in the log (journal-cleanup.ts), not the harness at the CLI's exit.
         provideSandboxDurability(ctx, { ...durable.run, stillOwned: owner.stillOwned, keepJournal: true })
@@ -525,6 +532,11 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
           logger.warn(inMemoryLockWarning(locks))
         }
       }
+      // The user's turn is stored before the slow part too (spec 002), by the persistence layer that owns the rule; a store
+      // that fails does not stop the run.
+      await getPendingTurn(ctx, { optional: true })
+        ?.snapshot()
+        .catch((error: unknown) => logger?.warn(`withSandbox: storing the user's turn before the sandbox boots failed (${error instanceof Error ? error.message : String(error)}); the run goes on and persistence stores it when the run starts`))
       // The host starting a durable run holds its driver lease while the run is live here, from before the sandbox boots:
       // an attach elsewhere then serves the log instead of driving (or starting afresh) a run this host still drives.
       const lease = durable && !durable.run.attach ? await holdStartedRunLease(locks, ctx.runId, logger) : undefined

@@ -1,0 +1,141 @@
+/**
+ * Issue 29 item 4 (spec 002: "Two more things were invisible for the whole
+ * of `ensure` … both fixed by doing them before it"): a durable run is
+ * visible while its sandbox boots, with no record created by the app. While
+ * the provider's `create` is held: the run's record exists and is the
+ * thread's active run, the persistence layer was asked to store the user's
+ * turn (`PendingTurnCapability`), a Stop from another host
+ * (`requestRunCancel` found through `findActiveRun`) ends the run `aborted`
+ * before the agent starts, and a disconnect through the durable transport
+ * stamps `detachedSince` and `sandboxKey` on a record that exists, so the
+ * reaper can list it. A
+ * pending-turn store that fails does not stop the run.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { chat, defineChatMiddleware, InMemoryRunStore, memoryStream, requestRunCancel, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
+import { PendingTurnCapability, providePendingTurn } from '@tanstack/ai/adapter-internals'
+import { withSandbox, type SandboxProvider } from '../../src/index.js'
+import { agentAdapter, alive, chatOptions, drive, sandboxLab, waitFor, warnings } from './durability-helpers.js'
+
+vi.setConfig({ testTimeout: 15_000 })
+
+/** A lab whose provider's `create` waits for `letGo()`; `inCreate` resolves when it is called. */
+function slowLab(name: string) {
+  let creating!: () => void
+  const inCreate = new Promise<void>((resolve) => (creating = resolve))
+  let letGo!: () => void
+  const gate = new Promise<void>((resolve) => (letGo = resolve))
+  const lab = sandboxLab(name, (provider: SandboxProvider): SandboxProvider => ({
+    ...provider,
+    create: async (input) => {
+      creating()
+      await gate
+      return provider.create(input)
+    },
+  }))
+  return { lab, inCreate, letGo }
+}
+
+/** What an app's persistence middleware offers: store the pending turn now. */
+function pendingTurn(onSnapshot: () => Promise<void>) {
+  return defineChatMiddleware({
+    name: 'persistence-stand-in',
+    provides: [PendingTurnCapability],
+    setup(ctx) {
+      providePendingTurn(ctx, { snapshot: onSnapshot })
+    },
+  })
+}
+
+const labs: ReturnType<typeof sandboxLab>[] = []
+const started: number[] = []
+afterEach(async () => {
+  for (const lab of labs.splice(0)) expect(await lab.cleanup(), 'no sandbox directory is left').toEqual([])
+  expect(await waitFor(() => started.every((pid) => !alive(pid))), 'no agent process is left').toBe(true)
+  started.length = 0
+})
+
+describe('a durable run is visible while its sandbox boots', () => {
+  it('has a record (the thread active run) and a stored user turn before ensure, with no record created by the app', async () => {
+    const { lab, inCreate, letGo } = slowLab('visible-boot')
+    labs.push(lab)
+    const runs = new InMemoryRunStore()
+    const [runId, threadId] = ['run-visible-boot', 'thread-visible-boot']
+    let snapshots = 0
+    const agent = agentAdapter({ turns: ['text'] })
+    const running = drive({
+      adapter: agent.adapter,
+      middleware: [pendingTurn(async () => void snapshots++), withSandbox(lab.sandbox('visible-boot'), { runs, durability: { adapter: memoryStream({ runId }) } })],
+      runId,
+      threadId,
+      logger: warnings().logger,
+    })
+    await inCreate
+    expect(await runs.get(runId), 'the record exists while the sandbox boots').toMatchObject({ runId, threadId, status: 'running' })
+    expect((await runs.findActiveRun(threadId))?.runId, 'findActiveRun sees the starting run').toBe(runId)
+    expect(snapshots, "the user's turn was stored before ensure").toBe(1)
+    letGo()
+    const { chunks } = await running
+    expect(chunks.at(-1)?.type).toBe('RUN_FINISHED')
+    expect(await runs.get(runId)).toMatchObject({ status: 'completed' })
+  })
+
+  it('a Stop found through findActiveRun during the boot ends the run aborted before the agent starts', async () => {
+    const { lab, inCreate, letGo } = slowLab('stop-in-boot')
+    labs.push(lab)
+    const runs = new InMemoryRunStore()
+    const [runId, threadId] = ['run-stop-in-boot', 'thread-stop-in-boot']
+    const agent = agentAdapter({ turns: ['text'] })
+    const running = drive({ adapter: agent.adapter, middleware: [withSandbox(lab.sandbox('stop-in-boot'), { runs, durability: { adapter: memoryStream({ runId }), cancelPollMs: 50 } })], runId, threadId, logger: warnings().logger })
+    await inCreate
+    // The cancel route on another host: it has no controller of this run, only the store.
+    const active = await runs.findActiveRun(threadId)
+    expect(active?.runId).toBe(runId)
+    await requestRunCancel(runs, active!.runId)
+    letGo()
+    await running
+    expect(await runs.get(runId), 'the run ended aborted').toMatchObject({ status: 'aborted', cancelRequested: true })
+  })
+
+  it('a disconnect through the durable transport during the boot stamps detachedSince and sandboxKey on the record', async () => {
+    const { lab, inCreate, letGo } = slowLab('detach-in-boot')
+    labs.push(lab)
+    const runs = new InMemoryRunStore()
+    const [runId, threadId] = ['run-detach-in-boot', 'thread-detach-in-boot']
+    const log = memoryStream({ runId })
+    const agent = agentAdapter({ turns: ['text'], holdTurn: 1 })
+    const controller = new AbortController()
+    const stream = chat(chatOptions({ adapter: agent.adapter, middleware: [withSandbox(lab.sandbox('detach-in-boot'), { runs, durability: { adapter: log } })], runId, threadId, abortController: controller, logger: warnings().logger }))
+    const response = toServerSentEventsResponse(stream as AsyncIterable<StreamChunk>, { abortController: controller, durability: { adapter: log, batch: 1 } })
+    const reader = response.body!.getReader()
+    void reader.read()
+    await inCreate
+    await reader.cancel() // the tab closed while the sandbox was being created
+    letGo()
+    expect(await waitFor(() => agent.calls() === 1), 'the run went on: the agent started').toBe(true)
+    expect(await waitFor(async () => (await runs.get(runId))?.detachedSince !== undefined), 'the disconnect was recorded').toBe(true)
+    expect(await runs.get(runId), 'a detached record the reaper can list').toMatchObject({ status: 'running', detachedSince: expect.any(Number), sandboxKey: expect.any(String) })
+    expect((await runs.listReclaimable({ now: Date.now(), ttlMs: 0 })).map((r) => r.runId)).toEqual([runId])
+    agent.release()
+    expect(await waitFor(async () => (await runs.get(runId))?.status === 'completed'), 'the detached run finished into its log').toBe(true)
+    started.push(...agent.pids)
+  })
+
+  it('a pending-turn store that fails does not stop the run', async () => {
+    const { lab, letGo } = slowLab('snapshot-fails')
+    labs.push(lab)
+    letGo()
+    const runs = new InMemoryRunStore()
+    const runId = 'run-snapshot-fails'
+    const agent = agentAdapter({ turns: ['text'] })
+    const { chunks } = await drive({
+      adapter: agent.adapter,
+      middleware: [pendingTurn(() => Promise.reject(new Error('message store down'))), withSandbox(lab.sandbox('snapshot-fails'), { runs, durability: { adapter: memoryStream({ runId }) } })],
+      runId,
+      threadId: 'thread-snapshot-fails',
+      logger: warnings().logger,
+    })
+    expect((chunks as StreamChunk[]).at(-1)?.type).toBe('RUN_FINISHED')
+    expect(await runs.get(runId)).toMatchObject({ status: 'completed' })
+  })
+})
