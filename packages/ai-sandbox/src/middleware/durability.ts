@@ -201,15 +201,22 @@ async function updateAsOwner(runs: RunStore, runId: string, patch: Parameters<Ru
  * terminal record, nor by a host that no longer owns the run (`owner`; the
  * write is conditional on its epoch where the store supports it). A store
  * failure is logged: the run's teardown has no one to report it to.
+ *
+ * @returns `false` when the store failed (a read or the write), so the record may lack `detachedSince`; `true` otherwise.
  */
-export async function recordDetach(runs: RunStore, runId: string, sandboxKey: string, logger: InternalLogger | undefined, owner?: RunOwner): Promise<void> {
+export async function recordDetach(runs: RunStore, runId: string, sandboxKey: string, logger: InternalLogger | undefined, owner?: RunOwner): Promise<boolean> {
   try {
-    if (owner && !(await owner.stillOwned())) return void logger?.sandbox(`withSandbox: run ${runId} is driven by another host now; not recording a detach`)
+    if (owner && !(await owner.stillOwned())) {
+      logger?.sandbox(`withSandbox: run ${runId} is driven by another host now; not recording a detach`)
+      return true
+    }
     const record = await runs.get(runId)
-    if (!record || isTerminalRunStatus(record.status)) return
+    if (!record || isTerminalRunStatus(record.status)) return true
     await updateAsOwner(runs, runId, record.detachedSince === undefined ? { detachedSince: Date.now(), sandboxKey } : { sandboxKey }, owner)
+    return true
   } catch (error) {
-    logger?.errors(`withSandbox: recording the detach of run ${runId} failed; the reaper cannot find its sandbox`, { error })
+    logger?.errors(`withSandbox: recording the detach of run ${runId} failed`, { error })
+    return false
   }
 }
 

@@ -54,6 +54,7 @@ import { createRunChunks, SANDBOX_FLUSH_EVENT, type RunChunks } from './run-chun
 import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
 import { endJournaledRun } from '../harness/journal-run-end.js'
 import { assertValidRunId } from '../contracts/run-id.js'
+import { isUndetachedRunLister } from '../reaper/orphans.js'
 import type { PumpEnd } from '../durability/run-outcome.js'
 import { holdStartedRunLease, isTerminalChunk, settleStartedRun, type StartedRunLease } from './run-lease.js'
 import { provideSandboxDurability, SandboxDurabilityCapability, type SandboxDurabilityOptions } from '../durability/capability.js'
@@ -373,7 +374,12 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
    */
   async function detachRun(ctx: ChatMiddlewareContext, state: RunState, runStore: RunStore): Promise<void> {
     await state.files?.stop({ flush: false, keepBaseline: true })
-    await recordDetach(runStore, state.runId, state.key, state.logger, state.owner)
+    if (!(await recordDetach(runStore, state.runId, state.key, state.logger, state.owner)) && !isUndetachedRunLister(runStore)) {
+      // No sweep could ever reach a detached run whose record lacks detachedSince on a store that cannot list orphans
+      // (issue 29): a lost run beats a sandbox billed for ever. With an orphan listing, the sweep finds the run by its lease.
+      state.logger?.errors(`withSandbox: run ${state.runId} could not be marked detached and its run store cannot list orphans, so no sweep would ever reclaim it: destroying sandbox ${state.handle.id} instead`)
+      return destroyRun(state, 'the detach could not be recorded')
+    }
     provideRunDetached(ctx, true)
     noteRunDetached(state.runId) // a run driver's pump (sandboxRunDriver, RunController) leaves the record and the log as they are
     holdDetachedUse(sandbox, state.key)
@@ -522,7 +528,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
           // The transport's disconnect notification (the run goes on): bookkeeping only, and prompt even mid-ensure.
           getRunDisconnect(ctx, { optional: true })?.subscribe(() => {
             if (runs.get(ctx)?.ended) return
-            const write = recordDetach(durable.run.runs, ctx.runId, key, logger, owner)
+            const write = recordDetach(durable.run.runs, ctx.runId, key, logger, owner).then(() => undefined)
             noticed.set(ctx, write)
             return write
           })

@@ -3,11 +3,16 @@
  * while detached has no reader to see its sentinel, so its journal stays in
  * the sandbox's journal folder. This sweep lists that folder (with the
  * sandbox's own clock), asks the run store about each run id it decodes, and
- * deletes ONLY the journals (and the run's file baseline beside each) whose
- * runs the store proves terminal; everything it cannot prove dead is kept,
- * because deleting a live run's journal makes it unresumable, with no undo.
- * Invariant: total; once its options are valid it resolves and never rejects.
- * Source: spec 000 "Cleanup".
+ * deletes the journals (and the run's file baseline beside each) whose runs
+ * the store proves terminal, at once, and those of runs the store has no
+ * record of once they are older than `orphanTtlMs` (orphans). A journal holds
+ * the agent CLI's raw output, secrets it saw included, so it lives no longer
+ * than it is needed. Everything else is kept, because deleting a live run's
+ * journal makes it unresumable, with no undo. Invariant: total; once its
+ * options are valid it resolves and never rejects. Source: spec 000
+ * "Cleanup" ("keeps everything it cannot prove dead (non-terminal,
+ * undecodable, or too young to be an orphan)"), read as: the age applies to
+ * orphans; a terminal record is proof enough.
  */
 import { isTerminalRunStatus, type RunStore } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
@@ -18,7 +23,7 @@ import { loggerSchema } from '../durability/run-log.js'
 import { DEFAULT_JOURNAL_DIR, journalCleanupCommand, journalDirOf, journalMtimeListCommand, journalPaths, parseJournalMtimeListing, type JournalDirEntry } from '../journal/commands.js'
 import { durableSnapshotCleanupCommand } from '../watch/start-snapshot.js'
 
-/** A journal younger than this (by its mtime, on the sandbox clock) is kept whatever its record says: 1 hour, in ms. Default of `orphanTtlMs`. */
+/** A journal whose run has no record is kept until it is this old (by its mtime, on the sandbox clock): 1 hour, in ms. Default of `orphanTtlMs`. */
 export const DEFAULT_ORPHAN_TTL_MS = 60 * 60 * 1000
 
 /** Most journals one sweep deletes; the rest wait for the next sweep. Default of `maxDeletes`. */
@@ -28,13 +33,12 @@ export const DEFAULT_MAX_DELETES = 100
  * Why a journal was kept.
  *
  * - `undecodable`: its file name is not one `encodeRunId` writes, so no run id can be trusted from it.
- * - `too-young`: modified less than `orphanTtlMs` ago (the run may still be writing or reading it).
- * - `unknown-run`: the run store has no record of its run (nothing proves it dead).
+ * - `too-young`: the run store has no record of its run and it was modified less than `orphanTtlMs` ago (it may not be an orphan yet).
  * - `non-terminal`: its run is `running` or `interrupted`.
  * - `store-failed`: the run store could not be read for it.
  * - `max-deletes`: it could be deleted, but this sweep reached `maxDeletes`.
  */
-export type KeptJournalReason = 'undecodable' | 'too-young' | 'unknown-run' | 'non-terminal' | 'store-failed' | 'max-deletes'
+export type KeptJournalReason = 'undecodable' | 'too-young' | 'non-terminal' | 'store-failed' | 'max-deletes'
 
 /** A journal the sweep kept. */
 export interface KeptJournal {
@@ -56,8 +60,10 @@ export interface PruneJournalsFailure {
 
 /** What one prune did. */
 export interface PruneJournalsResult {
-  /** The run ids whose journal (and `.err` sidecar) was deleted. */
+  /** The run ids whose journal (and `.err` sidecar) was deleted: terminal runs and orphans. */
   readonly deleted: readonly string[]
+  /** Those of `deleted` that were orphans: no record, older than `orphanTtlMs`. */
+  readonly orphans: readonly string[]
   readonly kept: readonly KeptJournal[]
   readonly failures: readonly PruneJournalsFailure[]
 }
@@ -70,7 +76,7 @@ export interface PruneJournalsOptions {
   runs: RunStore
   /** Absolute journal folder, as given to `withSandbox`'s `durability.journalDir`. Default `DEFAULT_JOURNAL_DIR`. */
   journalDir?: string
-  /** Keep journals modified less than this many ms ago. Default {@link DEFAULT_ORPHAN_TTL_MS}. */
+  /** Keep a journal whose run has no record until it is this many ms old (since its last write); then it is an orphan and deleted. Default {@link DEFAULT_ORPHAN_TTL_MS}. */
   orphanTtlMs?: number
   /** Most deletions per sweep. Default {@link DEFAULT_MAX_DELETES}. */
   maxDeletes?: number
@@ -95,12 +101,12 @@ const optionsSchema = z
  * | the journal                                        | kept as / result |
  * | -------------------------------------------------- | ---------------- |
  * | name not written by `encodeRunId`                  | `undecodable`    |
- * | modified less than `orphanTtlMs` ago (sandbox clock) | `too-young`    |
  * | `runs.get` throws                                  | `store-failed`   |
- * | no record                                          | `unknown-run`    |
  * | record `running` / `interrupted`                   | `non-terminal`   |
- * | record `completed` / `failed` / `aborted`, under `maxDeletes` | deleted (journal + `.err`) |
- * | the same, once `maxDeletes` were deleted           | `max-deletes`    |
+ * | record `completed` / `failed` / `aborted`, whatever its age | deleted (journal + `.err` + file baseline) |
+ * | no record, modified less than `orphanTtlMs` ago (sandbox clock) | `too-young` |
+ * | no record, older: an orphan                        | deleted, and listed in `orphans` |
+ * | to delete, once `maxDeletes` were deleted          | `max-deletes`    |
  *
  * Runs from a cron the application schedules, not from a run.
  *
@@ -139,16 +145,13 @@ async function prune(options: PruneJournalsOptions): Promise<PruneJournalsResult
     ;({ entries, nowMs } = parseJournalMtimeListing(result.stdout, journalDir))
   } catch (error) {
     report(`listing ${journalDir} failed; nothing was deleted`, error)
-    return { deleted, kept, failures: [{ stage: 'list', error }] }
+    return { deleted, orphans: [], kept, failures: [{ stage: 'list', error }] }
   }
+  const orphans: string[] = []
   for (const entry of entries) {
     const { path, runId } = entry
     if (runId === undefined) {
       kept.push({ path, reason: 'undecodable' })
-      continue
-    }
-    if (entry.mtimeMs === undefined || nowMs - entry.mtimeMs < orphanTtlMs) {
-      kept.push({ path, runId, reason: 'too-young' })
       continue
     }
     let status
@@ -159,20 +162,29 @@ async function prune(options: PruneJournalsOptions): Promise<PruneJournalsResult
       kept.push({ path, runId, reason: 'store-failed' })
       continue
     }
-    if (status === undefined) kept.push({ path, runId, reason: 'unknown-run' })
-    else if (!isTerminalRunStatus(status)) kept.push({ path, runId, reason: 'non-terminal' })
-    else if (deleted.length >= maxDeletes) kept.push({ path, runId, reason: 'max-deletes' })
-    else {
-      try {
-        // The run's file baseline goes with its journal (a host that died before the run's end left it).
-        const result = await handle.process.exec(`${journalCleanupCommand(journalPaths(runId, journalDir))}; ${durableSnapshotCleanupCommand(runId, journalDir)}`)
-        if (result.exitCode !== 0) throw new Error(`the deletion exited ${result.exitCode}: ${result.stderr.trim().slice(0, 200)}`)
-        deleted.push(runId)
-      } catch (error) {
-        report(`deleting the journal of run ${runId} failed`, error)
-        failures.push({ stage: 'delete', path, runId, error })
-      }
+    if (status !== undefined && !isTerminalRunStatus(status)) {
+      kept.push({ path, runId, reason: 'non-terminal' })
+      continue
+    }
+    const orphan = status === undefined
+    if (orphan && (entry.mtimeMs === undefined || nowMs - entry.mtimeMs < orphanTtlMs)) {
+      kept.push({ path, runId, reason: 'too-young' })
+      continue
+    }
+    if (deleted.length >= maxDeletes) {
+      kept.push({ path, runId, reason: 'max-deletes' })
+      continue
+    }
+    try {
+      // The run's file baseline goes with its journal (a host that died before the run's end left it).
+      const result = await handle.process.exec(`${journalCleanupCommand(journalPaths(runId, journalDir))}; ${durableSnapshotCleanupCommand(runId, journalDir)}`)
+      if (result.exitCode !== 0) throw new Error(`the deletion exited ${result.exitCode}: ${result.stderr.trim().slice(0, 200)}`)
+      deleted.push(runId)
+      if (orphan) orphans.push(runId)
+    } catch (error) {
+      report(`deleting the journal of run ${runId} failed`, error)
+      failures.push({ stage: 'delete', path, runId, error })
     }
   }
-  return { deleted, kept, failures }
+  return { deleted, orphans, kept, failures }
 }

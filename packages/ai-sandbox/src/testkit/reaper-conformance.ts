@@ -225,12 +225,13 @@ export async function checkReclaimSandbox(context: ReaperConformanceContext): Pr
 }
 
 /**
- * `pruneJournals`' keep/delete table over a real journal folder: with a long
- * orphan TTL every fresh journal is `too-young`; with none, journals of
- * terminal runs are deleted (journal, `.err` and the run's file baseline
- * folder) up to `maxDeletes` (`max-deletes` for the rest), a running run's is
- * `non-terminal`, one without a record `unknown-run`, and a file name
- * `encodeRunId` never writes `undecodable`; kept files stay on disk.
+ * `pruneJournals`' keep/delete table over a real journal folder: journals of
+ * terminal runs are deleted whatever their age (journal, `.err` and the
+ * run's file baseline folder) up to `maxDeletes` (`max-deletes` for the
+ * rest); a running run's is `non-terminal`; one without a record is
+ * `too-young` until it is older than `orphanTtlMs`, then deleted as an
+ * orphan (listed in `orphans`); a file name `encodeRunId` never writes is
+ * `undecodable`; kept files stay on disk.
  *
  * @param context - From `createReaperConformanceContext`.
  */
@@ -255,25 +256,30 @@ export async function checkPruneJournals(context: ReaperConformanceContext): Pro
     const exists = async (path: string) => (await handle.process.exec(`test -f ${shellQuote(path)}`)).exitCode === 0
     const reasons = (kept: readonly { runId?: string; path: string; reason: string }[]) => Object.fromEntries(kept.filter((k) => k.path.startsWith(dir)).map((k) => [k.runId ?? k.path, k.reason]))
 
-    const young = await pruneJournals({ handle, runs, journalDir: dir, orphanTtlMs: 60 * 60 * 1000 })
-    expect(young.deleted, 'nothing younger than orphanTtlMs is deleted').toEqual([])
-    expect(reasons(young.kept)).toMatchObject({ [ids.doneA]: 'too-young', [ids.doneB]: 'too-young', [ids.live]: 'too-young', [ids.ghost]: 'too-young', [undecodable]: 'undecodable' })
-
-    const capped = await pruneJournals({ handle, runs, journalDir: dir, orphanTtlMs: 0, maxDeletes: 1 })
+    const hour = 60 * 60 * 1000
+    const capped = await pruneJournals({ handle, runs, journalDir: dir, orphanTtlMs: hour, maxDeletes: 1 })
     expect(capped.failures).toEqual([])
-    expect(capped.deleted, 'one journal of a terminal run is deleted (maxDeletes 1)').toHaveLength(1)
+    expect(capped.deleted, 'one journal of a terminal run is deleted, young as it is (maxDeletes 1)').toHaveLength(1)
     const [gone] = capped.deleted
     const other = gone === ids.doneA ? ids.doneB : ids.doneA
     expect([ids.doneA, ids.doneB]).toContain(gone)
-    expect(reasons(capped.kept)).toMatchObject({ [other]: 'max-deletes', [ids.live]: 'non-terminal', [ids.ghost]: 'unknown-run', [undecodable]: 'undecodable' })
+    expect(reasons(capped.kept)).toMatchObject({ [other]: 'max-deletes', [ids.live]: 'non-terminal', [ids.ghost]: 'too-young', [undecodable]: 'undecodable' })
     expect(await exists(journalPaths(gone!, dir).journal), 'the deleted journal is gone').toBe(false)
     expect(await exists(journalPaths(gone!, dir).stderr), 'and its .err sidecar').toBe(false)
     expect(await exists(`${durableSnapshotDir(gone!, dir)}/fields`), 'and its file baseline').toBe(false)
     expect(await exists(`${durableSnapshotDir(other, dir)}/fields`), "a kept journal's baseline stays").toBe(true)
 
-    const rest = await pruneJournals({ handle, runs, journalDir: dir, orphanTtlMs: 0 })
+    const rest = await pruneJournals({ handle, runs, journalDir: dir, orphanTtlMs: hour })
     expect(rest.deleted, 'the next sweep deletes the other terminal run').toEqual([other])
-    for (const runId of [ids.live, ids.ghost]) expect(await exists(journalPaths(runId, dir).journal), `kept journals stay (${runId})`).toBe(true)
+    expect(rest.orphans, 'a journal with no record younger than orphanTtlMs is no orphan yet').toEqual([])
+    expect(await exists(journalPaths(ids.ghost, dir).journal)).toBe(true)
+
+    const aged = await pruneJournals({ handle, runs, journalDir: dir, orphanTtlMs: 0 })
+    expect(aged.deleted, 'past orphanTtlMs the journal with no record is an orphan, deleted').toEqual([ids.ghost])
+    expect(aged.orphans).toEqual([ids.ghost])
+    expect(await exists(journalPaths(ids.ghost, dir).journal)).toBe(false)
+    expect(reasons(aged.kept)).toMatchObject({ [ids.live]: 'non-terminal', [undecodable]: 'undecodable' })
+    expect(await exists(journalPaths(ids.live, dir).journal), 'a running run keeps its journal').toBe(true)
     expect(await exists(undecodable)).toBe(true)
   } finally {
     await handle.process.exec(`rm -f ${files.map(shellQuote).join(' ')}; rm -rf ${baselines.map(shellQuote).join(' ')}`).catch(() => undefined)
