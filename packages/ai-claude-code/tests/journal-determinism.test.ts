@@ -30,11 +30,15 @@ async function journalEvents(bytes: Buffer, pieceBytes: number): Promise<{ event
   }
   const header = { nonceHash: createHash('sha256').update(NONCE).digest('hex') }
   const events: unknown[] = []
-  for await (const line of toJournalLines(pieces())) {
-    if (line.start === 0) continue // the header
-    const exit = parseExitSentinel(line.text, header)
+  let first = true
+  for await (const { line } of toJournalLines(pieces(), 0)) {
+    if (first) {
+      first = false // the header
+      continue
+    }
+    const exit = parseExitSentinel(line, header)
     if (exit) return { events, exitCode: exit.exitCode }
-    if (line.text.trim() !== '') events.push(JSON.parse(line.text))
+    if (line.trim() !== '') events.push(JSON.parse(line))
   }
   return { events }
 }

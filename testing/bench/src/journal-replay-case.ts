@@ -37,7 +37,7 @@ async function run(handle: SandboxHandle): Promise<{ bytes: number; lines: numbe
   let lines = 0
   let exit = -1
   for await (const line of readJournal(handle, { paths, strategy: mode === 'poll' ? 'poll' : 'follow', onExit: (result) => void (exit = result.exitCode) })) {
-    bytes = line.end
+    bytes = line.endPosition
     lines++
   }
   if (exit !== 0) throw new Error(`readJournal ended without the sentinel (exit ${exit})`)

@@ -124,8 +124,8 @@ export async function* readJournalNdjson(handle: SandboxHandle, options: ReadJou
     },
   })
   for await (const line of lines) {
-    if (line.text.trim() === '') continue
-    const { value, noise } = parseNdjsonLine(line.text)
+    if (line.line.trim() === '') continue
+    const { value, noise } = parseNdjsonLine(line.line)
     if (noise !== undefined) onNonJsonLine?.(noise)
     if (value !== NOT_JSON) yield value
   }

@@ -1,32 +1,45 @@
 /**
- * Byte framing of journal reads: base64 text decoded as it streams, and bytes
- * cut into lines that carry their absolute byte positions in the journal.
- * Owns positions: every reader resumes from a line's `end`, so a position
- * must count the journal's bytes exactly, never characters.
+ * Byte framing of journal reads (spec 003 `journal-bytes.ts`): base64 text
+ * decoded as it streams (the bounded read), provider-decoded text turned back
+ * into UTF-8 bytes (the follow read), and bytes cut into lines that carry the
+ * absolute byte position just past their newline.
+ * Owns positions: every reader resumes from a line's `endPosition`, so a
+ * position counts the journal's bytes exactly, never characters.
  * Invariant: a trailing partial line is never yielded; it is the next read's
  * start.
  */
+import { SandboxConfigError } from '../contracts/errors.js'
 import { LineTooLongError } from '../harness/to-lines.js'
 import { JournalError } from './errors.js'
 
-/** One complete line of a journal. */
+/** One complete line of a journal and where it ends. Source: spec 003 `JournalLine`. */
 export interface JournalLine {
   /** The line's text without its `\n`, decoded as UTF-8 (invalid bytes become U+FFFD). */
-  readonly text: string
-  /** Absolute byte offset of the line's first byte. */
-  readonly start: number
-  /** Absolute byte offset just past its `\n`: where the next line starts. */
-  readonly end: number
+  line: string
+  /**
+   * Absolute byte offset just past the line's `\n`: the count of journal
+   * bytes fully consumed once this line is handled, so the offset a later
+   * read resumes from (`readJournal`'s `fromByte`; `tail -c +N` counts from
+   * 1, so there N is `endPosition + 1`).
+   */
+  endPosition: number
+}
+
+/** Options of {@link toJournalLines} beyond the spec's two parameters. */
+export interface ToJournalLinesOptions {
+  /** Refuse a line longer than this many bytes (newline excluded) with `LineTooLongError`. Default: unlimited. */
+  readonly maxLineBytes?: number
 }
 
 const NEWLINE = 0x0a
 
 /**
- * Decode base64 text that arrives in pieces cut anywhere (whitespace and line
- * wrapping ignored, so BusyBox's 76-column output is fine). Source: spec 003.
+ * Decode base64 text that arrives in pieces cut anywhere, such as the stdout
+ * of `journalReadCommand` (whitespace and line wrapping are ignored, so
+ * BusyBox's 76-column output is fine). Source: spec 003 `decodeBase64Stream`.
  *
  * @param chunks - Base64 text pieces.
- * @returns The decoded bytes, as soon as each whole 4-character group arrived.
+ * @returns The decoded bytes, yielded as soon as each whole 4-character group arrived.
  * @throws TypeError naming the first character outside the base64 alphabet;
  *   JournalError `read-failed` when the text ends mid-quantum (a cut frame: base64 always pads).
  * @example
@@ -45,25 +58,48 @@ export async function* decodeBase64Stream(chunks: AsyncIterable<string>): AsyncI
     if (whole > 0) yield Buffer.from(text.slice(0, whole), 'base64')
   }
   // A remainder means the frame was cut mid-quantum (the reader died partway): decoding it leniently would drop bytes and shift every later position.
-  if (carry !== '') throw new JournalError('read-failed', `decodeBase64Stream: the base64 text ended mid-quantum with ${carry.length} character(s) left; the read was cut off. Read again from the last line's end.`)
+  if (carry !== '') throw new JournalError('read-failed', `decodeBase64Stream: the base64 text ended mid-quantum with ${carry.length} character(s) left; the read was cut off. Read again from the last line's endPosition.`)
 }
 
 /**
- * Cut journal bytes into lines with absolute byte positions. Strings are
- * taken as UTF-8 (what a provider's decoded stdout is). Source: spec 003.
+ * Turn text chunks (a provider's decoded stdout of the unframed follow read)
+ * back into the UTF-8 bytes they were decoded from. A character cut across
+ * two chunks needs no care here: {@link toJournalLines} holds bytes until a
+ * newline. Source: spec 003 `encodeUtf8Stream`.
  *
- * @param chunks - The journal's bytes from `startByte` on, in pieces cut anywhere.
- * @param options - `startByte`: the absolute offset of the first byte (default 0);
- *   `maxLineBytes`: refuse a longer line with `LineTooLongError` (default unlimited).
- * @returns Each complete line; a trailing line without `\n` is not yielded.
+ * @param chunks - Text pieces.
+ * @returns Each non-empty piece as UTF-8 bytes; empty pieces are dropped.
  * @example
  * ```ts
- * for await (const line of toJournalLines(['{"a":1}\n{"b"'], { startByte: 100 })) line // { text: '{"a":1}', start: 100, end: 108 }
+ * for await (const line of toJournalLines(encodeUtf8Stream(child.stdout), fromByte)) handle(line)
  * ```
  */
-export async function* toJournalLines(chunks: AsyncIterable<string | Uint8Array>, options: { startByte?: number; maxLineBytes?: number } = {}): AsyncIterable<JournalLine> {
-  const splitter = new JournalLineSplitter(options.startByte ?? 0, options.maxLineBytes)
-  for await (const chunk of chunks) yield* splitter.push(chunk)
+export async function* encodeUtf8Stream(chunks: AsyncIterable<string>): AsyncIterable<Uint8Array> {
+  const encoder = new TextEncoder()
+  for await (const chunk of chunks) if (chunk.length > 0) yield encoder.encode(chunk)
+}
+
+/**
+ * Cut journal bytes into lines, each with the absolute byte offset just past
+ * its newline. Source: spec 003 `toJournalLines`.
+ *
+ * @param byteChunks - The journal's bytes from `startPosition` on, in pieces cut anywhere.
+ * @param startPosition - Absolute byte offset of the first byte (0, or a line's `endPosition`).
+ * @param options - {@link ToJournalLinesOptions} (not in the spec; optional).
+ * @returns Each complete line; a trailing line without `\n` is not yielded (its writer is not done).
+ * @throws SandboxConfigError `toJournalLines.startPosition` when it is not a whole number >= 0;
+ *   LineTooLongError past `maxLineBytes`.
+ * @example
+ * ```ts
+ * for await (const line of toJournalLines(bytes, 100)) line // { line: '{"a":1}', endPosition: 108 } for bytes '{"a":1}\n{"b"'
+ * ```
+ */
+export async function* toJournalLines(byteChunks: AsyncIterable<Uint8Array>, startPosition: number, options: ToJournalLinesOptions = {}): AsyncIterable<JournalLine> {
+  if (!Number.isSafeInteger(startPosition) || startPosition < 0) {
+    throw new SandboxConfigError('toJournalLines.startPosition', `Invalid argument toJournalLines startPosition: expected the absolute byte offset of the first byte (0, or a line's endPosition), got ${typeof startPosition === 'number' ? String(startPosition) : typeof startPosition}.`)
+  }
+  const splitter = new JournalLineSplitter(startPosition, options.maxLineBytes)
+  for await (const chunk of byteChunks) yield* splitter.push(chunk)
 }
 
 /**
@@ -150,10 +186,9 @@ export class JournalLineSplitter {
 
   /** A finished line of `length` bytes (newline excluded) starting at `position`. */
   private line(text: string, length: number): JournalLine {
-    const start = this.position
     this.position += length + 1
     this.pendingBytes = 0
-    return { text, start, end: this.position }
+    return { line: text, endPosition: this.position }
   }
 
   private toBytes(): void {

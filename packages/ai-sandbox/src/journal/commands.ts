@@ -1,7 +1,8 @@
 /**
- * Where a run's journal lives and the shell commands that write, read, follow,
- * list, probe and delete it. Pure string builders and output parsers; running
- * them is the reader's and the sweep's job.
+ * Where a run's journal lives and the shell commands that write, follow,
+ * list, probe and delete it (the bounded read is in `bounded-read.ts`). Pure
+ * string builders and output parsers; running them is the reader's and the
+ * sweep's job.
  *
  * Rules every command here keeps (tested on GNU coreutils and BusyBox):
  * 1. Only POSIX `sh`, `mkdir`, `chmod`, `cp`, `rm`, `test`, `tail -c`, `head -c`, `dd`, `wc -c`,
@@ -244,7 +245,7 @@ export function journalFollowCommand(paths: JournalPaths, fromByte = 0): string 
     ? ''
     : `n=$((n+1)); if [ $n -ge ${FOLLOW_WAITER_LOOK_S} ] && [ -d /proc/self ]; then n=0; k=${JOURNAL_NONCE_HASH_KEY.slice(0, 5)}; if [ -z "$(grep -lF -- ${shellQuote(paths.journal)} $(grep -lF "\${k}${JOURNAL_NONCE_HASH_KEY.slice(5)}" /proc/[0-9]*/cmdline 2>/dev/null) </dev/null 2>/dev/null)" ]; then g=$((g+1)); else g=0; fi; fi; `
   const watchdog = `(g=0; n=0; set -- $(ls -di ${j}); i=$1; while kill -0 $$ 2>/dev/null; do ${countWaiter}set -- $(ls -di ${j} 2>/dev/null); if [ ! -e ${j} ] || [ -L ${j} ] || [ "$1" != "$i" ] || [ $g -ge ${FOLLOW_NO_WAITER_LOOKS} ]; then sleep ${FOLLOW_GONE_GRACE_S}; kill $$ 2>/dev/null; exit 0; fi; sleep 1; done) </dev/null >/dev/null 2>&1 &`
-  const from = offset(fromByte) + 1
+  const from = checkedJournalOffset(fromByte) + 1
   // GNU tail polls once a second where inotify does not reach (overlayfs: Docker); `-s 0.1` polls every 100 ms there. BusyBox refuses a fraction: it keeps its default.
   const follow = `if tail -s ${FOLLOW_POLL_S} -c 0 /dev/null >/dev/null 2>&1; then exec tail -s ${FOLLOW_POLL_S} -c +${from} -f ${j}; else exec tail -c +${from} -f ${j}; fi`
   const refuseLink = `if [ -L ${j} ]; then echo ${shellQuote(`the journal ${paths.journal} is a link, not the file its shell made; it is not followed`)} >&2; exit 1; fi`
@@ -270,56 +271,6 @@ const FOLLOW_NO_WAITER_LOOKS = 2
  * bytes, the sentinel included, before the watchdog stops it.
  */
 const FOLLOW_GONE_GRACE_S = 2
-
-/** Block size of {@link journalReadCommand}'s `dd`, whose `skip` seeks (tail -c +N reads everything before N on BusyBox). */
-const READ_BLOCK = 65536
-
-/**
- * Read at most `maxBytes` of a journal from byte `fromByte`, base64-framed.
- * Prints the journal's size in bytes on the first line, then the base64 of
- * the bytes read (possibly wrapped); prints `missing` when there is no journal.
- * Decode with {@link parseJournalRead}.
- *
- * @param paths - From {@link journalPaths}.
- * @param fromByte - Absolute byte offset. Default 0.
- * @param maxBytes - Bound of one read, in bytes. Default 4 MiB.
- */
-export function journalReadCommand(paths: JournalPaths, fromByte = 0, maxBytes = 4 * 1024 * 1024): string {
-  const j = shellQuote(paths.journal)
-  const from = offset(fromByte)
-  const max = Math.max(1, Math.trunc(maxBytes))
-  const skip = Math.floor(from / READ_BLOCK)
-  const within = from - skip * READ_BLOCK
-  const count = Math.ceil((within + max) / READ_BLOCK)
-  return `if [ -f ${j} ]; then wc -c < ${j}; dd if=${j} bs=${READ_BLOCK} skip=${skip} count=${count} 2>/dev/null | tail -c +${within + 1} | head -c ${max} | base64; else echo missing; fi`
-}
-
-/** What a bounded read returned: the bytes, and the journal's size when it ran (`undefined`: no journal). */
-export interface JournalRead {
-  readonly size: number | undefined
-  readonly bytes: Buffer
-}
-
-/**
- * Parse the output of {@link journalReadCommand}.
- *
- * @throws JournalError `read-failed` when the output is not what the command prints.
- */
-export function parseJournalRead(stdout: string): JournalRead {
-  const newline = stdout.indexOf('\n')
-  const first = (newline === -1 ? stdout : stdout.slice(0, newline)).trim()
-  if (first === 'missing') return { size: undefined, bytes: Buffer.alloc(0) }
-  const size = first === '' ? Number.NaN : Number(first)
-  if (!Number.isSafeInteger(size) || size < 0) {
-    throw new JournalError('read-failed', `A journal read printed something that is not a size and base64 (${JSON.stringify(stdout.slice(0, 120))}); check that the sandbox has wc, dd, tail, head and base64.`)
-  }
-  const body = newline === -1 ? '' : stdout.slice(newline + 1)
-  // One scan for a stray character; Node's decoder itself skips the line breaks BusyBox's base64 writes.
-  if (/[^A-Za-z0-9+/=\s]/.test(body)) {
-    throw new JournalError('read-failed', `A journal read printed something that is not base64 (${JSON.stringify(stdout.slice(0, 120))}); check that the sandbox has dd, tail, head and base64.`)
-  }
-  return { size, bytes: Buffer.from(body, 'base64') }
-}
 
 /** Exit status 0 when the journal exists (`test -f`). */
 export function journalExistsCommand(paths: JournalPaths): string {
@@ -454,7 +405,12 @@ function entryFor(path: string, root: string): JournalDirEntry | undefined {
   return { path, name, runId: decoded.ok ? decoded.runId : undefined }
 }
 
-function offset(fromByte: number): number {
+/**
+ * A journal byte offset, checked: a whole number >= 0. Internal to the journal's commands.
+ *
+ * @throws JournalError `read-failed` otherwise.
+ */
+export function checkedJournalOffset(fromByte: number): number {
   if (!Number.isSafeInteger(fromByte) || fromByte < 0) throw new JournalError('read-failed', `A journal offset must be a whole number of bytes >= 0; got ${String(fromByte)}.`)
   return fromByte
 }

@@ -15,7 +15,8 @@ import { DEFAULT_ATTACH_JOURNAL_WAIT_MS, JournalAttachUnavailableError } from '.
 import { JournalLineSplitter, type JournalLine } from './bytes.js'
 import { SandboxConfigError } from '../contracts/errors.js'
 import { shellQuote } from '../shell/quote.js'
-import { journalDirOf, journalExistsCommand, journalFollowCommand, journalPaths, journalReadCommand, parseJournalRead, type JournalPaths } from './commands.js'
+import { journalReadCommand, parseJournalRead } from './bounded-read.js'
+import { journalDirOf, journalExistsCommand, journalFollowCommand, journalPaths, type JournalPaths } from './commands.js'
 import { JournalError } from './errors.js'
 import { expectedJournalHeader, journalTrustOf, parseExitSentinel, parseJournalHeader, type JournalHeader, type JournalTrust } from './sentinel.js'
 import { decodeJournalRunId } from './run-id.js'
@@ -56,7 +57,7 @@ export interface ReadJournalOptions {
   dir?: string
   /** The journal's paths, as `journalPaths` returns them (instead of `runId`). */
   paths?: JournalPaths
-  /** Absolute byte offset to start at: a line's `end` from an earlier read. Default 0. */
+  /** Absolute byte offset to start at: a line's `endPosition` from an earlier read. Default 0. */
   fromByte?: number
   /** Stops the read: the `tail` is killed and the iteration ends without an error. */
   signal?: AbortSignal
@@ -77,7 +78,7 @@ export interface ReadJournalOptions {
   readBytes?: number
   /** Refuse a longer line with `LineTooLongError` (bytes). Default unlimited. */
   maxLineBytes?: number
-  /** Called once with the agent's exit code when the genuine sentinel is read, before the iteration ends. */
+  /** Called once when the genuine sentinel is read, before the iteration ends: the agent's exit code, and `end`, the byte offset just past the sentinel's newline. */
   onExit?: (exit: { exitCode: number; end: number }) => void
 }
 
@@ -86,7 +87,7 @@ export interface ReadJournalOptions {
  * lines are not yielded) from `fromByte` until the genuine exit sentinel, then end. A line
  * that merely looks like a sentinel (`{"__exit":0}` printed by the agent, a
  * guessed nonce) is an ordinary line. Each yielded line carries absolute byte
- * positions, so a later reader can resume at `line.end`.
+ * position, so a later reader can resume at `line.endPosition`.
  *
  * @param handle - The sandbox (capability `exec`; `backgroundProcesses` + `killableProcesses` to follow).
  * @param options - {@link ReadJournalOptions}.
@@ -99,7 +100,7 @@ export interface ReadJournalOptions {
  * @example
  * ```ts
  * for await (const line of readJournal(handle, { runId, onExit: ({ exitCode }) => console.log('exit', exitCode) })) {
- *   console.log(line.start, JSON.parse(line.text))
+ *   console.log(line.endPosition, JSON.parse(line.line))
  * }
  * ```
  */
@@ -109,7 +110,7 @@ export async function* readJournal(handle: SandboxHandle, options: ReadJournalOp
   const strategy = options.strategy ?? journalReadStrategy(handle.capabilities)
   const from = options.fromByte ?? 0
   if (!Number.isSafeInteger(from) || from < 0) {
-    throw new SandboxConfigError('readJournal.fromByte', `Invalid option readJournal.fromByte: expected a whole number of bytes >= 0 (a line's \`end\` from an earlier read), got ${String(from)}.`)
+    throw new SandboxConfigError('readJournal.fromByte', `Invalid option readJournal.fromByte: expected a whole number of bytes >= 0 (a line's \`endPosition\` from an earlier read), got ${String(from)}.`)
   }
   // A reader given only paths still checks against the secret: the id is the journal's name, decoded.
   const trust = journalTrustOf(handle, options.runId ?? runIdOfPaths(paths))
@@ -135,7 +136,7 @@ export async function* readJournal(handle: SandboxHandle, options: ReadJournalOp
     for (const line of batch) {
       const kind = classify(state, line)
       // Empty lines carry nothing (the shell writes one before its sentinel, in case the agent's last line had no newline).
-      if (kind === 'line' && line.text !== '') yield line
+      if (kind === 'line' && line.line !== '') yield line
       else if (kind === 'exit') return
     }
   }
@@ -163,14 +164,14 @@ interface ReaderState {
 function classify(state: ReaderState, line: JournalLine): 'header' | 'exit' | 'line' {
   if (!state.headerRead) {
     state.headerRead = true
-    state.header = checkedHeader(state.runId, parseJournalHeader(line.text), state.trust)
+    state.header = checkedHeader(state.runId, parseJournalHeader(line.line), state.trust)
     return 'header'
   }
   if (state.exited) return 'exit'
-  const sentinel = parseExitSentinel(line.text, state.header)
+  const sentinel = parseExitSentinel(line.line, state.header)
   if (!sentinel) return 'line'
   state.exited = true
-  state.options.onExit?.({ exitCode: sentinel.exitCode, end: line.end })
+  state.options.onExit?.({ exitCode: sentinel.exitCode, end: line.endPosition })
   return 'exit'
 }
 
@@ -196,7 +197,8 @@ async function* follow(state: ReaderState): AsyncIterable<JournalLine[]> {
       if (signal?.aborted) return
       const stderr = drain(child.stderr)
       for await (const chunk of child.stdout) {
-        const lines = await resync(state, splitter.push(chunk))
+        const lineStart = splitter.position
+        const lines = await resync(state, lineStart, splitter.push(chunk))
         progress(state, chunk)
         if (state.bytesSeen > 0) clearTimeout(emptyTimer)
         if (lines.length > 0) yield lines
@@ -228,7 +230,7 @@ async function* poll(state: ReaderState): AsyncIterable<JournalLine[]> {
     try {
       const result = await handle.process.exec(journalReadCommand(state.paths, splitter.position + splitter.held, readBytes))
       if (result.exitCode !== 0) throw new JournalError('read-failed', `A journal read exited ${result.exitCode}: ${result.stderr.slice(0, 500)}`, { runId: state.runId })
-      const read = parseJournalRead(result.stdout)
+      const read = parseJournalRead(result)
       if (read.size === undefined && state.bytesSeen > 0) throw deletedJournal(state)
       bytes = read.bytes
     } catch (error) {
@@ -311,23 +313,25 @@ async function journalExists(state: ReaderState): Promise<boolean> {
  * bytes when the text is measured again. A line holding U+FFFD is therefore
  * measured in the journal itself (one bounded read from its start), and
  * every later position shifts by the difference.
+ *
+ * @param start - Where the first of `lines` starts (the splitter's position before the push).
  */
-async function resync(state: ReaderState, lines: JournalLine[]): Promise<JournalLine[]> {
-  if (!lines.some((line) => line.text.includes('\uFFFD'))) return lines
+async function resync(state: ReaderState, start: number, lines: JournalLine[]): Promise<JournalLine[]> {
+  if (!lines.some((line) => line.line.includes('\uFFFD'))) return lines
   let delta = 0
   const out: JournalLine[] = []
   for (const line of lines) {
-    const start = line.start + delta
-    let end = line.end + delta
-    if (line.text.includes('\uFFFD')) {
+    let end = line.endPosition + delta
+    if (line.line.includes('\uFFFD')) {
       const result = await state.handle.process.exec(journalReadCommand(state.paths, start, end - start))
-      const newline = result.exitCode === 0 ? parseJournalRead(result.stdout).bytes.indexOf(0x0a) : -1
+      const newline = result.exitCode === 0 ? parseJournalRead(result).bytes.indexOf(0x0a) : -1
       if (newline !== -1) {
         delta += start + newline + 1 - end
         end = start + newline + 1
       }
     }
-    out.push({ text: line.text, start, end })
+    out.push({ line: line.line, endPosition: end })
+    start = end
   }
   state.splitter.position += delta
   return out
@@ -369,13 +373,13 @@ function runIdOfPaths(paths: JournalPaths): string | undefined {
 async function readHeader(handle: SandboxHandle, paths: JournalPaths, runId: string, fromByte: number): Promise<JournalHeader | undefined> {
   const result = await handle.process.exec(journalReadCommand(paths, 0, 4096))
   if (result.exitCode !== 0) throw new JournalError('read-failed', `Reading the header of the journal of run ${JSON.stringify(runId)} failed: ${result.stderr.slice(0, 500)}`, { runId })
-  const read = parseJournalRead(result.stdout)
-  // A resume point is a line's end: inside the journal, right after a newline.
-  const before = read.size !== undefined && fromByte <= read.size ? (fromByte <= read.bytes.length ? read.bytes.subarray(fromByte - 1, fromByte) : parseJournalRead((await handle.process.exec(journalReadCommand(paths, fromByte - 1, 1))).stdout).bytes) : undefined
+  const read = parseJournalRead(result)
+  // A resume point is a line's endPosition: inside the journal, right after a newline.
+  const before = read.size !== undefined && fromByte <= read.size ? (fromByte <= read.bytes.length ? read.bytes.subarray(fromByte - 1, fromByte) : parseJournalRead(await handle.process.exec(journalReadCommand(paths, fromByte - 1, 1))).bytes) : undefined
   if (before?.[0] !== 0x0a) {
     throw new SandboxConfigError(
       'readJournal.fromByte',
-      `Invalid option readJournal.fromByte: ${fromByte} is not where a line of the journal of run ${JSON.stringify(runId)} starts (${read.size === undefined ? 'the journal does not exist' : `the journal has ${read.size} bytes`}); pass a line's \`end\` from an earlier read, or 0.`,
+      `Invalid option readJournal.fromByte: ${fromByte} is not where a line of the journal of run ${JSON.stringify(runId)} starts (${read.size === undefined ? 'the journal does not exist' : `the journal has ${read.size} bytes`}); pass a line's \`endPosition\` from an earlier read, or 0.`,
     )
   }
   const text = read.bytes.toString('utf8')

@@ -4,7 +4,7 @@
  * malformed output, and the matching commands run by the host's real `sh`
  * over files in a temp folder (BusyBox runs them in the conformance kit).
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -16,12 +16,11 @@ import {
   journalListCommand,
   journalMtimeListCommand,
   journalPaths,
-  journalReadCommand,
   parseJournalExit,
   parseJournalList,
   parseJournalMtimeListing,
-  parseJournalRead,
 } from '../../src/journal/commands.js'
+import { journalReadCommand, parseJournalRead } from '../../src/journal/bounded-read.js'
 import { encodeRunId } from '../../src/journal/run-id.js'
 import { exitSentinelLine, journalHeaderLine } from '../../src/journal/sentinel.js'
 
@@ -32,6 +31,10 @@ afterAll(() => {
 })
 
 const sh = (command: string): string => execFileSync('/bin/sh', ['-c', command], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+const exec = (command: string) => {
+  const result = spawnSync('/bin/sh', ['-c', command], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+  return { stdout: result.stdout, stderr: result.stderr, exitCode: result.status ?? -1 }
+}
 const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64')
 const thrown = (run: () => unknown): unknown => {
   try {
@@ -43,21 +46,24 @@ const thrown = (run: () => unknown): unknown => {
 }
 
 describe('parseJournalRead', () => {
-  it('reads the size line and the (wrapped) base64 body', () => {
-    expect(parseJournalRead('missing\n')).toEqual({ size: undefined, bytes: Buffer.alloc(0) })
-    expect(parseJournalRead('0\n')).toEqual({ size: 0, bytes: Buffer.alloc(0) })
+  it('reads the status line on stderr and the (wrapped) base64 frame on stdout', () => {
+    expect(parseJournalRead({ stdout: '', stderr: 'journal-missing\n' })).toEqual({ size: undefined, bytes: Buffer.alloc(0) })
+    expect(parseJournalRead({ stdout: '', stderr: 'journal-size 0\n', exitCode: 0 })).toEqual({ size: 0, bytes: Buffer.alloc(0) })
     const body = randomBytes(200)
     const wrapped = b64(body).replace(/(.{76})/g, '$1\n')
-    expect(parseJournalRead(`4096\n${wrapped}\n`)).toEqual({ size: 4096, bytes: body })
+    expect(parseJournalRead({ stdout: `${wrapped}\n`, stderr: 'bash: some profile noise\njournal-size    4096\n' })).toEqual({ size: 4096, bytes: body })
   })
 
   it.each([
-    ['no size', 'aGVsbG8K\n'],
-    ['a negative size', '-1\naGk=\n'],
-    ['an empty first line', '\naGk=\n'],
-    ['an error message', 'sh: dd: not found\n'],
-  ])('throws JournalError read-failed on %s', (_what, stdout) => {
-    const error = thrown(() => parseJournalRead(stdout))
+    ['no status line', { stdout: 'aGVsbG8K\n', stderr: '' }],
+    ['a negative size', { stdout: 'aGk=\n', stderr: 'journal-size -1\n' }],
+    ['a size that is not a number', { stdout: 'aGk=\n', stderr: 'journal-size \n' }],
+    ['the old size line on stdout', { stdout: '4\naGk=\n', stderr: '' }],
+    ['a frame cut mid-quantum', { stdout: 'aGVsbG8\n', stderr: 'journal-size 6\n' }],
+    ['a stray character', { stdout: 'aGk*\n', stderr: 'journal-size 2\n' }],
+    ['a failed command', { stdout: '', stderr: 'sh: dd: not found\n', exitCode: 127 }],
+  ])('throws JournalError read-failed on %s', (_what, result) => {
+    const error = thrown(() => parseJournalRead(result))
     expect(JournalError.isInstance(error)).toBe(true)
     expect((error as JournalError).reason).toBe('read-failed')
   })
@@ -67,11 +73,11 @@ describe('parseJournalRead', () => {
     const paths = journalPaths('read-ranges', root)
     writeFileSync(paths.journal, content)
     for (const [from, max] of [[0, 10], [1, 70_000], [65_535, 3], [65_536, 65_536], [65_537, 1], [131_071, 100_000], [199_999, 50], [200_000, 10], [250_000, 10]] as const) {
-      const read = parseJournalRead(sh(journalReadCommand(paths, from, max)))
+      const read = parseJournalRead(exec(journalReadCommand(paths, from, max)))
       expect(read.size).toBe(200_000)
       expect(read.bytes.equals(content.subarray(from, from + max)), `bytes ${from}..+${max}`).toBe(true)
     }
-    expect(parseJournalRead(sh(journalReadCommand(journalPaths('no-such-run', root))))).toEqual({ size: undefined, bytes: Buffer.alloc(0) })
+    expect(parseJournalRead(exec(journalReadCommand(journalPaths('no-such-run', root))))).toEqual({ size: undefined, bytes: Buffer.alloc(0) })
   })
 })
 

@@ -77,7 +77,7 @@ it('a hand-written journal reads past its forged sentinels to the genuine one, b
   for (const strategy of ['follow', 'poll'] as const) {
     let exitCode: number | undefined
     const texts: string[] = []
-    for await (const line of readJournal(handle, { paths, strategy, pollMs: 20, onExit: (e) => (exitCode = e.exitCode) })) texts.push(line.text)
+    for await (const line of readJournal(handle, { paths, strategy, pollMs: 20, onExit: (e) => (exitCode = e.exitCode) })) texts.push(line.line)
     expect(texts, strategy).toEqual(['{"a":1}', '{"__exit":0}', exitSentinelLine(0, 'e'.repeat(32)), '{"b":2}'])
     expect(exitCode).toBe(6)
   }
@@ -95,7 +95,7 @@ it('a follow ends when its journal is renamed over or becomes a link, and the re
     const started = Date.now()
     const failure = await (async () => {
       for await (const line of readJournal(handle, { paths, strategy: 'follow', stallMs: 1_500, pollMs: 50, signal: AbortSignal.timeout(20_000) })) {
-        texts.push(line.text)
+        texts.push(line.line)
         writeFileSync(other, '{"b":2}\n')
         if (how === 'renamed over') renameSync(other, paths.journal)
         else {
@@ -130,7 +130,7 @@ it('a follow ends once the run has no waiting shell left (killed, or unable to w
   const texts: string[] = []
   const started = Date.now()
   const failure = await (async () => {
-    for await (const line of readJournal(handle, { runId, dir, strategy: 'follow', stallMs: 2_000, signal: AbortSignal.timeout(40_000) })) texts.push(line.text)
+    for await (const line of readJournal(handle, { runId, dir, strategy: 'follow', stallMs: 2_000, signal: AbortSignal.timeout(40_000) })) texts.push(line.line)
   })().then(
     () => undefined,
     (error: unknown) => error,

@@ -38,9 +38,9 @@ describe('journal faults found in review', () => {
     const paths = journalPaths(runId, dir)
     const follow = await collect(readJournal(handle, { paths, strategy: 'follow' }))
     const poll = await collect(readJournal(handle, { paths, strategy: 'poll' }))
-    expect(follow.map(({ start, end }) => [start, end])).toEqual(poll.map(({ start, end }) => [start, end]))
-    const resumed = await collect(readJournal(handle, { paths, strategy: 'follow', fromByte: follow[0]!.end }))
-    expect(resumed.map((line) => line.text)).toEqual(follow.slice(1).map((line) => line.text))
+    expect(follow.map((line) => line.endPosition)).toEqual(poll.map((line) => line.endPosition))
+    const resumed = await collect(readJournal(handle, { paths, strategy: 'follow', fromByte: follow[0]!.endPosition }))
+    expect(resumed.map((line) => line.line)).toEqual(follow.slice(1).map((line) => line.line))
   })
 
   it.each(['poll', 'follow'] as const)('%s: a reader behind the run\'s own reader ends with journal-stalled once the journal is deleted, instead of waiting forever', async (strategy) => {
@@ -69,7 +69,7 @@ describe('journal faults found in review', () => {
     await startJournaledAgent(handle, `printf '{"a":1}\\n'`, { journal: { runId, dir } })
     const paths = journalPaths(runId, dir)
     const lines = await collect(readJournal(handle, { paths }))
-    for (const fromByte of [-1, 1.5, Number.NaN, lines[0]!.start + 2, lines[0]!.end + 100]) {
+    for (const fromByte of [-1, 1.5, Number.NaN, lines[0]!.endPosition - 3, lines[0]!.endPosition + 100]) {
       await expect(collect(readJournal(handle, { paths, fromByte })), String(fromByte)).rejects.toBeInstanceOf(SandboxConfigError)
     }
     expect(() => journalPaths(runId, 'relative/dir')).toThrow(SandboxConfigError)

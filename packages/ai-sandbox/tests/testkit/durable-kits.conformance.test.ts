@@ -15,6 +15,7 @@ import {
   checkRunListByThread,
   checkRunListReclaimable,
   checkRunListUndetachedRuns,
+  checkRunListEndedRuns,
   checkRunPatchOmittedKeyKeeps,
   checkRunPatchUndefinedClears,
   checkRunResume,
@@ -69,6 +70,7 @@ describe('the kits register every check', () => {
       checkRunListByThread,
       checkRunListReclaimable,
       checkRunListUndetachedRuns,
+      checkRunListEndedRuns,
     ])
     expect(TAKEOVER_CHECKS).toHaveLength(5)
     expect(new Set(TAKEOVER_CHECKS.map(([title]) => title)).size).toBe(5)

@@ -10,7 +10,8 @@
  */
 import { randomBytes } from 'node:crypto'
 import { expect } from 'vitest'
-import { journalCleanupCommand, journalExistsCommand, journalExitProbeCommand, journalListCommand, journalMtimeListCommand, journalReadCommand, parseJournalExit, parseJournalList, parseJournalMtimeListing, parseJournalRead } from '../../journal/commands.js'
+import { journalReadCommand, parseJournalRead } from '../../journal/bounded-read.js'
+import { journalCleanupCommand, journalExistsCommand, journalExitProbeCommand, journalListCommand, journalMtimeListCommand, parseJournalExit, parseJournalList, parseJournalMtimeListing } from '../../journal/commands.js'
 import { decodeJournalRunId, encodeRunId } from '../../journal/run-id.js'
 import { exitSentinelLine, journalHeaderLine, parseExitSentinel, parseJournalHeader } from '../../journal/sentinel.js'
 import { JournalError } from '../../journal/errors.js'
@@ -45,7 +46,10 @@ async function start(run: JournalRun, script: string): Promise<void> {
   await startJournaledAgent(run.handle, script, { journal: { runId: run.runId, dir: run.paths.dir } })
 }
 
-const texts = (lines: readonly JournalLine[]) => lines.map((line) => line.text)
+const texts = (lines: readonly JournalLine[]) => lines.map((line) => line.line)
+
+/** Where a yielded line starts: its end less its UTF-8 bytes and newline (the kit's agents write valid UTF-8). */
+const startOf = (line: JournalLine) => line.endPosition - Buffer.byteLength(line.line) - 1
 
 /** stdout lands between the header and the genuine sentinel; an unterminated last line is still a line of its own. */
 export async function checkJournalStdoutWithSentinel(context: JournalConformanceContext): Promise<void> {
@@ -92,7 +96,7 @@ export async function checkJournalStderrSeparate(context: JournalConformanceCont
   expect(err.stdout, 'stderr is in the .err sidecar').toBe('ERR-LINE {"fake":true}\n')
 }
 
-/** Reads from a line's `end` give the same lines with the same absolute byte positions as a read from 0. */
+/** Reads from a line's `endPosition` give the same lines with the same absolute byte positions as a read from 0. */
 export async function checkJournalOffsets(context: JournalConformanceContext): Promise<void> {
   const run = await context.newRun('offsets')
   const agent = ['{"i":0}', '{"i":"ü"}', '', '{"i":"日本語"}', '{"i":"🙂🙂"}', '{"i":5}']
@@ -102,16 +106,16 @@ export async function checkJournalOffsets(context: JournalConformanceContext): P
   expect(texts(whole.lines), 'every agent line but the empty one (readJournal skips empty lines)').toEqual(agent.filter((line) => line !== ''))
   const bytes = await rawJournal(run)
   for (const [i, line] of whole.lines.entries()) {
-    expect(bytes.subarray(line.start, line.end).toString('utf8'), `bytes ${line.start}..${line.end} are line ${i} and its newline`).toBe(`${line.text}\n`)
+    expect(bytes.subarray(startOf(line), line.endPosition).toString('utf8'), `bytes ${startOf(line)}..${line.endPosition} are line ${i} and its newline`).toBe(`${line.line}\n`)
     // Only newlines (the skipped empty line) may lie between two yielded lines.
-    if (i > 0) expect(bytes.subarray(whole.lines[i - 1]!.end, line.start).toString('utf8'), `between line ${i - 1} and line ${i}`).toMatch(/^\n*$/)
+    if (i > 0) expect(bytes.subarray(whole.lines[i - 1]!.endPosition, startOf(line)).toString('utf8'), `between line ${i - 1} and line ${i}`).toMatch(/^\n*$/)
   }
   for (const k of [0, 2, 4]) {
-    const rest = await readAll(run, { fromByte: whole.lines[k]!.end, signal: caseDeadline(context) })
-    expect(rest.lines, `a read from line ${k}'s end (byte ${whole.lines[k]!.end})`).toEqual(whole.lines.slice(k + 1))
+    const rest = await readAll(run, { fromByte: whole.lines[k]!.endPosition, signal: caseDeadline(context) })
+    expect(rest.lines, `a read from line ${k}'s endPosition (byte ${whole.lines[k]!.endPosition})`).toEqual(whole.lines.slice(k + 1))
     expect(rest.exitCode).toBe(0)
-    const polled = await readAll(run, { fromByte: whole.lines[k]!.end, strategy: 'poll', pollMs: 50, signal: caseDeadline(context) })
-    expect(polled.lines, `a polled read from line ${k}'s end`).toEqual(whole.lines.slice(k + 1))
+    const polled = await readAll(run, { fromByte: whole.lines[k]!.endPosition, strategy: 'poll', pollMs: 50, signal: caseDeadline(context) })
+    expect(polled.lines, `a polled read from line ${k}'s endPosition`).toEqual(whole.lines.slice(k + 1))
   }
 }
 
@@ -129,9 +133,9 @@ export async function checkJournalLiveDelivery(context: JournalConformanceContex
   const seen: string[] = []
   let exitCode: number | undefined
   for await (const line of readJournal(run.handle, { paths: run.paths, strategy, pollMs: 50, signal: caseDeadline(context), onExit: (e) => (exitCode = e.exitCode) })) {
-    seen.push(line.text)
+    seen.push(line.line)
     const i = seen.length
-    expect(line.text, `line ${i} arrives before the agent may write line ${i + 1}`).toBe(`{"i":${i}}`)
+    expect(line.line, `line ${i} arrives before the agent may write line ${i + 1}`).toBe(`{"i":${i}}`)
     await writeMarker(run.handle, markerName(run, `seen-${i}`))
   }
   expect(seen, `${strategy}: every line was delivered while the agent waited for it to be seen`).toHaveLength(count)
@@ -151,7 +155,7 @@ export async function checkJournalLongReadNotStalled(context: JournalConformance
   await start(run, script)
   const seen: string[] = []
   let exitCode: number | undefined
-  for await (const line of readJournal(run.handle, { paths: run.paths, strategy, pollMs: 100, emptyWaitMs: 2000, signal: caseDeadline(context), onExit: (e) => (exitCode = e.exitCode) })) seen.push(line.text)
+  for await (const line of readJournal(run.handle, { paths: run.paths, strategy, pollMs: 100, emptyWaitMs: 2000, signal: caseDeadline(context), onExit: (e) => (exitCode = e.exitCode) })) seen.push(line.line)
   expect(seen, `${strategy}: a read of about ${count} s with emptyWaitMs 2000 gets every line`).toHaveLength(count)
   expect(exitCode).toBe(0)
 }
@@ -166,7 +170,7 @@ export async function checkJournalFollowAbortLeavesNoTail(context: JournalConfor
   const controller = new AbortController()
   const seen: string[] = []
   for await (const line of readJournal(run.handle, { paths: run.paths, strategy: 'follow', signal: AbortSignal.any([controller.signal, caseDeadline(context)]) })) {
-    seen.push(line.text)
+    seen.push(line.line)
     const running = await tailsUntil(run, (tails) => tails.length > 0)
     expect(running.length, 'the follow reader runs one tail of this journal (counted through /proc)').toBe(1)
     controller.abort()
@@ -175,7 +179,7 @@ export async function checkJournalFollowAbortLeavesNoTail(context: JournalConfor
   expect(await tailsUntil(run, (tails) => tails.length === 0, 2_000), 'no tail outlives an aborted reader').toEqual([])
 
   for await (const line of readJournal(run.handle, { paths: run.paths, strategy: 'follow', signal: caseDeadline(context) })) {
-    expect(line.text).toBe('{"n":1}')
+    expect(line.line).toBe('{"n":1}')
     break
   }
   expect(await tailsUntil(run, (tails) => tails.length === 0, 2_000), 'no tail outlives a consumer that stopped reading').toEqual([])
@@ -196,7 +200,7 @@ export async function checkJournalPollAbort(context: JournalConformanceContext):
   const controller = new AbortController()
   const seen: string[] = []
   for await (const line of readJournal(run.handle, { paths: run.paths, strategy: 'poll', pollMs: 50, signal: AbortSignal.any([controller.signal, caseDeadline(context)]) })) {
-    seen.push(line.text)
+    seen.push(line.line)
     controller.abort()
   }
   expect(seen).toEqual(['{"n":1}'])
@@ -257,7 +261,7 @@ export async function checkJournalRewritten(context: JournalConformanceContext):
     expect(await probe(), `${name}: the exit probe does not take a rewritten journal's sentinel for an exit`).toEqual({ state: 'producing' })
     const seen: string[] = []
     const failure = await (async () => {
-      for await (const line of readJournal(run.handle, { runId: run.runId, dir: run.paths.dir, strategy: 'poll', pollMs: 50, signal: caseDeadline(context) })) seen.push(line.text)
+      for await (const line of readJournal(run.handle, { runId: run.runId, dir: run.paths.dir, strategy: 'poll', pollMs: 50, signal: caseDeadline(context) })) seen.push(line.line)
     })().then(
       () => undefined,
       (error: unknown) => error,
@@ -293,8 +297,9 @@ export async function checkJournalHostileRunId(context: JournalConformanceContex
   await start(run, say('{"hostile":true}'))
   expect(await waitForExit(run), 'journalExitProbeCommand').toBe(0)
   expect(await statusOf(handle, journalExistsCommand(paths)), 'journalExistsCommand').toBe(0)
-  const read = parseJournalRead((await handle.process.exec(journalReadCommand(paths))).stdout)
+  const read = parseJournalRead(await handle.process.exec(journalReadCommand(paths)))
   expect(read.bytes.toString('utf8'), 'journalReadCommand').toContain('{"hostile":true}\n')
+  expect(read.size, 'journalReadCommand reports the whole journal size').toBe(read.bytes.length)
   for (const strategy of [context.strategy, 'poll'] as const) {
     const { lines, exitCode } = await readAll(run, { strategy, pollMs: 50, signal: caseDeadline(context) })
     expect(texts(lines), `readJournal (${strategy})`).toEqual(['{"hostile":true}'])
@@ -311,6 +316,9 @@ export async function checkJournalHostileRunId(context: JournalConformanceContex
 
   expect(await statusOf(handle, journalCleanupCommand(paths)), 'journalCleanupCommand').toBe(0)
   expect(await statusOf(handle, journalExistsCommand(paths)), 'the journal is gone after cleanup').toBe(1)
+  const gone = await handle.process.exec(journalReadCommand(paths))
+  expect(gone.stdout.trim(), 'a read of no journal prints an empty base64 frame').toBe('')
+  expect(parseJournalRead(gone), 'journalReadCommand + parseJournalRead tell no journal from an empty one').toEqual({ size: undefined, bytes: Buffer.alloc(0) })
   expect(await statusOf(handle, `test -e ${shellQuote(paths.stderr)}`), 'the .err sidecar is gone after cleanup').toBe(1)
   const firstFolder = `${paths.dir}/${encodeRunId(runId).split('/')[0]}`
   expect(await statusOf(handle, `test -e ${shellQuote(firstFolder)}`), 'the folders of the long id are gone after cleanup').toBe(1)
@@ -331,8 +339,8 @@ export async function checkJournalDetachedRead(context: JournalConformanceContex
   expect(whole.lines).toHaveLength(count)
   expect(whole.exitCode).toBe(5)
   whole.lines.forEach((line, i) => {
-    if ((JSON.parse(line.text) as { i: number }).i !== i) expect.unreachable(`line ${i} is ${line.text}`)
-    if (i > 0 && line.start !== whole.lines[i - 1]!.end) expect.unreachable(`line ${i} starts at ${line.start}, not at ${whole.lines[i - 1]!.end}`)
+    if ((JSON.parse(line.line) as { i: number }).i !== i) expect.unreachable(`line ${i} is ${line.line}`)
+    if (i > 0 && startOf(line) !== whole.lines[i - 1]!.endPosition) expect.unreachable(`line ${i} starts at ${startOf(line)}, not at ${whole.lines[i - 1]!.endPosition}`)
   })
   const polled = await readAll(run, { strategy: 'poll', readBytes: 40_000, pollMs: 20, signal: caseDeadline(context) })
   expect(polled.lines, 'bounded reads of 40 000 bytes (cut mid-line and mid-character) give the same lines').toEqual(whole.lines)
@@ -369,7 +377,7 @@ export async function checkJournalRefollow(context: JournalConformanceContext): 
   const seen: string[] = []
   let exitCode: number | undefined
   for await (const line of readJournal(handle, { paths: run.paths, strategy: 'follow', pollMs: 50, signal: caseDeadline(context), onExit: (e) => (exitCode = e.exitCode) })) {
-    seen.push(line.text)
+    seen.push(line.line)
     if (seen.length !== 1) continue
     const tails = await tailsUntil(run, (found) => found.length > 0)
     expect(tails.length, 'the follow runs one tail').toBe(1)

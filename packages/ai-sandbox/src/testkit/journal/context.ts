@@ -11,9 +11,10 @@ import { expect } from 'vitest'
 import type { SandboxCapabilities } from '../../contracts/capabilities.js'
 import type { SandboxHandle } from '../../contracts/handle.js'
 import type { SandboxProvider } from '../../contracts/provider.js'
-import { journalCleanupCommand, journalExitProbeCommand, journalPaths, journalReadCommand, parseJournalExit, parseJournalRead, type JournalPaths } from '../../journal/commands.js'
+import { journalReadCommand, parseJournalRead } from '../../journal/bounded-read.js'
+import { journalCleanupCommand, journalExitProbeCommand, journalPaths, parseJournalExit, type JournalPaths } from '../../journal/commands.js'
 import { readJournal, journalReadStrategy, type JournalReadStrategy, type ReadJournalOptions } from '../../journal/reader.js'
-import type { JournalLine } from '../../journal/bytes.js'
+import { decodeBase64Stream, type JournalLine } from '../../journal/bytes.js'
 import { shellQuote } from '../../shell/quote.js'
 import { createProviderConformanceContext, type ProviderConformanceContext } from '../provider/context.js'
 
@@ -107,9 +108,18 @@ export function markerName(run: JournalRun, what: string): string {
 export async function rawJournal(run: JournalRun): Promise<Buffer> {
   const result = await run.handle.process.exec(journalReadCommand(run.paths, 0, 64 * 1024 * 1024))
   expect(result.exitCode, `journalReadCommand exits 0: ${result.stderr}`).toBe(0)
-  const read = parseJournalRead(result.stdout)
+  const read = parseJournalRead(result)
   expect(read.size, `the journal ${run.paths.journal} exists`).toBeDefined()
+  // The frame alone, through the spec's decoder, gives the same bytes: stdout carries nothing else.
+  const framed: Uint8Array[] = []
+  for await (const bytes of decodeBase64Stream(oneChunk(result.stdout))) framed.push(bytes)
+  expect(Buffer.concat(framed).equals(read.bytes), "journalReadCommand's stdout is one base64 frame of the bytes read (decodeBase64Stream)").toBe(true)
   return read.bytes
+}
+
+/** One string as a stream, the way a bounded read's whole stdout arrives. */
+async function* oneChunk(text: string): AsyncIterable<string> {
+  yield text
 }
 
 /** Exit status of a command (e.g. `journalExistsCommand`). */
