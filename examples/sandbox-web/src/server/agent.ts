@@ -6,7 +6,7 @@
  * Invariant: the POST and the attach run the same `chat()` (same adapter,
  * sandbox, messages), differing only in `attach`, so a replay aligns.
  */
-import { existsSync, writeFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -31,13 +31,6 @@ const CONTAINER_REPO = '/mnt/repo'
  * 0.5 s; measured: 35 s until it gives up): the mock lives in the server process, so this rides out a restart.
  */
 const OFFLINE_MODEL_RETRIES = 6
-
-/**
- * The system git config of a Docker sandbox (mounted read-only at /etc/gitconfig): the mounted sample
- * repository belongs to the host's user, not the container's, and git refuses to clone from a repository
- * someone else owns ("dubious ownership") unless `safe.directory` names it in system or global config.
- */
-const CONTAINER_GITCONFIG = `[safe]\n\tdirectory = ${CONTAINER_REPO}\n\tdirectory = ${CONTAINER_REPO}/.git\n`
 
 /** One run, as a route starts or re-drives it. */
 export interface AgentRunInput {
@@ -76,7 +69,6 @@ export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath
         mounts: [
           { source: cli, target: CONTAINER_CLI, readOnly: true },
           { source: repoPath, target: CONTAINER_REPO, readOnly: true },
-          { source: writeGitconfig(config.dataDir), target: '/etc/gitconfig', readOnly: true },
         ],
         labels: { [APP_LABEL]: config.dataDir },
       })
@@ -141,13 +133,6 @@ export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath
       })
     },
   }
-}
-
-/** Write {@link CONTAINER_GITCONFIG} into the data folder; returns its path. */
-function writeGitconfig(dataDir: string): string {
-  const path = join(dataDir, 'container-gitconfig')
-  writeFileSync(path, CONTAINER_GITCONFIG)
-  return path
 }
 
 /** An AbortController that follows `signal` (a claim's), for chat(): a lost claim stops the drive. */

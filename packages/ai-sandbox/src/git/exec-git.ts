@@ -63,7 +63,8 @@ export function createExecBackedGit(process: SandboxProcess, options: ExecBacked
       args.push('--', input.url, '.')
       // The components travel as positional parameters of the walk, the clone runs in the directory it entered.
       const parts = relative === '' ? [] : relative.split('/')
-      const command = `set -- ${shellJoin(parts)}\n${CLONE_WALK}\nexec ${shellJoin(['git', ...args])}`
+      const local = localRepositoryPath(input.url)
+      const command = `set -- ${shellJoin(parts)}\n${CLONE_WALK}\n${local === undefined ? `exec ${shellJoin(['git', ...args])}` : trustedLocalClone(local, args)}`
       try {
         await git(args, workspaceRoot, input.auth, `clone ${redactUrl(input.url)}`, command)
       } catch (error) {
@@ -109,6 +110,46 @@ export function createExecBackedGit(process: SandboxProcess, options: ExecBacked
       const current = await process.exec('git symbolic-ref --quiet --short HEAD', { cwd: dir })
       return { name: current.exitCode === 0 ? current.stdout.trim() : null }
     },
+  }
+}
+
+/**
+ * The clone of a repository on the sandbox's own disk (a bind mount, a host
+ * folder), which often belongs to another uid than the one the clone runs as:
+ * git then refuses it ("dubious ownership") unless it is a `safe.directory`,
+ * which git reads only from system or global config (not from `-c` before
+ * git 2.45, which Debian bookworm's 2.39 is). So the clone runs with a global
+ * config of its own (`GIT_CONFIG_GLOBAL`, a temp file removed after) that
+ * includes the user's and names exactly that source as safe: no other
+ * repository is trusted, and nothing is written to the user's config.
+ */
+function trustedLocalClone(source: string, args: readonly string[]): string {
+  const trimmed = source.replace(/\/+$/, '') || '/'
+  const add = (key: string, value: string): string => `git config --file "$cfg" --add ${shellJoin([key, value])}`
+  return [
+    'cfg=$(mktemp) || exit 1',
+    `{ ${add('include.path', '~/.gitconfig')} && ${add('include.path', '~/.config/git/config')} && ${add('safe.directory', trimmed)} && ${add('safe.directory', `${trimmed}/.git`)}; } || { rm -f "$cfg"; exit 1; }`,
+    `GIT_CONFIG_GLOBAL="$cfg" ${shellJoin(['git', ...args])}`,
+    'rc=$?',
+    'rm -f "$cfg"',
+    'exit $rc',
+  ].join('\n')
+}
+
+/**
+ * The path of a clone source on the sandbox's own filesystem: a `file://` URL
+ * (percent-decoded) or an absolute path; `undefined` for a network URL or a
+ * relative path. Git compares `safe.directory` with the repository's path as
+ * given, so the value is the path itself.
+ */
+export function localRepositoryPath(url: string): string | undefined {
+  if (url.startsWith('/')) return url
+  if (!url.startsWith('file://')) return undefined
+  try {
+    const path = decodeURIComponent(new URL(url).pathname)
+    return path.startsWith('/') ? path : undefined
+  } catch {
+    return undefined
   }
 }
 

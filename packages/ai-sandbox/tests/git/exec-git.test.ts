@@ -5,7 +5,7 @@
  * on the host through the fake handle; each hostile value would run a command
  * (`--upload-pack`, `--receive-pack`) if git parsed it as an option.
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -77,5 +77,28 @@ describe('createExecBackedGit: status', () => {
     git(['-C', 'st', 'commit', '-q', '-m', 'two'])
     git(['-C', 'st', 'checkout', '-q', '--detach'])
     expect(await handle.git.status({ dir: 'st' })).toEqual({ branch: null, clean: true, entries: [] })
+  })
+})
+
+describe('createExecBackedGit: a local repository of another owner', () => {
+  // Issue 30: a bind-mounted or host repository usually belongs to another uid than the clone's, and git refuses
+  // it ("dubious ownership") unless it is a safe.directory; the clone names exactly its source as safe.
+  const owned = mkdtempSync(join(tmpdir(), 'tsbx-exec-git-owner-'))
+  const handle = createFakeHandle(owned)
+  afterAll(() => rmSync(owned, { recursive: true, force: true }))
+
+  it.skipIf(process.getuid?.() !== 0)('clones a repository that belongs to another uid, bare or not, by path or file:// URL (needs root to chown)', async () => {
+    git(['init', '-q', 'theirs'], owned)
+    git(['-C', 'theirs', 'commit', '-q', '--allow-empty', '-m', 'theirs'], owned)
+    git(['clone', '-q', '--bare', 'theirs', 'theirs.git'], owned)
+    execFileSync('chown', ['-R', '12345:12345', join(owned, 'theirs'), join(owned, 'theirs.git')])
+    // Without the fix git refuses it, as a plain `git clone` here shows.
+    expect(() => execFileSync('git', ['clone', '-q', join(owned, 'theirs'), join(owned, 'plain')], { stdio: 'pipe' })).toThrow(/dubious ownership/)
+    await handle.git.clone({ url: `file://${join(owned, 'theirs')}`, dir: 'by-url' })
+    await handle.git.clone({ url: join(owned, 'theirs.git'), dir: 'by-path' })
+    expect(existsSync(join(owned, 'by-url/.git'))).toBe(true)
+    expect(existsSync(join(owned, 'by-path/.git'))).toBe(true)
+    // Nothing was written to a config git reads later: no safe.directory is set for the clone (exit 1: no value).
+    expect(spawnSync('git', ['config', '--get-all', 'safe.directory'], { cwd: join(owned, 'by-url') }).status).toBe(1)
   })
 })

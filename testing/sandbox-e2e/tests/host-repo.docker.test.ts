@@ -1,0 +1,55 @@
+/**
+ * Issue 30: a workspace cloned from a host repository bind-mounted into a
+ * Docker sandbox, under the provider's default user (`1000:1000`) while the
+ * repository belongs to this process's uid (root in CI): git's "dubious
+ * ownership" refusal must not stop the clone, and no system config has to be
+ * mounted for it (the web example used to mount a read-only /etc/gitconfig).
+ */
+import { execFileSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, expect, it } from 'vitest'
+import { defineSandbox, defineWorkspace, gitSource } from '@tanstack/ai-sandbox'
+import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
+import { describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+
+const DEBIAN = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'
+const RUN = { 'tanstack-test.run': `host-repo-${randomUUID().slice(0, 8)}` }
+const reason = await dockerMissing([DEBIAN])
+
+describeWithDocker('a workspace cloned from a mounted host repository (Docker)', reason, () => {
+  const host = mkdtempSync(join(tmpdir(), 'tsbx-host-repo-'))
+  afterAll(async () => {
+    rmSync(host, { recursive: true, force: true })
+    await pruneDockerSandboxes({ labels: RUN })
+    expect(await dockerLeftovers(`tanstack-test.run=${RUN['tanstack-test.run']}`), 'no container, image or volume with our labels is left').toEqual({ containers: [], images: [], volumes: [] })
+  }, 120_000)
+
+  it('clones under the default user a repository that belongs to another uid', async () => {
+    const repo = join(host, 'origin')
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: host, stdio: 'pipe' })
+    git('init', '-q', '-b', 'main', repo)
+    writeFileSync(join(repo, 'README.md'), 'from the host\n')
+    git('-C', repo, 'add', '-A')
+    git('-C', repo, 'commit', '-q', '-m', 'host commit')
+    // The container's user is 1000:1000; the repository must be someone else's for the case to mean anything.
+    if (statSync(repo).uid === 1000) execFileSync('chown', ['-R', '12345:12345', repo])
+    const sandbox = defineSandbox({
+      id: 'host-repo-docker',
+      provider: dockerSandbox({ image: DEBIAN, labels: RUN, killGraceMs: 500, mounts: [{ source: repo, target: '/mnt/origin', readOnly: true }] }),
+      workspace: defineWorkspace({ source: gitSource({ url: 'file:///mnt/origin' }) }),
+      lifecycle: { reuse: 'none', snapshot: 'none' },
+    })
+    const run = { threadId: 't1', runId: 'r1' }
+    const handle = await sandbox.ensure(run)
+    try {
+      expect((await handle.process.exec('id -u')).stdout.trim(), 'the default user').toBe('1000')
+      expect((await handle.process.exec('cat README.md && git log --format=%s')).stdout).toBe('from the host\nhost commit\n')
+      expect((await handle.process.exec('git config --get-all safe.directory')).exitCode, 'nothing was added to a config git reads later').toBe(1)
+    } finally {
+      await sandbox.destroy({ key: sandbox.key(run) })
+    }
+  }, 120_000)
+})
