@@ -10,8 +10,9 @@
 import { randomBytes } from 'node:crypto'
 import { SandboxOperationError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
-import { journalCleanupCommand, journalDirOf, journaledCommand, journalLaunchStdin, journalPaths, journalStderrTailCommand, type JournalPaths } from '../journal/commands.js'
+import { JOURNAL_EXISTS_EXIT, journalCleanupCommand, journalDirOf, journaledCommand, journalLaunchStdin, journalPaths, journalStderrTailCommand, type JournalPaths } from '../journal/commands.js'
 import { journalNonce } from '../journal/sentinel.js'
+import { JournalError } from '../journal/errors.js'
 import { readJournal, type ReadJournalOptions } from '../journal/reader.js'
 import { shellQuote } from '../shell/quote.js'
 import { writeSandboxRunFile } from './sandbox-run-file.js'
@@ -58,6 +59,8 @@ export interface StartJournaledAgentOptions {
  * @param options - {@link StartJournaledAgentOptions}.
  * @returns The journal's paths.
  * @throws JournalError `invalid-run-id` for an unusable `journal.runId`;
+ *   `journal-exists` when the run's journal is there already (its agent was
+ *   launched by another host; nothing was started: read that journal);
  *   SandboxOperationError `exec-failed` when the launch exits non-zero (the
  *   journal folder cannot be created, or the nonce tools are missing).
  * @example
@@ -79,6 +82,10 @@ export async function startJournaledAgent(handle: SandboxHandle, command: string
     ...(options.env !== undefined ? { env: options.env } : {}),
     ...(nonce !== undefined ? { stdin: journalLaunchStdin(nonce, salt) } : {}),
   })
+  if (result.exitCode === JOURNAL_EXISTS_EXIT) {
+    if (stdinFile !== undefined) await handle.process.exec(`rm -f ${shellQuote(stdinFile)}`).catch(() => undefined)
+    throw new JournalError('journal-exists', `The agent of run ${JSON.stringify(options.journal.runId)} was not started: its journal ${paths.journal} exists already, so another host launched it. Read that journal instead (readJournalNdjson).`, { runId: options.journal.runId })
+  }
   if (result.exitCode !== 0) {
     throw new SandboxOperationError('exec-failed', handle.provider, `Could not start the journaled agent of run ${JSON.stringify(options.journal.runId)} (exit ${result.exitCode}): ${result.stderr.trim() || 'no stderr'}. The journal needs a writable ${paths.dir} of its own (not a link, not another user's, not mounted noexec) and sh, mkdir, chmod, cp, od, tr, sha256sum in the sandbox.`)
   }

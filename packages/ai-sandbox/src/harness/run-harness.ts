@@ -235,7 +235,14 @@ async function* durableHarnessRun(input: RunHarnessOptions, durability: SandboxR
       await finishJournal(handle, journal, (message) => options.logger.provider(`${harness}: ${message}`))
       return
     }
-    try {
+    if ((await liveRecord(durability, runId)) && (await neverHadAnAgent(handle, paths, durability))) {
+      // The host that started the run went away before it launched the agent (this host holds the run's claim, so that
+      // host is dead or fenced), issue 28: without the attach preflight's wait (10 s by default) for a journal that
+      // host will not write. Started fresh at once: the journal is created exclusively, so if that host wakes and
+      // launches after all, one of the two launches finds the journal and reads it instead of starting a second agent.
+      options.logger.provider(`${harness}: run ${runId} has no journal and its log holds nothing an agent produced (its host went away during setup); starting the agent fresh`)
+      turn = { ...durability, attach: false }
+    } else try {
       // Up front, so the caller gets the typed error to branch on (404 / 410 / 504), not a RUN_ERROR mid-stream.
       await awaitAttachableJournal(handle, {
         paths,
@@ -256,6 +263,15 @@ async function* durableHarnessRun(input: RunHarnessOptions, durability: SandboxR
   if (!durability.attach) return yield* guarded
   // A fresh start is aligned too: the RUN_STARTED the first host delivered before its agent launched is not delivered again.
   yield* withLiveAfterReplay(alignedIfAttaching(guarded, durability, options.logger), getSandboxRunChunks(options.capabilities!, { optional: true }))
+}
+
+/** Whether the run's record is there and `running` (a store that cannot be read, or none, answers no). */
+async function liveRecord(durability: SandboxRunDurability, runId: string): Promise<boolean> {
+  try {
+    return (await durability.runs?.get(runId))?.status === 'running'
+  } catch {
+    return false
+  }
 }
 
 /**

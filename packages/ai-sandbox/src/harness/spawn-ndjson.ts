@@ -10,6 +10,7 @@ import { SandboxError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { ProcessOptions, SpawnedProcess } from '../contracts/process.js'
 import { readJournalNdjson, startJournaledAgent, type JournalOptions } from './journaled-spawn.js'
+import { JournalError } from '../journal/errors.js'
 import { NOT_JSON, parseNdjsonLine } from './ndjson-line.js'
 import { toLines } from './to-lines.js'
 
@@ -131,7 +132,13 @@ export async function* spawnNdjson(
   const stderrTailLength = Math.max(0, options.stderrTailLength ?? DEFAULT_STDERR_TAIL)
   if (signal?.aborted) return
   if (options.journal) {
-    await startJournaledAgent(handle, command, { journal: options.journal, ...(cwd !== undefined ? { cwd } : {}), ...(env !== undefined ? { env } : {}), ...(options.agentEnv ? { agentEnv: options.agentEnv } : {}), ...(stdin !== undefined ? { stdin } : {}) })
+    try {
+      await startJournaledAgent(handle, command, { journal: options.journal, ...(cwd !== undefined ? { cwd } : {}), ...(env !== undefined ? { env } : {}), ...(options.agentEnv ? { agentEnv: options.agentEnv } : {}), ...(stdin !== undefined ? { stdin } : {}) })
+    } catch (error) {
+      // Another host launched this run's agent first (a takeover that started it fresh raced a host that woke up):
+      // nothing was started here, and the run's one agent is the one in the journal, which is read like any other.
+      if (!JournalError.isInstance(error) || error.reason !== 'journal-exists') throw error
+    }
     yield* readJournalNdjson(handle, {
       journal: options.journal,
       ...(signal ? { signal } : {}),

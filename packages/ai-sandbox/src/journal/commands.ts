@@ -140,6 +140,9 @@ export function journalLaunchStdin(nonce: string, salt: string): string {
   return `${nonce} ${nonceHash(nonce)} ${salt}\n`
 }
 
+/** The exit status of {@link journaledCommand} when the run's journal exists already: another launch of the run's agent got there first. */
+export const JOURNAL_EXISTS_EXIT = 3
+
 /**
  * The shell command that starts `command` journaled and returns at once. It
  * creates the folder and both files (mode 0600), gets the nonce (drawn from
@@ -164,7 +167,7 @@ export function journalLaunchStdin(nonce: string, salt: string): string {
  * @param paths - From {@link journalPaths}.
  * @param command - The agent's command line (run by `sh` in a subshell, stdin per `options`).
  * @param options - {@link JournaledCommandOptions}.
- * @returns One POSIX shell command. Exit status 0 once launched; 1 when the folder cannot be created; 127 when the nonce tools are missing (the header says so); 2 when `nonceFromStdin` got no well-formed line. Where the copy cannot run (no `cp`, a folder mounted noexec) the waiting shell is plain `/bin/sh` and the `.err` sidecar says so.
+ * @returns One POSIX shell command. Exit status 0 once launched; {@link JOURNAL_EXISTS_EXIT} (3), launching nothing, when the run's journal exists already (the journal is created exclusively); 1 when the folder cannot be created; 127 when the nonce tools are missing (the header says so); 2 when `nonceFromStdin` got no well-formed line. Where the copy cannot run (no `cp`, a folder mounted noexec) the waiting shell is plain `/bin/sh` and the `.err` sidecar says so.
  */
 export function journaledCommand(paths: JournalPaths, command: string, options: JournaledCommandOptions = {}): string {
   const j = shellQuote(paths.journal)
@@ -196,7 +199,10 @@ export function journaledCommand(paths: JournalPaths, command: string, options: 
   return [
     journalDirGuard(paths.dir),
     `(umask 077; mkdir -p ${parent}) || exit 1`,
-    `(umask 077; : >> ${j}; : >> ${e}) || exit 1`,
+    // Created exclusively (noclobber): of two hosts that launch one run's agent, one gets the journal and the other
+    // exits 3 without starting anything, so a run never has two agents (a takeover that starts it fresh, a host that woke).
+    `if ! (umask 077; set -C; : > ${j}) 2>/dev/null; then if [ -e ${j} ]; then echo 'journal: this run has a journal already: its agent was launched by another host' >&2; exit ${JOURNAL_EXISTS_EXIT}; fi; exit 1; fi`,
+    `(umask 077; : >> ${e}) || exit 1`,
     `w=${shellQuote(w)}$$; rm -rf "$w"`,
     `if (umask 077; mkdir "$w") && cp /bin/sh "$w/sh" && chmod 111 "$w/sh" && "$w/sh" -c : 2>/dev/null; then exec "$w/sh" -c ${shellQuote(waiter)} sh "$w/sh"; fi`,
     // Fallback: a folder that cannot run programs still journals, unprotected, and the .err sidecar says so.

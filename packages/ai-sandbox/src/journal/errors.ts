@@ -12,12 +12,14 @@ import { MAX_RUN_ID_LENGTH } from '../contracts/run-id.js'
  * the run-id rule of `assertValidRunId`), `journal-unsupported`
  * (the sandbox shell lacks `od`, `sha256sum` or `/dev/urandom`, which the exit
  * sentinel's nonce needs), `read-failed` (a journal command failed or printed
- * something this module does not understand), `journal-rewritten` (the
+ * something this module does not understand), `journal-exists` (a launch
+ * found the run's journal there already: its agent was started elsewhere),
+ * `journal-rewritten` (the
  * journal no longer starts with the header its shell wrote, or not with the
  * one the provider's `journalSecret` gives: the agent or another process of
  * its user rewrote it, so it cannot say how the run ended).
  */
-export type JournalErrorReason = 'invalid-run-id' | 'journal-unsupported' | 'read-failed' | 'journal-rewritten'
+export type JournalErrorReason = 'invalid-run-id' | 'journal-unsupported' | 'read-failed' | 'journal-rewritten' | 'journal-exists'
 
 /** The longest run id a journal accepts, in UTF-16 code units (its encoded path stays under Linux's `PATH_MAX`). */
 export const MAX_JOURNAL_RUN_ID_LENGTH = MAX_RUN_ID_LENGTH

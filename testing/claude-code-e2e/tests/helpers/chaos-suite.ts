@@ -95,12 +95,24 @@ const BOUNDARIES: Partial<Record<ChaosCase, { dieBeforeAppend: ChunkMatch } | { 
  * from the sandbox's watcher beside the CLI's stream, so where they fall
  * among its chunks depends on timing, not on the takeover; they still count
  * as a multiset (one lost or doubled is a difference), and the CLI's own
- * chunks keep their order.
+ * chunks keep their order. One more timing effect is folded away: a `change`
+ * of a path right after its `create` (a polling watcher that saw the file
+ * created empty, then written) counts as the `create` alone; a doubled
+ * `create`, or a `change` after a `change`, still shows.
  */
 function chaosFingerprints(chunks: readonly StreamChunk[], ids: { runId: string; threadId: string }): string[] {
   const prints = normalizedFingerprints(chunks, ids)
   const isFileEvent = (chunk: StreamChunk): boolean => chunk.type === EventType.CUSTOM && chunk.name === 'sandbox.file'
-  const files = prints.filter((_, i) => isFileEvent(chunks[i]!)).map((print) => print.replace(/"timestamp":\d+,?/g, '')).sort()
+  const lastType = new Map<string, string>()
+  const files = chunks
+    .flatMap((chunk, i) => {
+      if (!isFileEvent(chunk)) return []
+      const { path, type } = (chunk as { value: { path: string; type: string } }).value
+      const previous = lastType.get(path)
+      lastType.set(path, type === 'change' && previous === 'create' ? 'create-seen' : type)
+      return type === 'change' && previous === 'create' ? [] : [prints[i]!.replace(/"timestamp":\d+,?/g, '')]
+    })
+    .sort()
   return [...prints.filter((_, i) => !isFileEvent(chunks[i]!)), ...files]
 }
 
