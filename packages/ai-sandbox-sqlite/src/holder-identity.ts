@@ -7,17 +7,26 @@
  * waiting out the lease. Invariant: a holder is judged dead only when its
  * scope is this process's own and the OS says its pid no longer runs (or is
  * a zombie); every other row (another machine, another container, an id
- * written by an older version) keeps the lease rule.
+ * written by an older version, and every row where `/proc` does not name this
+ * process's boot and pid namespace) keeps the lease rule.
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { readFileSync, readlinkSync } from 'node:fs'
 import { hostname } from 'node:os'
 
-/** This process's scope: a hash of the host name, the boot id and the pid namespace (the last two where Linux exposes them). */
-const SCOPE = createHash('sha256')
-  .update([hostname(), readOr(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()), readOr(() => readlinkSync('/proc/self/ns/pid'))].join('\n'))
-  .digest('hex')
-  .slice(0, 16)
+const BOOT_ID = readOr(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim())
+const PID_NAMESPACE = readOr(() => readlinkSync('/proc/self/ns/pid'))
+
+/**
+ * Whether this process can judge holders at all: only where Linux names the
+ * boot and the pid namespace (and `/proc` is this namespace's own). Without
+ * them two namespaces on one host could share a scope, and a live holder
+ * would look dead; then every row keeps the lease rule.
+ */
+const CAN_JUDGE = BOOT_ID !== '' && PID_NAMESPACE !== '' && readOr(() => readlinkSync(`/proc/${process.pid}/ns/pid`)) === PID_NAMESPACE
+
+/** This process's scope: a hash of the host name, the boot id and the pid namespace. */
+const SCOPE = createHash('sha256').update([hostname(), BOOT_ID, PID_NAMESPACE].join('\n')).digest('hex').slice(0, 16)
 
 const HOLDER_PATTERN = / pid:(\d+) scope:([0-9a-f]{16})$/
 
@@ -34,7 +43,7 @@ export function newHolderId(): string {
  */
 export function isDeadHolder(holder: string): boolean {
   const match = HOLDER_PATTERN.exec(holder)
-  if (match === null || match[2] !== SCOPE) return false
+  if (!CAN_JUDGE || match === null || match[2] !== SCOPE) return false
   const pid = Number(match[1])
   if (pid === process.pid) return false
   try {

@@ -151,6 +151,8 @@ async function drive<TOffset extends string>(stream: AsyncIterable<StreamChunk>,
   const { runs, runId, threadId, signal } = target
   const startedAt = Date.now()
 
+  // Whether this call creates the run: read first, since a record created by someone else in the same ms would have the same startedAt.
+  const existing = await guard(report, 'reading the run record failed', () => runs.get(runId))
   const opened = await guard(report, 'creating the run record failed', () => runs.createOrResume({ runId, threadId, startedAt, status: 'running' }))
   const record = opened.ok ? opened.value : undefined
   if (record && record.threadId !== threadId) {
@@ -176,7 +178,7 @@ async function drive<TOffset extends string>(stream: AsyncIterable<StreamChunk>,
   if (record?.status === 'interrupted') await guard(report, 'marking the resumed run running failed', () => runs.update(runId, { status: 'running' }))
 
   const writer = new LogWriter(log, report)
-  if (record && record.startedAt === startedAt && record.status === 'running') writer.push({ type: EventType.CUSTOM, name: RUN_ACCEPTED_EVENT, value: {}, timestamp: startedAt })
+  if (record && existing.ok && existing.value === null && record.startedAt === startedAt && record.status === 'running') writer.push({ type: EventType.CUSTOM, name: RUN_ACCEPTED_EVENT, value: {}, timestamp: startedAt })
   const detach = listenForRunDetach(runId)
   let end: PumpEnd
   try {

@@ -70,12 +70,13 @@ export interface StartJournaledAgentOptions {
  */
 export async function startJournaledAgent(handle: SandboxHandle, command: string, options: StartJournaledAgentOptions): Promise<JournalPaths> {
   const paths = journalPaths(options.journal.runId, journalDirOf(handle, options.journal.dir))
-  const stdinFile = options.stdin === undefined ? undefined : await writeSandboxRunFile(handle, { file: `${paths.journal}.stdin`, content: options.stdin, harness: 'journal', what: 'the agent stdin file' })
+  // A provider that keeps a secret outside the sandbox hands the nonce in on stdin: readers then compute its hash themselves.
+  const salt = randomBytes(16).toString('hex')
+  // Each launch's stdin file has a name of its own: a second launch of the run (which starts nothing) removes only its own.
+  const stdinFile = options.stdin === undefined ? undefined : await writeSandboxRunFile(handle, { file: `${paths.journal}.stdin-${salt.slice(0, 16)}`, content: options.stdin, harness: 'journal', what: 'the agent stdin file' })
   const exports = Object.entries(options.agentEnv ?? {})
     .map(([name, value]) => `export ${checkedName(name)}=${shellQuote(value)}; `)
     .join('')
-  // A provider that keeps a secret outside the sandbox hands the nonce in on stdin: readers then compute its hash themselves.
-  const salt = randomBytes(16).toString('hex')
   const nonce = handle.journalSecret === undefined ? undefined : journalNonce(handle.journalSecret, options.journal.runId, salt)
   const result = await handle.process.exec(journaledCommand(paths, `${exports}${command}`, { ...(stdinFile === undefined ? {} : { stdinFile }), nonceFromStdin: nonce !== undefined }), {
     ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),

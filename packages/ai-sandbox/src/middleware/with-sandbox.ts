@@ -28,7 +28,7 @@
  * Source: spec 000, "Lifecycle & resume", "Instance durability", "File-event hooks",
  * "Takeover: detached runs and single-writer safety".
  */
-import { defineChatMiddleware, DetachableRunCapability, provideDetachableRun, provideRunDetached, RUN_CANCEL_REASON, wasCancelRequested, type AbortInfo, type ChatMiddlewareContext, type RunStore, type SandboxFileEvent, type StreamChunk } from '@tanstack/ai'
+import { defineChatMiddleware, DetachableRunCapability, isTerminalRunStatus, provideDetachableRun, provideRunDetached, RUN_CANCEL_REASON, wasCancelRequested, type AbortInfo, type ChatMiddlewareContext, type RunStore, type SandboxFileEvent, type StreamChunk } from '@tanstack/ai'
 import { getPendingTurn, getRunDisconnect, getSandboxRuntime, PendingTurnCapability, RunDisconnectCapability, SandboxRuntimeCapability, type InternalLogger } from '@tanstack/ai/adapter-internals'
 import { getLocks, LocksCapability, type LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
@@ -54,7 +54,7 @@ import { createRunChunks, SANDBOX_FLUSH_EVENT, type RunChunks } from './run-chun
 import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
 import { endJournaledRun } from '../harness/journal-run-end.js'
 import { assertValidRunId } from '../contracts/run-id.js'
-import { isUndetachedRunLister } from '../reaper/orphans.js'
+import { isLockProbe, isUndetachedRunLister } from '../reaper/orphans.js'
 import type { PumpEnd } from '../durability/run-outcome.js'
 import { holdStartedRunLease, isTerminalChunk, settleStartedRun, type StartedRunLease } from './run-lease.js'
 import { provideSandboxDurability, SandboxDurabilityCapability, type SandboxDurabilityOptions } from '../durability/capability.js'
@@ -76,8 +76,9 @@ export interface SandboxMiddlewareOptions {
    * The run record store, the SAME one chat persistence uses
    * (`persistence.stores.runs`). A run is durable only when `runs` AND
    * `durability` are given; one alone is today's behaviour, with no warning.
-   * `withSandbox` patches the record (`detachedSince`, `sandboxKey`) and never
-   * creates it: chat persistence or the route that accepts the run does.
+   * `withSandbox` creates the record of a run it starts before the sandbox
+   * boots (`createOrResume`, spec 002) and patches it (`detachedSince`,
+   * `sandboxKey`); an attach only patches it.
    */
   runs?: RunStore
   /**
@@ -103,6 +104,8 @@ interface RunState {
   readonly handle: SandboxHandle
   readonly instances: SandboxInstanceStore
   readonly logger: InternalLogger | undefined
+  /** A sweep can find this run as an orphan if its detach is never recorded: the run store lists undetached runs and the lock store answers isHeld. */
+  readonly orphansFindable: boolean
   /** Destroy after the run whatever the lifecycle says (no threadId was given). */
   readonly destroyAfterRun: boolean
   /** The harness's tool calls seen in the model stream. */
@@ -374,10 +377,10 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
    */
   async function detachRun(ctx: ChatMiddlewareContext, state: RunState, runStore: RunStore): Promise<void> {
     await state.files?.stop({ flush: false, keepBaseline: true })
-    if (!(await recordDetach(runStore, state.runId, state.key, state.logger, state.owner)) && !isUndetachedRunLister(runStore)) {
-      // No sweep could ever reach a detached run whose record lacks detachedSince on a store that cannot list orphans
-      // (issue 29): a lost run beats a sandbox billed for ever. With an orphan listing, the sweep finds the run by its lease.
-      state.logger?.errors(`withSandbox: run ${state.runId} could not be marked detached and its run store cannot list orphans, so no sweep would ever reclaim it: destroying sandbox ${state.handle.id} instead`)
+    if (!(await recordDetach(runStore, state.runId, state.key, state.logger, state.owner)) && !state.orphansFindable) {
+      // No sweep could ever reach a detached run whose record lacks detachedSince unless the stores can find orphans (the
+      // run store's listUndetachedRuns and the lock store's isHeld), issue 29: a lost run beats a sandbox billed for ever.
+      state.logger?.errors(`withSandbox: run ${state.runId} could not be marked detached and its stores cannot find orphans (listUndetachedRuns and isHeld), so no sweep would ever reclaim it: destroying sandbox ${state.handle.id} instead`)
       return destroyRun(state, 'the detach could not be recorded')
     }
     provideRunDetached(ctx, true)
@@ -441,7 +444,8 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
 
     // Registered before anything else of setup: an abort during the rest of it (baseline capture, projection,
     // watcher start) finds what a detach or a destroy needs.
-    const state: RunState = { key, handle, instances, logger, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, owner, lease, fileDiffs: new Set(), chunks: createRunChunks() }
+    const orphansFindable = durable !== undefined && isUndetachedRunLister(durable.run.runs) && locks !== undefined && isLockProbe(locks)
+    const state: RunState = { key, handle, instances, logger, orphansFindable, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, owner, lease, fileDiffs: new Set(), chunks: createRunChunks() }
     runs.set(ctx, state)
     // An abort must stop the agent even while the adapter is blocked inside a
     // command, and an abort that landed while ensure() ran must not leak the
@@ -519,7 +523,13 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
         assertValidRunId(ctx.runId, 'chat({ runId })')
         // Visible from the start (spec 002): the record exists before the sandbox boots, which can take minutes, so
         // findActiveRun sees the run, a Stop finds it, and a disconnect's detachedSince lands on a record the reaper lists.
-        if (!durable.run.attach) await durable.run.runs.createOrResume({ runId: ctx.runId, threadId: ctx.threadId, startedAt: Date.now() })
+        if (!durable.run.attach) {
+          const record = await durable.run.runs.createOrResume({ runId: ctx.runId, threadId: ctx.threadId, startedAt: Date.now() })
+          // A finished run's id again: its record stays terminal, so nothing could see, cancel or reap this one.
+          if (isTerminalRunStatus(record.status)) {
+            throw new SandboxConfigError('chat.runId', `Invalid option chat.runId: run ${JSON.stringify(ctx.runId)} has ended already (its record is ${record.status}); every durable run needs a new id, e.g. crypto.randomUUID(). To follow the finished run, replay its log instead.`)
+          }
+        }
         owner = runOwner(durable.run.runs, ctx.runId, durable.run.attach)
         // withSandbox deletes the journal once the run's end is in the log (journal-cleanup.ts), not the harness at the CLI's exit.
         provideSandboxDurability(ctx, { ...durable.run, stillOwned: owner.stillOwned, keepJournal: true })
@@ -540,9 +550,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       }
       // The user's turn is stored before the slow part too (spec 002), by the persistence layer that owns the rule; a store
       // that fails does not stop the run.
-      await getPendingTurn(ctx, { optional: true })
-        ?.snapshot()
-        .catch((error: unknown) => logger?.warn(`withSandbox: storing the user's turn before the sandbox boots failed (${error instanceof Error ? error.message : String(error)}); the run goes on and persistence stores it when the run starts`))
+      await storePendingTurn(getPendingTurn(ctx, { optional: true }), logger)
       // The host starting a durable run holds its driver lease while the run is live here, from before the sandbox boots:
       // an attach elsewhere then serves the log instead of driving (or starting afresh) a run this host still drives.
       const lease = durable && !durable.run.attach ? await holdStartedRunLease(locks, ctx.runId, logger) : undefined
@@ -642,6 +650,29 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
   })
 
 
+}
+
+/** How long withSandbox waits for persistence to store the user's turn before the sandbox boots, in ms: past it the run goes on. */
+const PENDING_TURN_WAIT_MS = 5000
+
+/**
+ * Ask persistence to store the user's turn now (core's `PendingTurnCapability`,
+ * spec 002). Never fails the run: a snapshot that throws, rejects, returns
+ * something else or takes longer than {@link PENDING_TURN_WAIT_MS} is logged
+ * and the run goes on (persistence stores the turn when the run starts).
+ */
+async function storePendingTurn(pending: { snapshot: () => Promise<void> } | undefined, logger: InternalLogger | undefined): Promise<void> {
+  if (!pending) return
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), PENDING_TURN_WAIT_MS)))
+  try {
+    const outcome = await Promise.race([Promise.resolve().then(() => pending.snapshot()), late])
+    if (outcome === 'late') logger?.warn(`withSandbox: storing the user's turn before the sandbox boots took longer than ${PENDING_TURN_WAIT_MS} ms; the run goes on without waiting`)
+  } catch (error) {
+    logger?.warn(`withSandbox: storing the user's turn before the sandbox boots failed (${error instanceof Error ? error.message : String(error)}); the run goes on and persistence stores it when the run starts`)
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 /** The paths of the `file.changed` events a run's stored log holds. */

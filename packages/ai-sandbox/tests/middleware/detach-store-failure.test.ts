@@ -2,14 +2,15 @@
  * Issue 29, where the spec is silent: a run must never be left in a state no
  * sweep can reach. When the run store fails the detach write on `onAbort`
  * (a disconnect), the record lacks `detachedSince`, so `listReclaimable`
- * never lists it. On a store that cannot list orphans the sandbox is
- * destroyed instead (a lost run beats a sandbox billed for ever); on one that
- * can (`listUndetachedRuns`), the run is kept, and the orphan listing finds
- * it. An unreadable cancel probe (`wasCancelRequested` answers `false`) is a
+ * never lists it. Unless the stores can find orphans (the run store's
+ * `listUndetachedRuns` and the lock store's `isHeld`) the sandbox is
+ * destroyed instead (a lost run beats a sandbox billed for ever); when they
+ * can, the run is kept, and the orphan listing finds it. An unreadable cancel probe (`wasCancelRequested` answers `false`) is a
  * detach, as spec 002 says.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { InMemoryRunStore, memoryStream, type RunRecord, type RunStore } from '@tanstack/ai'
+import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
 import { withSandbox } from '../../src/index.js'
 import { agentAdapter, alive, drive, probe, sandboxLab, waitFor, type Probed } from './durability-helpers.js'
 import { capturingLogger } from '../reaper/helpers.js'
@@ -45,7 +46,25 @@ class FailingDetachStoreWithOrphans extends FailingDetachStore {
   }
 }
 
-async function disconnectMidRun(runs: RunStore, name: string) {
+/** Core's in-memory lock store that can also tell whether a key is held (as the SQLite and PostgreSQL ones can). */
+function probingLocks(): LockStore & { isHeld: (key: string) => Promise<boolean> } {
+  const inner = new InMemoryLockStore()
+  const held = new Set<string>()
+  return {
+    withLock: (key, fn) =>
+      inner.withLock(key, async (signal) => {
+        held.add(key)
+        try {
+          return await fn(signal)
+        } finally {
+          held.delete(key)
+        }
+      }),
+    isHeld: async (key) => held.has(key),
+  }
+}
+
+async function disconnectMidRun(runs: RunStore, name: string, locks?: LockStore) {
   const runId = `run-${name}`
   const agent = agentAdapter({ turns: ['text'], holdTurn: 1 })
   const controller = new AbortController()
@@ -53,7 +72,7 @@ async function disconnectMidRun(runs: RunStore, name: string) {
   const { logger, errors } = capturingLogger()
   await drive({
     adapter: agent.adapter,
-    middleware: [withSandbox(lab.sandbox(name), { runs, durability: { adapter: memoryStream({ runId }) } }), probe(seen)],
+    middleware: [withSandbox(lab.sandbox(name), { runs, ...(locks ? { locks } : {}), durability: { adapter: memoryStream({ runId }) } }), probe(seen)],
     runId,
     threadId: `thread-${name}`,
     abortController: controller,
@@ -73,12 +92,19 @@ describe('a detach the run store could not record', () => {
     expect(seen.detached, 'the run is not reported detached').toBeUndefined()
     expect(await lab.exists(seen.handle), 'the sandbox was destroyed').toBe(false)
     expect((await runs.get(runId))?.detachedSince).toBeUndefined()
-    expect(errors.join('\n')).toMatch(/cannot list orphans.*destroying sandbox/)
+    expect(errors.join('\n')).toMatch(/cannot find orphans.*destroying sandbox/)
   })
 
-  it('on a store that lists orphans: the run is kept, and the orphan listing finds it', async () => {
+  it('on stores that can find orphans but a lock store without isHeld: the sandbox is destroyed too', async () => {
     const runs = new FailingDetachStoreWithOrphans()
-    const { runId, seen, errors } = await disconnectMidRun(runs, 'orphan-listing')
+    const { seen, errors } = await disconnectMidRun(runs, 'no-lock-probe', new InMemoryLockStore())
+    expect(await lab.exists(seen.handle), 'the sandbox was destroyed').toBe(false)
+    expect(errors.join('\n')).toMatch(/cannot find orphans.*destroying sandbox/)
+  })
+
+  it('on stores that can find orphans: the run is kept, and the orphan listing finds it', async () => {
+    const runs = new FailingDetachStoreWithOrphans()
+    const { runId, seen, errors } = await disconnectMidRun(runs, 'orphan-listing', probingLocks())
     expect(seen.detached).toBe(true)
     expect(await lab.exists(seen.handle), 'the sandbox and its agent are kept').toBe(true)
     expect((await runs.listUndetachedRuns({ startedBefore: Date.now(), limit: 10 })).map((r) => r.runId), 'a sweep looking for orphans finds it').toEqual([runId])

@@ -14,7 +14,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { chat, defineChatMiddleware, InMemoryRunStore, memoryStream, requestRunCancel, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
 import { PendingTurnCapability, providePendingTurn } from '@tanstack/ai/adapter-internals'
-import { withSandbox, type SandboxProvider } from '../../src/index.js'
+import { SandboxConfigError, withSandbox, type SandboxProvider } from '../../src/index.js'
 import { agentAdapter, alive, chatOptions, drive, sandboxLab, waitFor, warnings } from './durability-helpers.js'
 
 vi.setConfig({ testTimeout: 15_000 })
@@ -121,18 +121,41 @@ describe('a durable run is visible while its sandbox boots', () => {
     started.push(...agent.pids)
   })
 
-  it('a pending-turn store that fails does not stop the run', async () => {
-    const { lab, letGo } = slowLab('snapshot-fails')
+  it("refuses a finished run's id with a SandboxConfigError naming chat.runId, before any sandbox exists", async () => {
+    const { lab, letGo } = slowLab('reused-id')
     labs.push(lab)
     letGo()
     const runs = new InMemoryRunStore()
-    const runId = 'run-snapshot-fails'
+    const runId = 'run-reused-id'
+    await runs.createOrResume({ runId, threadId: 'thread-reused-id', startedAt: Date.now() })
+    await runs.update(runId, { status: 'completed', finishedAt: Date.now() })
+    const agent = agentAdapter({ turns: ['text'] })
+    const { thrown } = await drive({ adapter: agent.adapter, middleware: [withSandbox(lab.sandbox('reused-id'), { runs, durability: { adapter: memoryStream({ runId }) } })], runId, threadId: 'thread-reused-id', logger: warnings().logger })
+    expect(thrown).toBeInstanceOf(SandboxConfigError)
+    expect(thrown).toMatchObject({ field: 'chat.runId', message: expect.stringMatching(/has ended already.*needs a new id/) })
+    expect(agent.calls()).toBe(0)
+    expect(await runs.get(runId)).toMatchObject({ status: 'completed' })
+  })
+
+  it.each([
+    ['rejects', () => Promise.reject(new Error('message store down'))],
+    ['throws synchronously', () => {
+      throw new Error('message store down')
+    }],
+    ['returns no promise', () => undefined as unknown as Promise<void>],
+    ['never settles', () => new Promise<void>(() => {})],
+  ])('a pending-turn store that %s does not stop the run', async (_, snapshot) => {
+    const { lab, letGo } = slowLab(`snapshot-${labs.length}`)
+    labs.push(lab)
+    letGo()
+    const runs = new InMemoryRunStore()
+    const runId = `run-snapshot-${labs.length}`
     const agent = agentAdapter({ turns: ['text'] })
     const { chunks } = await drive({
       adapter: agent.adapter,
-      middleware: [pendingTurn(() => Promise.reject(new Error('message store down'))), withSandbox(lab.sandbox('snapshot-fails'), { runs, durability: { adapter: memoryStream({ runId }) } })],
+      middleware: [pendingTurn(snapshot), withSandbox(lab.sandbox(`snapshot-${labs.length}`), { runs, durability: { adapter: memoryStream({ runId }) } })],
       runId,
-      threadId: 'thread-snapshot-fails',
+      threadId: `thread-${runId}`,
       logger: warnings().logger,
     })
     expect((chunks as StreamChunk[]).at(-1)?.type).toBe('RUN_FINISHED')

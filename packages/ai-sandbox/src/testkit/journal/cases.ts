@@ -408,12 +408,13 @@ export async function checkJournalPollMatchesFollow(context: JournalConformanceC
 /** spawnNdjson's `stdin` on the journal path reaches the agent through a file beside the journal, deleted before the agent runs. */
 export async function checkJournalStdinFile(context: JournalConformanceContext): Promise<void> {
   const run = await context.newRun('stdin')
-  const stdinFile = `${run.paths.journal}.stdin`
+  // Each launch names its stdin file `<journal>.stdin-<16 hex>`.
+  const anyStdinFile = `set -- ${shellQuote(run.paths.journal)}.stdin-*; [ -e "$1" ]`
   const values: unknown[] = []
   const input = '{"from":"stdin","text":"é日本🙂"}\n{"n":2}\n'
   // The agent reports whether its stdin file still exists when it starts, then echoes stdin.
-  const script = `if [ -e ${shellQuote(stdinFile)} ]; then ${say('{"stdinFile":"present"}')}else ${say('{"stdinFile":"gone"}')}fi; cat`
+  const script = `if ${anyStdinFile}; then ${say('{"stdinFile":"present"}')}else ${say('{"stdinFile":"gone"}')}fi; cat`
   for await (const value of spawnNdjson(run.handle, script, { journal: { runId: run.runId, dir: run.paths.dir }, stdin: input, signal: caseDeadline(context) })) values.push(value)
   expect(values).toEqual([{ stdinFile: 'gone' }, { from: 'stdin', text: 'é日本🙂' }, { n: 2 }])
-  expect(await statusOf(run.handle, `test -e ${shellQuote(stdinFile)}`), 'the stdin file is gone').toBe(1)
+  expect(await statusOf(run.handle, anyStdinFile), 'the stdin file is gone').toBe(1)
 }

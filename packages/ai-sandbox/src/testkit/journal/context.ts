@@ -77,7 +77,7 @@ export async function createJournalConformanceContext(provider: SandboxProvider,
       const failures: string[] = []
       for (const run of pending) {
         try {
-          await run.handle.process.exec(`${journalCleanupCommand(run.paths)}; rm -f ${shellQuote(`${run.paths.journal}.stdin`)}`)
+          await run.handle.process.exec(`${journalCleanupCommand(run.paths)}; rm -f ${shellQuote(run.paths.journal)}.stdin-*`)
         } catch (error) {
           failures.push(`${run.paths.journal}: ${error instanceof Error ? error.message : String(error)}`)
         }
