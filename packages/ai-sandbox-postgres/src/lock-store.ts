@@ -79,8 +79,11 @@ export interface ClosableLockStore {
  * (`taken`) or expired (`expired`), a renewal throws or the lease connection
  * drops (`renewal-failed`), or no renewal succeeded by shortly before the
  * lease runs out, measured on this process's monotonic clock from when the
- * last successful renewal was sent (`expired`) — so a running holder cut off
- * from the database is told before another can take the key. A paused holder
+ * last successful renewal was sent (`expired`) — so, with
+ * `detectDeadHolders: false`, a running holder cut off from the database is
+ * told before another can take the key (with it on, a holder whose session
+ * the server ended loses the key at once and learns it up to `leaseMs`
+ * later; the run data's epoch fence covers that window). A paused holder
  * (SIGSTOP, a VM pause) learns it only on its first timer turn after it runs
  * again, so a write must also be fenced where the data lives (the epoch
  * checks of the run log and record). When `fn` settles the row
