@@ -33,7 +33,7 @@ const READ_MISSING = 'journal-missing'
  * @param fromByte - Absolute byte offset to start at. Default 0.
  * @param maxBytes - Bound of one read, in bytes (at least 1). Default 4 MiB.
  * @returns A POSIX `sh` command (GNU coreutils and BusyBox).
- * @throws JournalError `read-failed` when `fromByte` is not a whole number >= 0.
+ * @throws JournalError `read-failed` when `fromByte` is not a whole number >= 0 or `maxBytes` not a number >= 1.
  * @example
  * ```ts
  * const { stdout } = await handle.process.exec(journalReadCommand(journalPaths(runId), 0, 65536))
@@ -43,12 +43,14 @@ const READ_MISSING = 'journal-missing'
 export function journalReadCommand(paths: JournalPaths, fromByte = 0, maxBytes = 4 * 1024 * 1024): string {
   const j = shellQuote(paths.journal)
   const from = checkedJournalOffset(fromByte)
-  const max = Math.max(1, Math.trunc(maxBytes))
+  if (!Number.isFinite(maxBytes) || maxBytes < 1) throw new JournalError('read-failed', `journalReadCommand maxBytes must be a number of bytes >= 1; got ${String(maxBytes)}.`)
+  const max = Math.trunc(maxBytes)
   const skip = Math.floor(from / READ_BLOCK)
   const within = from - skip * READ_BLOCK
   const count = Math.ceil((within + max) / READ_BLOCK)
   const read = `dd if=${j} bs=${READ_BLOCK} skip=${skip} count=${count} 2>/dev/null | tail -c +${within + 1} | head -c ${max} | base64`
-  return `if [ -f ${j} ]; then n=$(wc -c < ${j}) || exit 1; echo "${READ_SIZE_PREFIX}$n" >&2; ${read}; else echo ${READ_MISSING} >&2; fi`
+  // A missing tool would leave an empty frame that reads as "nothing new": fail instead, so parseJournalRead throws.
+  return `for t in wc dd tail head base64; do command -v "$t" >/dev/null 2>&1 || { echo "journal read: $t is missing" >&2; exit 127; }; done; if [ -f ${j} ]; then n=$(wc -c < ${j}) || exit 1; echo "${READ_SIZE_PREFIX}$n" >&2; ${read}; else echo ${READ_MISSING} >&2; fi`
 }
 
 /** What a bounded read returned: the bytes, and the journal's size when it ran (`undefined`: no journal). */

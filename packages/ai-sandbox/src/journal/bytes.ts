@@ -41,7 +41,8 @@ const NEWLINE = 0x0a
  * @param chunks - Base64 text pieces.
  * @returns The decoded bytes, yielded as soon as each whole 4-character group arrived.
  * @throws TypeError naming the first character outside the base64 alphabet;
- *   JournalError `read-failed` when the text ends mid-quantum (a cut frame: base64 always pads).
+ *   JournalError `read-failed` when the text ends mid-quantum (a cut frame: base64 always pads) or has
+ *   padding anywhere but at its very end (two frames run together would lose bytes).
  * @example
  * ```ts
  * for await (const bytes of decodeBase64Stream(['aGVs', 'bG8K'])) process.stdout.write(bytes) // hello
@@ -49,13 +50,22 @@ const NEWLINE = 0x0a
  */
 export async function* decodeBase64Stream(chunks: AsyncIterable<string>): AsyncIterable<Uint8Array> {
   let carry = ''
+  let ended = false
   for await (const chunk of chunks) {
     const text = carry + chunk.replace(/\s+/g, '')
     const bad = /[^A-Za-z0-9+/=]/.exec(text)
     if (bad) throw new TypeError(`decodeBase64Stream: ${JSON.stringify(bad[0])} is not a base64 character`)
     const whole = text.length - (text.length % 4)
+    const group = text.slice(0, whole)
     carry = text.slice(whole)
-    if (whole > 0) yield Buffer.from(text.slice(0, whole), 'base64')
+    if (group === '') continue
+    // Padding closes the frame: it may only end the last quantum, and nothing may follow it (Buffer would drop the rest).
+    const pad = group.indexOf('=')
+    if (ended || (pad !== -1 && (pad < group.length - 2 || !/^=*$/.test(group.slice(pad)) || carry !== ''))) {
+      throw new JournalError('read-failed', 'decodeBase64Stream: padding ("=") inside the base64 frame; one frame ends at its padding, so bytes after it would be lost. Decode each frame on its own.')
+    }
+    if (pad !== -1) ended = true
+    yield Buffer.from(group, 'base64')
   }
   // A remainder means the frame was cut mid-quantum (the reader died partway): decoding it leniently would drop bytes and shift every later position.
   if (carry !== '') throw new JournalError('read-failed', `decodeBase64Stream: the base64 text ended mid-quantum with ${carry.length} character(s) left; the read was cut off. Read again from the last line's endPosition.`)

@@ -261,7 +261,7 @@ async function sweep(options: ReapOptions): Promise<ReapResult> {
       : []
   let listed: RunRecord[]
   try {
-    listed = await runs.listReclaimable!({ now, ttlMs: 0 })
+    listed = await settleWithin(() => runs.listReclaimable!({ now, ttlMs: 0 }), options.runBudgetMs ?? DEFAULT_RUN_BUDGET_MS, 'listReclaimable')
   } catch (error) {
     reapReporter(logger, '*').error('listing the detached runs (listReclaimable) failed; nothing was swept', error)
     return { outcomes: tally([]), entries: [], deferred: 0, orphans, ended: [], error }
@@ -359,6 +359,19 @@ async function reapOne(record: RunRecord, options: ReapOptions): Promise<ReapRun
   } catch (error) {
     report.error(`reclaiming the sandbox of run ${record.runId} failed; its transcript is saved but the sandbox may still be up, and no later sweep retries it`, error)
     return { ...base, outcome: 'reclaim-failed', probe, status, error, ...flags }
+  }
+}
+
+/** `call()`, rejected when it has not settled within `budgetMs` (a wedged store), so one hung listing never hangs the sweep. */
+async function settleWithin<T>(call: () => Promise<T>, budgetMs: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within runBudgetMs (${budgetMs} ms)`)), budgetMs)
+  })
+  try {
+    return await Promise.race([Promise.resolve().then(call), late])
+  } finally {
+    clearTimeout(timer)
   }
 }
 

@@ -81,3 +81,25 @@ describe('journalReadCommand stdout is one base64 frame', () => {
     expect(parseJournalRead(empty)).toEqual({ size: 0, bytes: Buffer.alloc(0) })
   })
 })
+
+describe('review findings (issue 29)', () => {
+  it('decodeBase64Stream refuses padding inside the frame, whole or split, instead of dropping bytes', async () => {
+    const decode = async (pieces: string[]) => {
+      const out: Uint8Array[] = []
+      for await (const bytes of decodeBase64Stream((async function* () {
+        yield* pieces
+      })())) out.push(bytes)
+      return Buffer.concat(out).toString('utf8')
+    }
+    expect(await decode(['aGk=\n'])).toBe('hi')
+    expect(await decode(['aG', 'k='])).toBe('hi')
+    for (const pieces of [['aGk=aGk='], ['aGk=', 'aGk='], ['a=Gk'], ['aGk=a', 'Gk=']]) {
+      await expect(decode(pieces), JSON.stringify(pieces)).rejects.toMatchObject({ reason: 'read-failed' })
+    }
+  })
+
+  it('journalReadCommand refuses a maxBytes that is not a number >= 1', () => {
+    const paths = journalPaths('frame-max-bytes', '/tmp/frames')
+    for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, 0]) expect(() => journalReadCommand(paths, 0, bad), String(bad)).toThrow(/maxBytes must be a number of bytes >= 1/)
+  })
+})

@@ -82,3 +82,24 @@ describe('reapDetachedRuns decides under the claim, from the record as it is the
     expect(reclaimed).toEqual([runId])
   })
 })
+
+describe('a run store that never answers', () => {
+  it('a listReclaimable that hangs ends the sweep after runBudgetMs with the error, instead of hanging it (issue 29 review)', async () => {
+    const runs = new InMemoryRunStore()
+    runs.listReclaimable = () => new Promise(() => {})
+    const result = await reapDetachedRuns({
+      runs,
+      locks: new InMemoryLockStore(),
+      durability: (id) => memoryStream({ runId: id }),
+      hasFinished: async () => ({ state: 'producing' }),
+      drive: () => {
+        throw new Error('drive must not be called')
+      },
+      now: Date.now(),
+      detachedRunTtlMs: TTL,
+      runBudgetMs: 200,
+    })
+    expect(result.entries).toEqual([])
+    expect(String(result.error)).toMatch(/listReclaimable did not settle within runBudgetMs \(200 ms\)/)
+  })
+})
