@@ -14,6 +14,7 @@ import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
 import { withSandbox } from '../../src/index.js'
 import { agentAdapter, alive, drive, probe, sandboxLab, waitFor, type Probed } from './durability-helpers.js'
 import { capturingLogger } from '../reaper/helpers.js'
+import { probingLockStore } from '../helpers/probing-locks.js'
 
 vi.setConfig({ testTimeout: 15_000 })
 
@@ -43,24 +44,6 @@ class FailingDetachStoreWithOrphans extends FailingDetachStore {
   async listUndetachedRuns({ startedBefore, limit }: { startedBefore: number; limit: number }): Promise<RunRecord[]> {
     const records = await Promise.all([...this.ids].map((id) => this.get(id)))
     return records.filter((r): r is RunRecord => r !== null && r.status === 'running' && r.detachedSince === undefined && r.startedAt <= startedBefore).slice(0, limit)
-  }
-}
-
-/** Core's in-memory lock store that can also tell whether a key is held (as the SQLite and PostgreSQL ones can). */
-function probingLocks(): LockStore & { isHeld: (key: string) => Promise<boolean> } {
-  const inner = new InMemoryLockStore()
-  const held = new Set<string>()
-  return {
-    withLock: (key, fn) =>
-      inner.withLock(key, async (signal) => {
-        held.add(key)
-        try {
-          return await fn(signal)
-        } finally {
-          held.delete(key)
-        }
-      }),
-    isHeld: async (key) => held.has(key),
   }
 }
 
@@ -104,7 +87,7 @@ describe('a detach the run store could not record', () => {
 
   it('on stores that can find orphans: the run is kept, and the orphan listing finds it', async () => {
     const runs = new FailingDetachStoreWithOrphans()
-    const { runId, seen, errors } = await disconnectMidRun(runs, 'orphan-listing', probingLocks())
+    const { runId, seen, errors } = await disconnectMidRun(runs, 'orphan-listing', probingLockStore())
     expect(seen.detached).toBe(true)
     expect(await lab.exists(seen.handle), 'the sandbox and its agent are kept').toBe(true)
     expect((await runs.listUndetachedRuns({ startedBefore: Date.now(), limit: 10 })).map((r) => r.runId), 'a sweep looking for orphans finds it').toEqual([runId])

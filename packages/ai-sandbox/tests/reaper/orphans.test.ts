@@ -8,11 +8,12 @@
  * in-memory stores given the two optional methods, as a BYO store would.
  */
 import { InMemoryRunStore, memoryStream, type RunRecord, type RunStore } from '@tanstack/ai'
-import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
+import { InMemoryLockStore } from '@tanstack/ai/locks'
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { reapDetachedRuns, SandboxConfigError, type LockProbe, type UndetachedRunLister } from '../../src/index.js'
+import { reapDetachedRuns, SandboxConfigError, type UndetachedRunLister } from '../../src/index.js'
 import { capturingLogger } from './helpers.js'
+import { probingLockStore } from '../helpers/probing-locks.js'
 
 /** An in-memory run store with `listUndetachedRuns`, and a write hook to move an epoch between the look and the write. */
 function runStore(): RunStore & UndetachedRunLister & { ids: string[] } {
@@ -35,24 +36,6 @@ function runStore(): RunStore & UndetachedRunLister & { ids: string[] } {
   }
 }
 
-/** A lock store that answers `isHeld` for the keys its callers hold now. */
-function lockStore(): LockStore & LockProbe {
-  const inner = new InMemoryLockStore()
-  const held = new Set<string>()
-  return {
-    isHeld: async (key) => held.has(key),
-    withLock: (key, fn) =>
-      inner.withLock(key, async (signal) => {
-        held.add(key)
-        try {
-          return await fn(signal)
-        } finally {
-          held.delete(key)
-        }
-      }),
-  }
-}
-
 const never = (): never => {
   throw new Error('no drive: the sweep must expire, not finalize, these runs')
 }
@@ -60,7 +43,7 @@ const never = (): never => {
 describe('reapDetachedRuns: orphans', () => {
   it('marks a long-running, never-detached run with no lease holder detached and expires it; leaves runs whose lease is held or that are inside the grace', async () => {
     const runs = runStore()
-    const locks = lockStore()
+    const locks = probingLockStore()
     const now = Date.now()
     const thread = () => `thread-${randomUUID()}`
     const orphan = `orphan-${randomUUID()}`
@@ -98,15 +81,15 @@ describe('reapDetachedRuns: orphans', () => {
         return true
       },
     })
-    const result = await reapDetachedRuns({ runs, locks: lockStore(), durability: (id) => memoryStream({ runId: id }), hasFinished: async () => ({ state: 'producing' }), drive: never, now: Date.now(), detachedRunTtlMs: 0, orphanGraceMs: 0 })
+    const result = await reapDetachedRuns({ runs, locks: probingLockStore(), durability: (id) => memoryStream({ runId: id }), hasFinished: async () => ({ state: 'producing' }), drive: never, now: Date.now(), detachedRunTtlMs: 0, orphanGraceMs: 0 })
     expect(result.orphans).toEqual([])
     expect((await runs.get(runId))?.detachedSince).toBeUndefined()
   })
 
   it('orphanGraceMs with stores that cannot look for orphans is refused, naming the missing method', () => {
     const base = { durability: (runId: string) => memoryStream({ runId }), hasFinished: async () => ({ state: 'unknown' as const }), drive: never, now: Date.now(), detachedRunTtlMs: 0, orphanGraceMs: 1000 }
-    expect(() => reapDetachedRuns({ ...base, runs: new InMemoryRunStore(), locks: lockStore() })).toThrow(SandboxConfigError)
-    expect(() => reapDetachedRuns({ ...base, runs: new InMemoryRunStore(), locks: lockStore() })).toThrow(/runs\.listUndetachedRuns/)
+    expect(() => reapDetachedRuns({ ...base, runs: new InMemoryRunStore(), locks: probingLockStore() })).toThrow(SandboxConfigError)
+    expect(() => reapDetachedRuns({ ...base, runs: new InMemoryRunStore(), locks: probingLockStore() })).toThrow(/runs\.listUndetachedRuns/)
     expect(() => reapDetachedRuns({ ...base, runs: runStore(), locks: new InMemoryLockStore() })).toThrow(/locks\.isHeld/)
   })
 })
