@@ -36,6 +36,17 @@ export const REGISTRY_DEPENDENCIES: Readonly<Record<string, string>> = {
   '@types/dockerode': '4.0.2',
 }
 
+/**
+ * What the types-only project installs besides the tarballs: the peer every
+ * package names, the compiler and Node's types. Nothing else, so a type a
+ * published `.d.ts` needs resolves only if that package depends on it.
+ */
+export const TYPES_ONLY_DEPENDENCIES: Readonly<Record<string, string>> = {
+  '@tanstack/ai': REGISTRY_DEPENDENCIES['@tanstack/ai']!,
+  typescript: REGISTRY_DEPENDENCIES.typescript!,
+  '@types/node': REGISTRY_DEPENDENCIES['@types/node']!,
+}
+
 /** The programs copied into the project, by the path they are run from. */
 export const PROGRAMS = {
   readme: 'readme-example.ts',
@@ -74,6 +85,29 @@ export function writeProject(dir: string, packed: readonly PackedPackage[], mana
   writeFileSync(join(dir, PROGRAMS.allTypes), allTypesProgram(packed))
   cpSync(join(REPO_ROOT, 'examples/local-process-basic/src'), join(dir, 'local-process-basic/src'), { recursive: true })
   for (const part of ['src', 'fixtures']) cpSync(join(REPO_ROOT, 'examples/quickstart', part), join(dir, 'quickstart', part), { recursive: true })
+}
+
+/**
+ * Write a consumer that only compiles our published types (issue 30): the
+ * tarballs, `@tanstack/ai`, the compiler and `@types/node`, installed by pnpm
+ * with hoisting off, so a `.d.ts` that imports a module whose types its
+ * package does not depend on fails with TS7016 instead of finding another
+ * package's copy. The full project cannot prove that: the quickstart imports
+ * dockerode itself, so that project depends on `@types/dockerode` directly.
+ * Install it with `installProject(dir, 'pnpm')` and check it with `typecheckProject`.
+ */
+export function writeTypesProject(dir: string, packed: readonly PackedPackage[]): void {
+  const dependencies: Record<string, string> = {}
+  for (const { manifest, tarball } of packed) dependencies[manifest.name] = `file:${tarball}`
+  Object.assign(dependencies, TYPES_ONLY_DEPENDENCIES)
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'types-only-project', private: true, type: 'module', dependencies }, null, 2)}\n`)
+  // No hoisting into node_modules/.pnpm/node_modules either: each package sees only its own dependencies.
+  writeFileSync(join(dir, '.npmrc'), 'hoist=false\n')
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    `${JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] }, include: [PROGRAMS.allTypes] }, null, 2)}\n`,
+  )
+  writeFileSync(join(dir, PROGRAMS.allTypes), allTypesProgram(packed))
 }
 
 /**

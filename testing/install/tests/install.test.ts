@@ -8,7 +8,10 @@
  * aimock on 127.0.0.1. It checks one copy of `@tanstack/ai` and of
  * `@tanstack/ai-sandbox` on disk (capability tokens match by identity: a
  * second copy silently drops `sandbox.file` chunks), that those chunks
- * arrive, and that every run leaves no sandbox folder and no process.
+ * arrive, and that every run leaves no sandbox folder and no process. A
+ * third project, installed by pnpm with hoisting off, holds only the tarballs,
+ * their peer and the compiler, and compiles every published entry point with
+ * `skipLibCheck: false`.
  * Needs `pnpm build` first (CI builds before the tests).
  */
 import { execFile } from 'node:child_process'
@@ -18,7 +21,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { processesWithEnv } from '@testing/support/harness-run'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { INSTALL_TIMEOUT_MS, installedCopies, installProject, PROGRAMS, runProgram, typecheckProject, writeProject, type PackageManager } from '../src/fresh-project.js'
+import { INSTALL_TIMEOUT_MS, installedCopies, installProject, PROGRAMS, runProgram, typecheckProject, writeProject, writeTypesProject, type PackageManager } from '../src/fresh-project.js'
 import { cleanEnv, packAll, REPO_ROOT, tarballFiles, type Manifest, type PackedPackage } from '../src/pack.js'
 import { parseReadmeResult } from '../src/readme-example.js'
 
@@ -28,6 +31,8 @@ const MANAGERS: PackageManager[] = ['npm', 'pnpm']
 let packed: PackedPackage[] = []
 /** Each manager's project, installing side by side (each install waits on the registry and the disk for much of its time). */
 const installs = new Map<PackageManager, Promise<unknown>>()
+/** The types-only project's install (see `writeTypesProject`). */
+let typesInstall: Promise<unknown> = Promise.resolve()
 
 beforeAll(async () => {
   mkdirSync(join(root, 'tarballs'))
@@ -41,6 +46,11 @@ beforeAll(async () => {
     install.catch(() => {})
     installs.set(manager, install)
   }
+  const typesDir = join(root, 'types-only')
+  mkdirSync(typesDir)
+  writeTypesProject(typesDir, packed)
+  typesInstall = installProject(typesDir, 'pnpm')
+  typesInstall.catch(() => {})
 }, 180_000)
 
 afterAll(() => {
@@ -93,6 +103,15 @@ describe('the packed tarballs', () => {
       expect(files.filter((file) => /^(src|tests|bench)\//.test(file)), `${manifest.name} ships only dist and docs`).toEqual([])
     }
   })
+})
+
+describe('a project that only compiles the published types (pnpm, hoisting off)', () => {
+  it('type-checks every entry point with skipLibCheck off, each package bringing the types its .d.ts imports', async () => {
+    await typesInstall
+    const result = await typecheckProject(join(root, 'types-only'))
+    expect(result.stdout + result.stderr).toBe('')
+    expect(result.code).toBe(0)
+  }, INSTALL_TIMEOUT_MS + 120_000)
 })
 
 describe.each<PackageManager>(MANAGERS)('a fresh project installed with %s', (manager) => {
