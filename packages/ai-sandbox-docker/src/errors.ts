@@ -10,9 +10,9 @@ import type { SandboxOperationErrorReason } from '@tanstack/ai-sandbox'
 /** The provider name: `handle.provider`, `provider.name` and every error's `provider`. */
 export const PROVIDER_NAME = 'docker'
 
-/** The images `scripts/docker/images.sh` builds, named in "image not found" messages. */
+/** What to do about a missing image, in "image not found" messages: the provider never pulls, so the user fetches or builds it. */
 const IMAGE_HINT =
-  'Build it first (in this repository: scripts/docker/images.sh builds tanstack-sandbox-debian:bookworm and tanstack-sandbox-busybox:latest), or docker build/load it; the provider never pulls.'
+  'The provider never pulls: fetch or build it on that engine first (`docker pull <image>`, `docker build`, or `docker load`), then run again. The images the package documents (tanstack-sandbox-debian:bookworm, tanstack-sandbox-busybox:latest) are built by scripts/docker/images.sh in the @tanstack/ai-sandbox-docker source repository.'
 
 /** Fields of the errors dockerode and Node sockets throw that we read. */
 interface EngineFailure {
@@ -83,7 +83,7 @@ export function engineError(reason: SandboxOperationErrorReason, what: string, e
   if (isUnreachable(error)) {
     return operationError(
       reason,
-      `${what}: the Docker engine is not answering at ${context.endpoint} (${(error as EngineFailure).code ?? detail}). Start it (in this repository: scripts/docker/engine.sh; elsewhere Docker Desktop or \`dockerd\`), or point dockerSandbox({ docker }) at a running engine.`,
+      `${what}: the Docker engine is not answering at ${context.endpoint} (${(error as EngineFailure).code ?? detail}). Start it (Docker Desktop, \`sudo systemctl start docker\`, or \`dockerd\`), or point dockerSandbox({ docker }) at a running engine.`,
       error,
     )
   }

@@ -55,7 +55,8 @@ await describeWithDocker('docker provider', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () =>
     expect(error).toBeInstanceOf(SandboxOperationError)
     expect(error.reason).toBe('create-failed')
     expect(error.message).toMatch(/not answering at unix:\/\/\/tmp\/tanstack-no-docker\.sock/)
-    expect(error.message).toMatch(/scripts\/docker\/engine\.sh/)
+    expect(error.message).toMatch(/Docker Desktop/)
+    expect(error.message, 'no advice that only holds inside our source checkout').not.toMatch(/this repository|engine\.sh/)
   })
 
   it('fails with a typed error naming a missing image and how to build it, leaving no container', async () => {
@@ -63,7 +64,8 @@ await describeWithDocker('docker provider', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () =>
     expect(error).toBeInstanceOf(SandboxOperationError)
     expect(error.reason).toBe('create-failed')
     expect(error.message).toMatch(/"tanstack-sandbox-does-not-exist:1" does not exist/)
-    expect(error.message).toMatch(/scripts\/docker\/images\.sh/)
+    expect(error.message).toMatch(/never pulls: fetch or build it on that engine first \(`docker pull <image>`/)
+    expect(error.message, 'the source-checkout script is named as such, not as "this repository"').not.toMatch(/this repository/)
     expect((await mine()).containers).toEqual([])
   })
 
