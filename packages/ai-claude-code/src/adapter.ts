@@ -13,6 +13,7 @@ import {
   getSandboxPolicy,
   harnessOptionFields,
   harnessSystemPrompt,
+  credentialOptionAdvice,
   parseOptions,
   harnessCliEnv,
   runHarness,
@@ -102,7 +103,7 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
  */
 export function claudeCodeText(model: string, options: ClaudeCodeOptions = {}): ClaudeCodeTextAdapter {
   parseOptions(z.string().regex(MODEL, 'expected a model alias such as "sonnet" or a model id such as "claude-sonnet-4-5"'), model, 'claudeCodeText.model')
-  const config = parseOptions(optionsSchema, options, 'claudeCodeText.options') as ClaudeCodeOptions
+  const config = parseOptions(optionsSchema, options, 'claudeCodeText.options', credentialOptionAdvice('claudeCodeText', ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN'])) as ClaudeCodeOptions
 
   return {
     kind: 'text',

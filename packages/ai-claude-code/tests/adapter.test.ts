@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { StreamChunk } from '@tanstack/ai'
-import { provideSandbox, type SandboxHandle } from '@tanstack/ai-sandbox'
+import { provideSandbox, SandboxConfigError, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { claudeCodeText } from '../src/index.js'
 
 /** A capability bus holding a sandbox whose `spawn` records the command and fails (no CLI runs). */
@@ -78,5 +78,24 @@ describe('isolation claims', () => {
 
   it('sets IS_SANDBOX=1 under bypassPermissions when the provider promises isolation (dockerSandbox)', async () => {
     expect(await envOf({ isolated: true })).toMatchObject({ IS_SANDBOX: '1' })
+  })
+})
+
+describe('unknown options (issue 30)', () => {
+  it('answers an apiKey option with where the credential goes instead', () => {
+    let error: unknown
+    try {
+      claudeCodeText('sonnet', { apiKey: 'sk-x' } as never)
+    } catch (caught) {
+      error = caught
+    }
+    expect(error).toBeInstanceOf(SandboxConfigError)
+    expect((error as SandboxConfigError).field).toBe('claudeCodeText.options.apiKey')
+    expect((error as SandboxConfigError).message).toMatch(/takes no credential option.*ANTHROPIC_API_KEY.*workspace secret.*env: \{ ANTHROPIC_API_KEY/)
+    expect((error as SandboxConfigError).message, 'the value given is never echoed').not.toContain('sk-x')
+  })
+
+  it('suggests the option a misspelled key meant', () => {
+    expect(() => claudeCodeText('sonnet', { maxTurn: 3 } as never)).toThrow(/Did you mean claudeCodeText\.options\.maxTurns\?/)
   })
 })

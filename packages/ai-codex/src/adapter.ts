@@ -16,6 +16,7 @@ import {
   harnessOptionFields,
   harnessRunError,
   harnessSystemPrompt,
+  credentialOptionAdvice,
   parseOptions,
   removeSandboxRunFiles,
   harnessCliEnv,
@@ -98,7 +99,7 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/
  */
 export function codexText(model: string, options: CodexOptions = {}): CodexTextAdapter {
   parseOptions(z.string().regex(MODEL, 'expected a model id such as "gpt-5.5"'), model, 'codexText.model')
-  const config = parseOptions(optionsSchema, options, 'codexText.options') as CodexOptions
+  const config = parseOptions(optionsSchema, options, 'codexText.options', credentialOptionAdvice('codexText', ['OPENAI_API_KEY', 'CODEX_API_KEY'])) as CodexOptions
 
   return {
     kind: 'text',

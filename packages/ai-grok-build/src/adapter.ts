@@ -16,6 +16,7 @@ import {
   harnessOptionFields,
   harnessRunError,
   harnessSystemPrompt,
+  credentialOptionAdvice,
   parseOptions,
   harnessCliEnv,
   runHarness,
@@ -99,7 +100,7 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
  */
 export function grokBuildText(model: string, options: GrokBuildOptions = {}): GrokBuildTextAdapter {
   parseOptions(z.string().regex(MODEL, 'expected a model id such as "grok-4.5"'), model, 'grokBuildText.model')
-  const config = parseOptions(optionsSchema, options, 'grokBuildText.options') as GrokBuildOptions
+  const config = parseOptions(optionsSchema, options, 'grokBuildText.options', credentialOptionAdvice('grokBuildText', ['XAI_API_KEY'])) as GrokBuildOptions
   return {
     kind: 'text',
     name: 'grok-build',

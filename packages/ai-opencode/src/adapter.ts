@@ -13,6 +13,7 @@ import {
   getSandboxPolicy,
   harnessOptionFields,
   harnessSystemPrompt,
+  credentialOptionAdvice,
   parseOptions,
   removeSandboxRunFiles,
   runHarness,
@@ -105,7 +106,7 @@ const SESSION_GONE = /Session not found/
  */
 export function opencodeText(model: string, options: OpencodeOptions = {}): OpencodeTextAdapter {
   parseOptions(z.string().regex(MODEL, 'expected "provider/model", such as "anthropic/claude-sonnet-4-5"'), model, 'opencodeText.model')
-  const config = parseOptions(optionsSchema, options, 'opencodeText.options') as OpencodeOptions
+  const config = parseOptions(optionsSchema, options, 'opencodeText.options', credentialOptionAdvice('opencodeText', ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY', 'OPENCODE_API_KEY'])) as OpencodeOptions
 
   return {
     kind: 'text',

@@ -68,6 +68,11 @@ describe('loosening the hardened defaults', () => {
     [{ image: 'i', resources: { cpus: 0 } }, 'dockerSandbox.resources.cpus', /at least 0.01 CPUs/],
     [{ image: 'i', resources: { pids: 0 } }, 'dockerSandbox.resources.pids', /at least 1 process/],
     [{ image: 'i', user: 'a b' }, 'dockerSandbox.user', /null for the image's user/],
+    // Unknown keys say where the option lives (issue 30): a nested key, or a near spelling.
+    [{ image: 'i', memory: '1g' }, 'dockerSandbox.memory', /Did you mean dockerSandbox\.resources\.memory\?/],
+    [{ image: 'i', imgae: 'i' }, 'dockerSandbox.imgae', /Did you mean dockerSandbox\.image\?/],
+    [{ image: 'i', resources: { memroy: 1 } }, 'dockerSandbox.resources.memroy', /Did you mean dockerSandbox\.resources\.memory\?/],
+    [{ image: 'i', mounts: [{ source: '/a', target: '/b', readonly: true }] }, 'dockerSandbox.mounts.0.readonly', /Did you mean dockerSandbox\.mounts\.0\.readOnly\?/],
   ])('refuses %j naming %s', (config, field, message) => {
     let error: unknown
     try {

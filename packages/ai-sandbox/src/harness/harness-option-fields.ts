@@ -57,3 +57,26 @@ export const harnessOptionFields = {
   exitGraceMs: z.number().int().nonnegative().optional(),
   maxLineBytes: z.number().int('expected a whole number of bytes').min(1024, 'expected at least 1024 bytes').optional(),
 }
+
+/**
+ * Advice for `parseOptions` when an adapter's options get a credential key
+ * (`apiKey`, `authToken`, ...): adapters take none, because the CLI reads its
+ * credential from its own environment. The message names the variables the
+ * adapter forwards and the three ways to set them.
+ * @param adapter - The factory's name, e.g. `claudeCodeText`.
+ * @param variables - The CLI's credential variables, the usual one first (e.g. `['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN']`).
+ * @returns `{ unknownKeys }` for the fourth argument of `parseOptions`.
+ * @example
+ * ```ts
+ * parseOptions(optionsSchema, options, 'codexText.options', credentialOptionAdvice('codexText', ['OPENAI_API_KEY']))
+ * ```
+ */
+export function credentialOptionAdvice(adapter: string, variables: readonly [string, ...string[]]): { readonly unknownKeys: Readonly<Record<string, string>> } {
+  const [first] = variables
+  const message =
+    `${adapter} takes no credential option: the CLI reads ${variables.join(' or ')} from its environment. ` +
+    `Set ${first} as a workspace secret (defineWorkspace({ secrets: createSecrets({ ${first}: … }) })), ` +
+    `in the adapter's env option (env: { ${first}: secrets.${first} }), or in the host's environment, which the adapter forwards when the workspace does not set it.`
+  const keys = ['apiKey', 'api_key', 'apikey', 'key', 'token', 'authToken', 'accessToken', 'credentials', 'auth']
+  return { unknownKeys: Object.fromEntries(keys.map((key) => [key, message])) }
+}
