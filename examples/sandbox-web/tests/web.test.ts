@@ -10,9 +10,13 @@
  * and the status page with the reaper's last sweep. And the access token as
  * the page handles it (taken from the address once, sent on every API call,
  * a page without it says what to do), and a start past the run cap, whose
- * 429 the page shows. Leaves screenshots in docs/images.
+ * 429 the page shows. The page itself: Markdown rendered, long tool inputs
+ * clipped with a toggle, elapsed time and tokens in the header, a stopped
+ * run shown as stopped with the diff captured before its sandbox went, and a
+ * phone-width pass (360×740). Claude Code's per-run folders are gone once the
+ * runs ended. Leaves screenshots in docs/images.
  */
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
@@ -52,7 +56,26 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
     expect(await page.getAttribute('[data-testid=file-tree] [data-path="math.js"]', 'data-state')).toBe('changed')
     expect(await page.$$eval('[data-testid=diff] .diff', (nodes) => nodes.map((node) => node.getAttribute('data-path')).sort())).toEqual(['CHANGES.md', 'math.js', 'math.test.js'])
     expect(await page.textContent('[data-testid=diff] .diff[data-path="math.js"]')).toContain('+export function multiply(a, b) {')
+    // The agent's Markdown is rendered (`math.js` in backticks is code), never shown raw.
+    expect(await page.$$eval('[data-testid=text] code', (nodes) => nodes.map((node) => node.textContent))).toContain('math.js')
+    expect(transcript.texts.join('\n')).not.toContain('`')
+    // The header: the final elapsed time and the tokens the run's RUN_FINISHED reported; the ids are there, secondary.
+    expect(await page.getAttribute('[data-testid=elapsed]', 'data-final')).toBe('true')
+    expect(Number(await page.getAttribute('[data-testid=elapsed]', 'data-ms'))).toBeGreaterThan(1000)
+    expect(Number(await page.getAttribute('[data-testid=tokens]', 'data-total'))).toBeGreaterThan(0)
+    expect(await page.textContent('[data-testid=tokens]')).toMatch(/^[\d,]+ tokens \([\d,]+ in · [\d,]+ out\)/)
+    // A long tool input (the heredoc of the third call) is clipped with a way to read it all, and back.
+    const longInput = page.locator('[data-tool-call-id=toolu_web_3_test] .tool-input')
+    const clipped = await longInput.evaluate((node) => ({ client: node.clientHeight, scroll: node.scrollHeight }))
+    expect(clipped.scroll).toBeGreaterThan(clipped.client)
+    const toggle = page.locator('[data-tool-call-id=toolu_web_3_test] [data-testid=expand]').first()
+    expect(await toggle.getAttribute('aria-expanded')).toBe('false')
+    await toggle.click()
+    expect(await toggle.getAttribute('aria-expanded')).toBe('true')
+    expect(await longInput.evaluate((node) => node.scrollHeight <= node.clientHeight + 1)).toBe(true)
+    expect(await page.$$('[data-tool-call-id=toolu_web_1_look] [data-testid=expand]')).toHaveLength(0) // a short one has no toggle
     await page.screenshot({ path: join(IMAGES, 'sandbox-web-run.png'), fullPage: true })
+    await toggle.click()
     control = { threadId, runId, transcript, log: logSummary(await readRunLog(server, runId)) }
     expect(control.log.idsUnique).toBe(true)
     await page.context().close()
@@ -129,15 +152,30 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
   /** The sandboxes the server has now (local-process: the folders under its sandbox root). */
   const sandboxes = async () => ((await (await server.api('/api/status')).json()) as { sandboxes: string[] }).sandboxes
 
-  it('Stop cancels the run for real: the record is aborted and the sandbox is gone', async () => {
+  it('Stop cancels the run for real: the record is aborted, the sandbox is gone, and the page shows it stopped with what it had changed', async () => {
     const existing = new Set(await sandboxes())
     const page = await openThread(`stop-${Date.now()}`)
     const runId = await startTask(page)
-    await page.waitForSelector('[data-tool-call-id=toolu_web_2_edit]', { timeout: RUN_MS })
+    // After the edit of math.js, during the third call: the stopped agent has changed something.
+    await page.waitForSelector('[data-tool-call-id=toolu_web_3_test]', { timeout: RUN_MS })
     const created = (await sandboxes()).filter((id) => !existing.has(id))
     expect(created).toHaveLength(1)
+    // The elapsed time ticks while the run goes on; Claude Code's HOME is the run's own folder.
+    const ticking = Number(await page.getAttribute('[data-testid=elapsed]', 'data-ms'))
+    expect(await page.getAttribute('[data-testid=elapsed]', 'data-final')).toBe('false')
+    await expect.poll(async () => Number(await page.getAttribute('[data-testid=elapsed]', 'data-ms')), { timeout: 3000, interval: 200 }).toBeGreaterThan(ticking)
+    expect(existsSync(join(server.dataDir, 'claude-home', runId))).toBe(true)
     await page.click('[data-testid=stop]')
     await waitForStatus(page, 'aborted')
+    // Stopped, in words, instead of the stream's "Request aborted"; and the diff the server took before the sandbox went.
+    expect(await page.textContent('[data-testid=run-status]')).toBe('stopped')
+    await page.waitForSelector('[data-testid=run-stopped]')
+    expect(await page.$('[data-testid=run-error]')).toBeNull()
+    await page.waitForSelector('[data-testid=diff][data-captured=true]', { timeout: 10_000 })
+    expect(await page.textContent('[data-testid=diff] .diff[data-path="math.js"]')).toContain('+export function multiply(a, b) {')
+    const captured = (await (await server.api(`/api/runs/${runId}/changes`)).json()) as { files: { path: string }[] }
+    expect(captured.files.map((file) => file.path)).toContain('math.js')
+    expect(await page.getAttribute('[data-testid=elapsed]', 'data-final')).toBe('true')
     await page.screenshot({ path: join(IMAGES, 'sandbox-web-stopped.png'), fullPage: true })
     const tools = await seen(page)
     expect(tools.tools.map((tool) => tool.id)).not.toContain('toolu_web_4_run')
@@ -162,6 +200,56 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
     expect(await seen(fresh)).toEqual(control.transcript)
     await fresh.context().close()
   }, 60_000)
+
+  it('at phone width (360×740) the transcript is readable, the changes are a tab away, and the composer and Stop stay reachable', async () => {
+    // The control run's thread (a finished run with its diff), so the phone pass needs no sample run of its own.
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 } })
+    const page = await context.newPage()
+    await page.goto(`${server.url}/?thread=${control.threadId}&token=${server.token}`)
+    await waitForStatus(page, 'completed')
+    expect(await seen(page)).toEqual(control.transcript)
+    // Nothing wider than the screen, and the transcript takes its width, not squeezed beside the panel.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360)
+    const width = (await page.locator('[data-testid=transcript]').boundingBox())?.width ?? 0
+    expect(width).toBeGreaterThanOrEqual(300)
+    // Nothing covers it: the point at its middle (scrolled to the middle of the screen) is the transcript's own.
+    const hitsTranscript = await page.evaluate(() => {
+      const transcript = document.querySelector('[data-testid=transcript]')!
+      const box = transcript.getBoundingClientRect()
+      window.scrollTo(0, window.scrollY + box.top + box.height / 2 - window.innerHeight / 2)
+      const after = transcript.getBoundingClientRect()
+      const hit = document.elementFromPoint(after.left + after.width / 2, Math.min(window.innerHeight / 2, after.bottom - 1))
+      return hit !== null && transcript.contains(hit)
+    })
+    expect(hitsTranscript).toBe(true)
+    // Scrolled down a long transcript, Start and Stop are still on the screen.
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight))
+    for (const id of ['prompt', 'start', 'stop']) {
+      const box = await page.locator(`[data-testid=${id}]`).boundingBox()
+      expect(box, id).not.toBeNull()
+      expect(box!.x, id).toBeGreaterThanOrEqual(0)
+      expect(box!.x + box!.width, id).toBeLessThanOrEqual(360)
+      expect(box!.y, id).toBeGreaterThanOrEqual(0)
+      expect(box!.y + box!.height, id).toBeLessThanOrEqual(740)
+    }
+    await page.evaluate(() => window.scrollTo(0, 0))
+    await page.screenshot({ path: join(IMAGES, 'sandbox-web-phone.png'), fullPage: true })
+    // The workspace and the diff: one tap away, in the transcript's place.
+    expect(await page.isVisible('[data-testid=diff]')).toBe(false)
+    await page.click('[data-testid=pane-changes]')
+    expect(await page.isVisible('[data-testid=diff]')).toBe(true)
+    expect(await page.isVisible('[data-testid=file-tree]')).toBe(true)
+    expect(await page.textContent('[data-testid=diff] .diff[data-path="math.js"]')).toContain('+export function multiply(a, b) {')
+    expect((await page.locator('[data-testid=diff]').boundingBox())!.width).toBeGreaterThanOrEqual(300)
+    await page.screenshot({ path: join(IMAGES, 'sandbox-web-phone-changes.png') })
+    // A new prompt from the phone: the transcript comes back for the run, and its reply shows.
+    await page.fill('[data-testid=prompt]', 'Rewrite the library in Rust.')
+    await page.click('[data-testid=start]')
+    await waitForStatus(page, 'completed')
+    expect(await page.isVisible('[data-testid=transcript]')).toBe(true)
+    expect((await seen(page)).texts.join('\n')).toContain('ANTHROPIC_API_KEY')
+    await context.close()
+  }, RUN_MS)
 
   it('offline, a task the mock does not know gets a reply saying so, and the page hints at it before the start', async () => {
     const page = await openThread(`other-${Date.now()}`)
@@ -222,4 +310,11 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
     await page.screenshot({ path: join(IMAGES, 'sandbox-web-status.png'), fullPage: true })
     await context.close()
   }, 60_000)
+
+  it("Claude Code's per-run folders (claude-home/<runId>, claude-tmp/<runId>) are gone once the runs ended: they do not grow run after run", async () => {
+    // Every run of this file has ended (completed, failed, stopped, capped); the stopped ones' agents were killed
+    // after the cancel, so the reaper's sweep (every 2 s here) removes what they left.
+    const left = () => ['claude-home', 'claude-tmp'].flatMap((folder) => (existsSync(join(server.dataDir, folder)) ? readdirSync(join(server.dataDir, folder)).map((name) => `${folder}/${name}`) : []))
+    await expect.poll(left, { timeout: 20_000, interval: 500 }).toEqual([])
+  }, 30_000)
 })

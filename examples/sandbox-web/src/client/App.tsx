@@ -1,20 +1,27 @@
 /**
- * The run page: a prompt and Start/Stop, the transcript (streamed text, tool
- * cards), the live file tree and the final diff. All run state lives in
- * `RunSession`; this file only renders it. `data-testid`s are what the
- * browser tests read.
+ * The run page: a prompt and Start/Stop, the transcript (streamed text as
+ * Markdown, tool cards), the live file tree and the final diff (or, for a
+ * stopped run, the diff the server captured before its sandbox went). All run
+ * state lives in `RunSession`; this file only renders it. From 360 px wide
+ * up: on a narrow screen the transcript and the Workspace/Changes panel are
+ * two tabs, and the composer stays at the top of the screen while scrolling
+ * (styles.css). `data-testid`s are what the browser tests read.
  */
-import { useEffect, useMemo, useRef, useState } from 'react'
+import { useEffect, useLayoutEffect, useMemo, useRef, useState, type ComponentProps } from 'react'
+import Markdown, { type Components } from 'react-markdown'
+import remarkGfm from 'remark-gfm'
 import { apiFetch, UNAUTHORIZED_MESSAGE, useUnauthorized } from './auth.js'
 import { RunSession, type RunViewState } from './run-session.js'
 import { currentThread, rememberThread } from './session.js'
-import { describeInput, type FileState, type Transcript } from './transcript.js'
+import { describeInput, type FileState, type Transcript, type Usage } from './transcript.js'
 
 /** Phases in which Start waits; Stop is offered only while the agent may be working. */
 const BUSY = new Set(['loading', 'starting', 'streaming', 'replaying', 'reconnecting', 'stopping'])
 const STOPPABLE = new Set(['starting', 'streaming', 'reconnecting'])
 /** Phases after which nothing more arrives. */
 const ENDED = new Set(['completed', 'failed', 'aborted'])
+/** What the badge says for a phase, where the record's word is not the user's: `aborted` is a run the user stopped. */
+const PHASE_LABEL: Record<string, string> = { aborted: 'stopped' }
 
 /** What `GET /api/sample` says: the sample task and files, and how the server runs agents. */
 interface Sample {
@@ -84,28 +91,118 @@ function newThread(): string {
 }
 
 function RunView({ view, sampleFiles }: { view: RunViewState; sampleFiles: string[] }) {
+  // Narrow screens show one pane at a time (styles.css); a new run opens on its transcript.
+  const [pane, setPane] = useState<'transcript' | 'changes'>('transcript')
+  useEffect(() => setPane('transcript'), [view.runId])
+  const ended = ENDED.has(view.phase)
+  const stopped = view.phase === 'aborted'
+  const diffs = view.transcript.diffs.length > 0 ? view.transcript.diffs : (view.stopped?.files ?? [])
+  const changedFiles = Object.keys(view.transcript.files).length
   return (
     <div className="run">
       <div className="run-head">
-        <span className={`phase phase-${view.phase}`} data-testid="run-status" data-status={view.phase}>{view.phase}</span>
-        {view.runId && <span className="meta" data-testid="run-id">{view.runId}</span>}
-        <span className="meta" data-testid="last-event-id">last event {view.lastEventId ?? '–'}</span>
+        <span className={`phase phase-${view.phase}`} data-testid="run-status" data-status={view.phase}>{PHASE_LABEL[view.phase] ?? view.phase}</span>
+        {view.startedAt !== undefined && <Elapsed startedAt={view.startedAt} finishedAt={ended ? view.finishedAt : undefined} />}
+        {view.transcript.usage && <Tokens usage={view.transcript.usage} />}
         {view.error && <span className="error" data-testid="run-notice">{view.error}</span>}
       </div>
+      {view.runId && (
+        <div className="run-ids">
+          <span className="meta" data-testid="run-id" title="run id">{view.runId}</span>
+          <span className="meta" data-testid="last-event-id">last event {view.lastEventId ?? '–'}</span>
+        </div>
+      )}
       {view.prompt && <p className="user-prompt">{view.prompt}</p>}
-      <div className="columns">
-        <TranscriptView transcript={view.transcript} ended={ENDED.has(view.phase)} />
+      <div className="pane-tabs" role="tablist">
+        <button type="button" role="tab" data-testid="pane-transcript" aria-selected={pane === 'transcript'} onClick={() => setPane('transcript')}>Transcript</button>
+        <button type="button" role="tab" data-testid="pane-changes" aria-selected={pane === 'changes'} onClick={() => setPane('changes')}>
+          Changes{diffs.length > 0 ? ` (${diffs.length})` : changedFiles > 0 ? ` (${changedFiles})` : ''}
+        </button>
+      </div>
+      <div className="columns" data-pane={pane}>
+        <TranscriptView transcript={view.transcript} ended={ended} stopped={stopped} />
         <aside>
           <FileTree sampleFiles={sampleFiles} files={view.transcript.files} />
-          <DiffView diffs={view.transcript.diffs} />
+          <DiffView diffs={diffs} captured={view.transcript.diffs.length === 0 ? view.stopped : undefined} />
         </aside>
       </div>
     </div>
   )
 }
 
+/** Elapsed time: ticking each second while the run goes on, final once it ended. */
+function Elapsed({ startedAt, finishedAt }: { startedAt: number; finishedAt: number | undefined }) {
+  const [now, setNow] = useState(() => Date.now())
+  useEffect(() => {
+    if (finishedAt !== undefined) return
+    const timer = setInterval(() => setNow(Date.now()), 1000)
+    return () => clearInterval(timer)
+  }, [finishedAt])
+  const ms = Math.max(0, (finishedAt ?? now) - startedAt)
+  return (
+    <span className="elapsed" data-testid="elapsed" data-final={finishedAt !== undefined} data-ms={ms} title={finishedAt !== undefined ? 'took' : 'running for'}>
+      {formatDuration(ms)}
+    </span>
+  )
+}
+
+/** `42 s`, `3 min 05 s`, `1 h 02 min`. */
+function formatDuration(ms: number): string {
+  const seconds = Math.floor(ms / 1000)
+  if (seconds < 60) return `${seconds} s`
+  const minutes = Math.floor(seconds / 60)
+  if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, '0')} s`
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`
+}
+
+function Tokens({ usage }: { usage: Usage }) {
+  const count = (n: number) => n.toLocaleString('en-US')
+  return (
+    <span className="tokens" data-testid="tokens" data-total={usage.total} title={`${count(usage.input)} input, ${count(usage.output)} output tokens`}>
+      {count(usage.total)} tokens ({count(usage.input)} in · {count(usage.output)} out){usage.cost !== undefined ? ` · $${usage.cost.toFixed(4)}` : ''}
+    </span>
+  )
+}
+
+/**
+ * How the agent's Markdown renders. No raw HTML (react-markdown escapes it; no rehype-raw), link targets pass its
+ * default URL filter (no `javascript:`), and images are shown as links, not loaded: an image URL in a prompt-injected
+ * reply would otherwise make the browser send whatever the URL carries to any server.
+ */
+const MARKDOWN: Components = {
+  a: ({ node: _node, ...props }) => <a {...props} target="_blank" rel="noopener noreferrer" />,
+  img: ({ src, alt }) => (typeof src === 'string' && src !== '' ? <a href={src} target="_blank" rel="noopener noreferrer">{`[image: ${alt || src}]`}</a> : <span>{`[image: ${alt ?? ''}]`}</span>),
+}
+const REMARK = [remarkGfm]
+
+/** A tool's input or result: clipped to a few lines, with a toggle to show it all when it is longer. */
+function Clipped({ text, ...props }: { text: string } & ComponentProps<'pre'>) {
+  const ref = useRef<HTMLPreElement>(null)
+  const [open, setOpen] = useState(false)
+  const [overflows, setOverflows] = useState(false)
+  useLayoutEffect(() => {
+    const node = ref.current
+    if (!node || open) return
+    const measure = () => setOverflows(node.scrollHeight > node.clientHeight + 1)
+    measure()
+    const observer = new ResizeObserver(measure) // the width changes what fits (a phone turned, a window resized)
+    observer.observe(node)
+    return () => observer.disconnect()
+  }, [text, open])
+  return (
+    <>
+      <pre {...props} ref={ref} className={`${props.className ?? ''} ${open ? 'open' : 'clipped'}`}>{text}</pre>
+      {(overflows || open) && (
+        <button type="button" className="link expand" data-testid="expand" aria-expanded={open} onClick={() => setOpen(!open)}>
+          {open ? 'Show less' : `Show all (${text.split('\n').length} lines)`}
+        </button>
+      )}
+    </>
+  )
+}
+
 /** `ended`: the run is over, so a tool call without a result will never get one (the run was stopped or failed). */
-function TranscriptView({ transcript, ended }: { transcript: Transcript; ended: boolean }) {
+function TranscriptView({ transcript, ended, stopped }: { transcript: Transcript; ended: boolean; stopped: boolean }) {
   return (
     <section className="transcript" data-testid="transcript">
       {transcript.items.map((item) => {
@@ -115,9 +212,9 @@ function TranscriptView({ transcript, ended }: { transcript: Transcript; ended: 
           return (
             <div key={`tool-${item.id}`} className="tool-card" data-testid="tool-card" data-tool-call-id={card.id} data-done={card.result !== undefined}>
               <div className="tool-name">{card.name}</div>
-              <pre className="tool-input">{describeInput(card)}</pre>
+              <Clipped className="tool-input" text={describeInput(card)} />
               {card.result !== undefined ? (
-                <pre className="tool-result">{card.result}</pre>
+                <Clipped className="tool-result" text={card.result} />
               ) : ended ? (
                 <div className="tool-interrupted" data-testid="tool-interrupted">no result: the run ended before this call finished</div>
               ) : (
@@ -128,16 +225,22 @@ function TranscriptView({ transcript, ended }: { transcript: Transcript; ended: 
         }
         if (item.text === '') return null
         return (
-          <p key={`${item.kind}-${item.id}`} className={item.kind} data-testid={item.kind === 'text' ? 'text' : 'reasoning'} data-message-id={item.id}>
-            {item.text}
-          </p>
+          <div key={`${item.kind}-${item.id}`} className={`md ${item.kind}`} data-testid={item.kind === 'text' ? 'text' : 'reasoning'} data-message-id={item.id}>
+            <Markdown remarkPlugins={REMARK} components={MARKDOWN}>{item.text}</Markdown>
+          </div>
         )
       })}
-      {transcript.end?.kind === 'error' && (
-        <p className="error" data-testid="run-error">
-          {transcript.end.code ? `${transcript.end.code}: ` : ''}
-          {transcript.end.message}
+      {stopped ? (
+        <p className="stopped" data-testid="run-stopped">
+          Stopped. The agent was stopped before it finished; the Changes panel shows what it had changed by then.
         </p>
+      ) : (
+        transcript.end?.kind === 'error' && (
+          <p className="error" data-testid="run-error">
+            {transcript.end.code ? `${transcript.end.code}: ` : ''}
+            {transcript.end.message}
+          </p>
+        )
       )}
     </section>
   )
@@ -160,11 +263,17 @@ function FileTree({ sampleFiles, files }: { sampleFiles: string[]; files: Record
   )
 }
 
-function DiffView({ diffs }: { diffs: { path: string; diff: string }[] }) {
+/** `captured`: the diffs are what the server captured when the run was stopped, not the run's own `file.changed` events. */
+function DiffView({ diffs, captured }: { diffs: readonly { path: string; diff: string }[]; captured?: { capturedAt: number; truncated: boolean } | undefined }) {
   if (diffs.length === 0) return null
   return (
-    <section className="diffs" data-testid="diff">
+    <section className="diffs" data-testid="diff" data-captured={captured !== undefined}>
       <h2>Changes</h2>
+      {captured && (
+        <p className="hint" data-testid="diff-captured">
+          As the workspace was when Stop was pressed ({new Date(captured.capturedAt).toLocaleTimeString()}){captured.truncated ? '; cut short, the diff is too large' : ''}.
+        </p>
+      )}
       {diffs.map(({ path, diff }) => (
         <div key={path} className="diff" data-path={path}>
           <h3>{path}</h3>

@@ -17,6 +17,16 @@ export interface RunSummary {
   status: string
   prompt: string | null
   detached: boolean
+  /** Epoch ms, on the server's clock. */
+  startedAt: number
+  finishedAt: number | null
+}
+
+/** What `GET /api/runs/:runId/changes` serves: a stopped run's diff, taken just before its sandbox went. */
+export interface StoppedChanges {
+  capturedAt: number
+  files: { path: string; diff: string }[]
+  truncated: boolean
 }
 
 /** What the page renders. */
@@ -29,6 +39,11 @@ export interface RunViewState {
   transcript: Transcript
   lastEventId: string | undefined
   error: string | undefined
+  /** When the run started and ended, epoch ms on this tab's clock (the server's, shifted by the offset it reported). */
+  startedAt: number | undefined
+  finishedAt: number | undefined
+  /** A stopped run's changes, captured by the server before the sandbox went (a stopped run has no `file.changed` diffs). */
+  stopped: StoppedChanges | undefined
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'aborted'])
@@ -44,9 +59,11 @@ export class RunSession {
   private saveTimer: ReturnType<typeof setTimeout> | undefined
   /** Bumped by every adopt, so a loop of an earlier run stops. */
   private generation = 0
+  /** The server's clock minus this tab's, ms, from the last list of runs: the record's times shift by it. */
+  private clockOffset = 0
 
   constructor(threadId: string, private readonly onChange: (state: RunViewState) => void) {
-    this.state = { threadId, runId: undefined, prompt: null, phase: 'idle', transcript: EMPTY, lastEventId: undefined, error: undefined }
+    this.state = { threadId, runId: undefined, prompt: null, phase: 'idle', transcript: EMPTY, lastEventId: undefined, error: undefined, startedAt: undefined, finishedAt: undefined, stopped: undefined }
     window.addEventListener('pagehide', () => this.flush())
   }
 
@@ -59,6 +76,7 @@ export class RunSession {
     const latest = runs.at(-1)
     if (!latest) return
     const generation = this.adopt(latest.runId, latest.prompt, 'loading')
+    this.times(latest)
     await this.follow(latest.runId, generation)
   }
 
@@ -66,6 +84,7 @@ export class RunSession {
   async start(prompt: string): Promise<void> {
     const runId = `run-${crypto.randomUUID()}`
     const generation = this.adopt(runId, prompt, 'starting')
+    this.set({ startedAt: Date.now() })
     try {
       const response = await startRun(runId, this.state.threadId, prompt, this.controller.signal)
       if (response.status >= 400 && response.status < 500) {
@@ -74,7 +93,7 @@ export class RunSession {
         const body = (await response.json().catch(() => ({}))) as { error?: string }
         // 409: the thread has a live run (started from another tab): follow that run instead.
         if (response.status === 409) return await this.load()
-        this.set({ runId: undefined, prompt: null, phase: 'idle', error: body.error ?? `${response.status} ${response.statusText}` })
+        this.set({ runId: undefined, prompt: null, phase: 'idle', startedAt: undefined, error: body.error ?? `${response.status} ${response.statusText}` })
         return
       }
       this.set({ phase: 'streaming' })
@@ -108,7 +127,7 @@ export class RunSession {
     this.events = cached.events
     this.seen = new Set(cached.events.map((event) => event.id))
     const transcript = cached.events.reduce((state, event) => reduce(state, event.chunk), EMPTY)
-    this.set({ runId, prompt, phase, transcript, lastEventId: cached.lastEventId, error: undefined })
+    this.set({ runId, prompt, phase, transcript, lastEventId: cached.lastEventId, error: undefined, startedAt: undefined, finishedAt: undefined, stopped: undefined })
     return ++this.generation
   }
 
@@ -141,8 +160,10 @@ export class RunSession {
         this.set({ phase: 'idle', error: `the server does not know run ${runId} (its data was removed?)` })
         return
       }
+      if (record) this.times(record)
       if (record && TERMINAL.has(record.status) && (this.state.transcript.end || attempt > 0)) {
-        this.set({ phase: record.status })
+        this.set({ phase: record.status, finishedAt: this.state.finishedAt ?? Date.now() })
+        if (record.status === 'aborted') await this.loadStoppedChanges(runId, generation)
         return
       }
       // The final status only once its events are all in: a finished run's log is replayed first.
@@ -191,7 +212,22 @@ export class RunSession {
     if (response.status === 401) throw new UnauthorizedError()
     if (response.status >= 500) throw new Error(`${response.status} ${response.statusText}`) // a proxy in front of a server that is away
     if (!response.ok) return []
-    return ((await response.json()) as { runs: RunSummary[] }).runs
+    const body = (await response.json()) as { runs: RunSummary[]; now?: number }
+    if (typeof body.now === 'number') this.clockOffset = body.now - Date.now()
+    return body.runs
+  }
+
+  /** Take the run's start and end from its record, on this tab's clock. */
+  private times(record: RunSummary): void {
+    if (record.runId !== this.state.runId) return
+    this.set({ startedAt: record.startedAt - this.clockOffset, finishedAt: record.finishedAt === null ? undefined : record.finishedAt - this.clockOffset })
+  }
+
+  /** A stopped run's captured changes (404: none were captured, e.g. it was stopped while its sandbox booted). */
+  private async loadStoppedChanges(runId: string, generation: number): Promise<void> {
+    const response = await apiFetch(`/api/runs/${encodeURIComponent(runId)}/changes`, { signal: this.controller.signal }).catch(() => undefined)
+    if (!response?.ok || generation !== this.generation) return
+    this.set({ stopped: (await response.json()) as StoppedChanges })
   }
 
   private scheduleSave(): void {

@@ -29,10 +29,20 @@ export interface Transcript {
   diffs: { path: string; diff: string }[]
   /** How the stream ended, once it did: `finished`, or `error` with the chunk's message and code. */
   end: { kind: 'finished' } | { kind: 'error'; message: string; code: string | undefined } | undefined
+  /** The tokens the run used, summed over its `RUN_FINISHED` / `RUN_ERROR` chunks that carry usage; `undefined` when none did. */
+  usage: Usage | undefined
   events: number
 }
 
-export const EMPTY: Transcript = { items: [], tools: {}, files: {}, diffs: [], end: undefined, events: 0 }
+/** Token counts, and the cost in USD when the adapter reported one. */
+export interface Usage {
+  input: number
+  output: number
+  total: number
+  cost: number | undefined
+}
+
+export const EMPTY: Transcript = { items: [], tools: {}, files: {}, diffs: [], end: undefined, usage: undefined, events: 0 }
 
 /** A sandbox path relative to its workspace (`…/workspace/math.js` → `math.js`), on local-process and Docker alike. */
 export function relativePath(path: string): string {
@@ -85,11 +95,13 @@ export function reduce(previous: Transcript, chunk: WireChunk): Transcript {
       return updateTool(state, str(chunk.toolCallId), (card) => ({ ...card, input: chunk.input ?? parseArgs(card.args) }))
     case 'TOOL_CALL_RESULT':
       return updateTool(state, str(chunk.toolCallId), (card) => ({ ...card, result: (card.result ?? '') + str(chunk.content) }))
-    case 'RUN_FINISHED':
-      return chunk.finishReason === 'tool_calls' ? state : { ...state, end: { kind: 'finished' } }
+    case 'RUN_FINISHED': {
+      const usage = addUsage(state.usage, chunk)
+      return chunk.finishReason === 'tool_calls' ? { ...state, usage } : { ...state, usage, end: { kind: 'finished' } }
+    }
     case 'RUN_ERROR': {
       const code = str(chunk.code) || str((chunk.error as { code?: unknown } | undefined)?.code) || undefined
-      return { ...state, end: { kind: 'error', message: str(chunk.message), code } }
+      return { ...state, usage: addUsage(state.usage, chunk), end: { kind: 'error', message: str(chunk.message), code } }
     }
     case 'CUSTOM': {
       const value = (chunk.value ?? {}) as { type?: unknown; path?: unknown; diff?: unknown }
@@ -105,6 +117,35 @@ export function reduce(previous: Transcript, chunk: WireChunk): Transcript {
     default:
       return state
   }
+}
+
+const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0)
+
+/**
+ * Add a terminal chunk's usage. On the wire it is AG-UI's `usage[]` (`inputTokens`, `outputTokens`, `totalTokens`
+ * per provider/model) with the cost in `metadata.tanstack.usage.cost`, or core's `TokenUsage` (`promptTokens`,
+ * `completionTokens`, `totalTokens`, `cost`) from an adapter that emits it directly.
+ */
+function addUsage(previous: Usage | undefined, chunk: WireChunk): Usage | undefined {
+  const raw = chunk.usage
+  const entries = Array.isArray(raw) ? (raw as Record<string, unknown>[]) : raw && typeof raw === 'object' ? [raw as Record<string, unknown>] : []
+  if (entries.length === 0) return previous
+  const leftover = (chunk.metadata as { tanstack?: { usage?: { cost?: unknown } } } | undefined)?.tanstack?.usage
+  let input = 0
+  let output = 0
+  let total = 0
+  let cost: number | undefined
+  for (const entry of entries) {
+    const entryInput = num(entry.inputTokens) || num(entry.promptTokens)
+    const entryOutput = num(entry.outputTokens) || num(entry.completionTokens)
+    input += entryInput
+    output += entryOutput
+    total += num(entry.totalTokens) || entryInput + entryOutput
+    if (typeof entry.cost === 'number') cost = (cost ?? 0) + entry.cost
+  }
+  if (typeof leftover?.cost === 'number') cost = (cost ?? 0) + leftover.cost
+  const sum = (a: number | undefined, b: number | undefined) => (a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0))
+  return { input: (previous?.input ?? 0) + input, output: (previous?.output ?? 0) + output, total: (previous?.total ?? 0) + total, cost: sum(previous?.cost, cost) }
 }
 
 /** The command a tool card shows: Bash's command, else the input as JSON. */

@@ -7,7 +7,7 @@
  * sandbox, messages), differing only in `attach`, so a replay aligns.
  */
 import { existsSync } from 'node:fs'
-import { readdir } from 'node:fs/promises'
+import { readdir, rm } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import Docker from 'dockerode'
@@ -18,6 +18,7 @@ import { dockerSandbox } from '@tanstack/ai-sandbox-docker'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import type { SqliteStores } from '@tanstack/ai-sandbox-sqlite'
 import type { ServerConfig } from './config.js'
+import { ID_PATTERN } from './prompts.js'
 
 /** The label on this app's containers; its value is the data folder, so two servers on one engine list only their own. */
 const APP_LABEL = 'tanstack.sandbox-web'
@@ -50,6 +51,8 @@ export interface Agent {
   /** The live sandboxes, for the status page: local-process folder names, or Docker container names (by the app's label). */
   listSandboxes: () => Promise<string[]>
   run: (input: AgentRunInput) => AsyncIterable<StreamChunk>
+  /** Remove the per-run Claude Code folders (`claude-home/<runId>`, `claude-tmp/<runId>`) of runs no longer live; returns what it removed. Local-process only. */
+  dropRunFolders: () => Promise<string[]>
   /** Runs this process drives, for the in-process cancel band. */
   readonly driving: Map<string, AbortController>
 }
@@ -92,39 +95,88 @@ export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath
     lifecycle: { reuse: 'thread', destroyOnComplete: true, keepAlive: config.keepFailedMs, snapshot: 'none' },
   })
   const modelHost = docker ? 'host.docker.internal' : '127.0.0.1'
-  const adapter = claudeCodeText(config.apiKey ? 'sonnet' : 'claude-sonnet-4-5', {
-    executable: docker ? CONTAINER_CLI : cli,
-    maxTurns: 30,
-    env: {
-      HOME: docker ? '/tmp/sandbox-web/home' : join(config.dataDir, 'claude-home'), // no user settings, hooks or sessions leak in
-      CLAUDE_CODE_TMPDIR: docker ? '/tmp/sandbox-web/tmp' : join(config.dataDir, 'claude-tmp'),
-      // As root on the host, Claude Code refuses to skip permissions unless told it is isolated; this example
-      // opts in for its throwaway clones of the sample repository only (a container is isolated anyway).
-      ...(docker || process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}),
-      // Live: the key reaches the agent as a workspace secret (scrubbed from every event), not through this env.
-      ...(offlineModel !== undefined
-        ? { ANTHROPIC_BASE_URL: `http://${modelHost}:${offlineModel.port}`, ANTHROPIC_API_KEY: offlineModel.apiKey, CLAUDE_CODE_MAX_RETRIES: String(OFFLINE_MODEL_RETRIES) }
-        : { CLAUDE_CODE_MAX_RETRIES: '3', ...(config.apiBaseUrl ? { ANTHROPIC_BASE_URL: config.apiBaseUrl } : {}) }),
-    },
-  })
+  const homes = join(config.dataDir, 'claude-home')
+  const tmps = join(config.dataDir, 'claude-tmp')
+  /**
+   * The adapter of one run. On local-process Claude Code's HOME (its settings, session files with the model's
+   * replies, backups) and its temp folder are per run, `claude-home/<runId>` and `claude-tmp/<runId>`, removed once
+   * the run has ended (see `dropRunFolders`), so they never pile up. The same run id gives the same adapter: the
+   * attach route and the reaper re-drive a run with what its POST ran. In Docker both live in the container.
+   */
+  const adapterFor = (runId: string) =>
+    claudeCodeText(config.apiKey ? 'sonnet' : 'claude-sonnet-4-5', {
+      executable: docker ? CONTAINER_CLI : cli,
+      maxTurns: 30,
+      env: {
+        HOME: docker ? '/tmp/sandbox-web/home' : join(homes, runId), // no user settings, hooks or sessions leak in
+        CLAUDE_CODE_TMPDIR: docker ? '/tmp/sandbox-web/tmp' : join(tmps, runId),
+        // As root on the host, Claude Code refuses to skip permissions unless told it is isolated; this example
+        // opts in for its throwaway clones of the sample repository only (a container is isolated anyway).
+        ...(docker || process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}),
+        // Live: the key reaches the agent as a workspace secret (scrubbed from every event), not through this env.
+        ...(offlineModel !== undefined
+          ? { ANTHROPIC_BASE_URL: `http://${modelHost}:${offlineModel.port}`, ANTHROPIC_API_KEY: offlineModel.apiKey, CLAUDE_CODE_MAX_RETRIES: String(OFFLINE_MODEL_RETRIES) }
+          : { CLAUDE_CODE_MAX_RETRIES: '3', ...(config.apiBaseUrl ? { ANTHROPIC_BASE_URL: config.apiBaseUrl } : {}) }),
+      },
+    })
+
+  /** True while the run's record says `running` (its agent may still work, detached or not). */
+  const isLive = async (runId: string) => ID_PATTERN.test(runId) && (await stores.runs.get(runId))?.status === 'running'
+
+  /**
+   * Remove the per-run Claude Code folders of every run that is no longer live (and anything else in them, such as
+   * the shared folders of earlier versions of this example). The reaper calls it on every sweep: that covers a
+   * stopped run (its agent is killed after the cancel), a detached run closed out later, and a server restart.
+   */
+  const dropRunFolders = async (): Promise<string[]> => {
+    const dropped: string[] = []
+    for (const root of [homes, tmps]) {
+      if (!existsSync(root)) continue
+      for (const name of await readdir(root)) {
+        if (await isLive(name)) continue
+        await rm(join(root, name), { recursive: true, force: true }).catch(() => undefined) // the next sweep retries
+        dropped.push(join(root, name))
+      }
+    }
+    return dropped
+  }
+
+  /** Once the run's record is terminal (checked for up to 20 s after a terminal hook), remove its folders now. */
+  const dropFoldersWhenEnded = async (runId: string): Promise<void> => {
+    if (docker) return
+    for (let waited = 0; waited <= 20_000; waited += 500) {
+      const record = await stores.runs.get(runId).catch(() => undefined)
+      if (record !== undefined && record?.status !== 'running') {
+        await Promise.all([homes, tmps].map((root) => rm(join(root, runId), { recursive: true, force: true }).catch(() => undefined)))
+        return
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500))
+    }
+    // Still running: detached (its agent works on) or taken over elsewhere. The reaper's sweep removes them later.
+  }
+
   const driving = new Map<string, AbortController>()
 
-  /** Forgets a run in `driving` once it ends on this process (finished, failed, aborted). */
+  /** Forgets a run in `driving` once it ends on this process (finished, failed, aborted), and drops its folders once it ended for good. */
   const forgetWhenDone = (runId: string) => {
-    const forget = () => void driving.delete(runId)
+    const forget = () => {
+      driving.delete(runId)
+      void dropFoldersWhenEnded(runId)
+    }
     return defineChatMiddleware({ name: 'forget-when-done', onFinish: forget, onAbort: forget, onError: forget })
   }
 
   return {
     sandbox,
     listSandboxes,
+    dropRunFolders: docker ? async () => [] : dropRunFolders,
     driving,
     run(input) {
       driving.set(input.runId, input.abortController)
       const durability = { adapter: input.log, attach: input.attach, cancelPollMs: config.cancelPollMs }
       // Passed on as it is: core finds the run (and its disconnect notification) from chat()'s own stream.
       return chat({
-        adapter,
+        adapter: adapterFor(input.runId),
         runId: input.runId,
         threadId: input.threadId,
         messages: [{ role: 'user', content: input.prompt }],

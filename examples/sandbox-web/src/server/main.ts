@@ -16,6 +16,7 @@
 import { chmod, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { serve } from '@hono/node-server'
+import { createHarnessSecretRedactor } from '@tanstack/ai-sandbox'
 import { createSqliteStores } from '@tanstack/ai-sandbox-sqlite'
 import { clientKey } from './access.js'
 import { createAgent } from './agent.js'
@@ -26,6 +27,7 @@ import { scheduleReaper } from './reaper.js'
 import { createApp } from './routes.js'
 import { runLimiter } from './run-limit.js'
 import { ensureSampleRepo } from './sample-repo.js'
+import { stoppedChanges } from './stopped-changes.js'
 
 let config: ServerConfig
 try {
@@ -55,9 +57,12 @@ const limiter = runLimiter({ perClient: config.maxRunsPerClient, total: config.m
 for (const { runId } of await prompts.recent(200)) {
   if ((await stores.runs.get(runId))?.status === 'running') limiter.track(clientKey(config.accessToken), runId)
 }
+// A stopped run's diff leaves the sandbox without passing withSandbox's scrubber: take the key the agent holds out of it.
+const redact = createHarnessSecretRedactor({ forwardedHostEnv: ['ANTHROPIC_API_KEY'], hostEnv: { ANTHROPIC_API_KEY: config.apiKey ?? modelKey } })
+const stopped = stoppedChanges({ dir: join(config.dataDir, 'stopped-changes'), provider: agent.sandbox.provider, instances: stores.instances, redact })
 let stopping = false
 let port = config.port
-const app = createApp({ config, stores, agent, prompts, reaper, limiter, port: () => port, stopping: () => stopping })
+const app = createApp({ config, stores, agent, prompts, reaper, limiter, stopped, port: () => port, stopping: () => stopping })
 
 const server = serve({ fetch: app.fetch, port: config.port, hostname: '127.0.0.1' }, (info) => {
   port = info.port

@@ -6,7 +6,8 @@
  * last one that closed a run out, for the status page. Invariant: one sweep at a time in this process; never drives
  * a run to learn whether it finished. Each sweep also removes the sandbox a
  * failed run kept, once `keepFailedMs` has passed (a restarted server has no
- * `keepAlive` timer for it).
+ * `keepAlive` timer for it), and the per-run Claude Code folders of runs that
+ * are no longer live (`agent.dropRunFolders`).
  */
 import type { RunRecord } from '@tanstack/ai'
 import { probeRunExit, reapDetachedRuns, sandboxReclaimer, type ReapResult, type RunExitProbe } from '@tanstack/ai-sandbox'
@@ -113,7 +114,7 @@ export function scheduleReaper(config: ServerConfig, stores: SqliteStores, agent
     }
   }
 
-  const sweep = () => (sweeping ??= Promise.all([sweepOnce(), dropFailedSandboxes(Date.now()).catch(() => undefined)]).then(() => undefined).finally(() => (sweeping = undefined)))
+  const sweep = () => (sweeping ??= Promise.all([sweepOnce(), dropFailedSandboxes(Date.now()).catch(() => undefined), agent.dropRunFolders().catch(() => undefined)]).then(() => undefined).finally(() => (sweeping = undefined)))
   const timer = setInterval(() => void sweep(), config.reapEveryMs)
   timer.unref()
   void sweep() // once at start: runs a previous server process left detached

@@ -8,7 +8,8 @@
  * - `POST /api/run/cancel` `{ threadId }`: both cancel bands.
  * - `GET /api/status`: the reaper's last sweep, the live sandboxes, recent runs.
  *
- * Plus `GET /api/threads/:threadId` (the thread's runs, for a tab that rejoins) and the built browser app.
+ * Plus `GET /api/threads/:threadId` (the thread's runs, for a tab that rejoins), `GET /api/runs/:runId/changes`
+ * (what a stopped run had changed, captured before its sandbox went) and the built browser app.
  *
  * Every request must name this server in `Host`; every `/api/*` request must
  * carry the launch's access token, and one that changes state must be JSON
@@ -33,6 +34,7 @@ import { ID_PATTERN, type PromptStore } from './prompts.js'
 import type { Reaper } from './reaper.js'
 import type { RunLimiter } from './run-limit.js'
 import { SAMPLE_FILES } from './sample-repo.js'
+import type { StoppedChangesStore } from './stopped-changes.js'
 
 /** What the routes need. */
 export interface AppDeps {
@@ -43,6 +45,8 @@ export interface AppDeps {
   reaper: Reaper
   /** The caps on live runs; the start route asks it for a slot. */
   limiter: RunLimiter
+  /** Stopped runs' changes: captured by the cancel route before the sandbox goes, served to the page. */
+  stopped: StoppedChangesStore
   /** The port the server listens on, for the `Host` and `Origin` checks (known once it listens, with `PORT=0`). */
   port: () => number
   /** True once the server shuts down: the API answers 503 from then on. */
@@ -67,7 +71,7 @@ const ACCEPT_LOCK_KEY = 'sandbox-web:accept-run'
 const logger = resolveDebugOption({ logger: { debug: () => {}, info: () => {}, warn: (m: string) => console.warn(`warn ${m}`), error: (m: string) => console.error(`error ${m}`) } })
 
 /** Build the app. */
-export function createApp({ config, stores, agent, prompts, reaper, limiter, port, stopping }: AppDeps): Hono<AppEnv> {
+export function createApp({ config, stores, agent, prompts, reaper, limiter, stopped, port, stopping }: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
 
   // Who may ask, before anything else. Host on every path (a rebinding page gets not even the app's code), the rest
@@ -149,6 +153,9 @@ export function createApp({ config, stores, agent, prompts, reaper, limiter, por
     if (typeof body?.threadId !== 'string' || !ID_PATTERN.test(body.threadId)) return c.json({ error: 'expected a JSON body { threadId } (letters, digits, _ and -)' }, 400)
     const active = await stores.runs.findActiveRun(body.threadId)
     if (!active) return c.json({ cancelled: null })
+    // First what the agent has changed so far: both bands destroy the sandbox, and a stopped run never reaches the
+    // point where withSandbox emits its file.changed diffs. Bounded (CAPTURE_TIMEOUT_MS); a Stop goes on without it.
+    await stopped.capture(active)
     // Band 1: on the record, so a driver on any process sees it within cancelPollMs.
     await requestRunCancel(stores.runs, active.runId)
     // Band 2: in process, so a driver here stops at once.
@@ -161,7 +168,15 @@ export function createApp({ config, stores, agent, prompts, reaper, limiter, por
     if (!ID_PATTERN.test(threadId)) return c.json({ error: 'bad thread id' }, 400)
     const records = (await stores.runs.listByThread?.(threadId)) ?? []
     const runs = await Promise.all(records.map(async (record) => summary(record, (await prompts.load(record.runId))?.prompt)))
-    return c.json({ threadId, runs })
+    // `now`: the server's clock, so the page can show a live run's elapsed time from `startedAt` whatever its own clock says.
+    return c.json({ threadId, runs, now: Date.now() })
+  })
+
+  app.get('/api/runs/:runId/changes', async (c) => {
+    const runId = c.req.param('runId')
+    if (!ID_PATTERN.test(runId)) return c.json({ error: 'bad run id' }, 400)
+    const changes = await stopped.load(runId)
+    return changes ? c.json(changes) : c.json({ error: `no changes were captured for run ${runId} (it was not stopped, or it had no sandbox yet)` }, 404)
   })
 
   app.get('/api/status', async (c) => {
