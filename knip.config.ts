@@ -12,7 +12,7 @@ const tests = ['tests/**/*.{test,test-d}.ts']
 const config: KnipConfig = {
   ignoreExportsUsedInFile: true,
   // Operating-system tools that tests start (coreutils, util-linux), not npm packages.
-  ignoreBinaries: ['mkfifo', 'truncate', 'setpriv'],
+  ignoreBinaries: ['mkfifo', 'truncate', 'setpriv', 'unshare'],
   workspaces: {
     // publint and attw run in every package folder through `pnpm --filter ./packages/* exec`, which knip does not read.
     '.': { project: ['*.{ts,js}'], ignoreDependencies: ['publint', '@arethetypeswrong/cli'] },

@@ -16,4 +16,6 @@ afterAll(() => {
 
 runSandboxProviderConformance('directory', {
   makeProvider: () => directorySandbox({ root }),
+  // What of the provider is left: its sandbox folders under the root (a destroy in progress is `<id>.destroying`).
+  listResources: () => readdirSync(root),
 })

@@ -5,11 +5,15 @@
 import { runSandboxProviderConformance } from '@tanstack/ai-sandbox/testkit'
 import { dockerSandbox } from '../src/index.js'
 import { DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
-import { useDockerSandboxes } from './helpers/sandboxes.js'
+import { RUN_LABEL, useDockerSandboxes } from './helpers/sandboxes.js'
 
 await describeWithDocker('docker provider conformance: debian', [DEBIAN_IMAGE], () => {
-  const { labels } = useDockerSandboxes('conformance')
+  const { docker, labels } = useDockerSandboxes('conformance')
+  // What of the provider is left: the containers carrying this file's label (the kit asserts destroy() removes them).
+  const listResources = async () =>
+    (await docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=${labels[RUN_LABEL]}`] } })).map((container) => `container ${container.Id.slice(0, 12)}`)
   runSandboxProviderConformance(`docker ${DEBIAN_IMAGE}`, {
     makeProvider: () => dockerSandbox({ image: DEBIAN_IMAGE, labels, killGraceMs: 500 }),
+    listResources,
   })
 })

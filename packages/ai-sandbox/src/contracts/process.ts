@@ -108,6 +108,21 @@ export interface SandboxProcess {
    *   process group is killed first. Stream large output with `spawn`.
    */
   exec: (command: string, options?: ExecOptions) => Promise<ExecResult>
-  /** Start a shell command and return at once with streaming IO (capability `backgroundProcesses`). */
+  /**
+   * Start a shell command and return at once with streaming IO (capability
+   * `backgroundProcesses`).
+   *
+   * Resolves once the process runs, not when it is merely accepted or queued:
+   * by the time the promise settles the shell has been started in the
+   * sandbox, so a later `exec` in the same sandbox sees it (in `/proc`, or by
+   * its effects), and `kill()` and `destroy()` reach it. A provider whose
+   * engine starts processes asynchronously (a remote API, `docker exec`)
+   * waits for that start before resolving. Resolves without waiting for
+   * the process to exit or to write anything.
+   * @param command - A POSIX shell command, run with `sh -c`.
+   * @param options - `cwd` (default the workspace root), extra `env`, and a `signal` that kills the process.
+   * @returns The running process.
+   * @throws SandboxOperationError `spawn-failed` when the process could not be started; `UnsupportedCapabilityError` when `backgroundProcesses` is false.
+   */
   spawn: (command: string, options?: ProcessOptions) => Promise<SpawnedProcess>
 }

@@ -22,6 +22,7 @@ export {
 export { runSandboxProviderConformance } from './provider-conformance.js'
 export type { SandboxProviderConformanceOptions } from './provider-conformance.js'
 export { createProviderConformanceContext } from './provider/context.js'
+export { SANDBOX_ERROR_RULE, reportForeignErrors } from './provider/assert.js'
 export type {
   ProviderConformanceContext,
   ProviderConformanceContextOptions,
@@ -41,6 +42,8 @@ export {
   checkProviderDestroy,
   checkResumeUnknownId,
   checkDestroyStopsProcesses,
+  checkDestroyLeavesNoResources,
+  SPAWN_RUNNING_RULE,
 } from './provider/lifecycle.js'
 export {
   checkFsTextRoundTrip,

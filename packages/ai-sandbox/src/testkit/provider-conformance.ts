@@ -7,7 +7,7 @@
  * here is an `it.skip` whose title names the reason. Every sandbox the suite
  * creates is destroyed after its test or group, even when a check fails.
  */
-import { afterAll, afterEach, describe } from 'vitest'
+import { afterAll, afterEach, describe, expect } from 'vitest'
 import type { SandboxProvider } from '../contracts/provider.js'
 import { registerCapabilityConformance } from './provider/capabilities.js'
 import { createProviderConformanceContext, skippedCase } from './provider/context.js'
@@ -21,6 +21,8 @@ import { registerPortsConformance } from './provider/ports.js'
 import { registerForkConformance, registerSnapshotConformance } from './provider/snapshots.js'
 import { registerSpawnConformance } from './provider/spawn.js'
 
+const LEAK_RULE = 'destroy() removes everything the provider made for the sandbox'
+
 /** Options of {@link runSandboxProviderConformance}. */
 export interface SandboxProviderConformanceOptions {
   /** Build the provider under test. Called once, while vitest collects the suite. */
@@ -32,6 +34,16 @@ export interface SandboxProviderConformanceOptions {
   skip?: ProviderConformanceSkip
   /** Timeout of each test and hook, in ms. Default 60 000 (container providers need it). */
   timeoutMs?: number
+  /**
+   * Optional: what of the provider's own resources exist right now, one
+   * string each (container ids, sandbox folders, processes), scoped to this
+   * run (a label, a root folder). With it the kit checks that `destroy()`
+   * (handle and provider) leaves nothing of the sandbox behind
+   * (`lifecycle > destroy leaves none of the provider's resources`) and, after
+   * the suite, that nothing listed is left that was not there before it.
+   * Without it those checks are skipped, named. Default: none.
+   */
+  listResources?: () => readonly string[] | Promise<readonly string[]>
 }
 
 /**
@@ -46,7 +58,7 @@ export interface SandboxProviderConformanceOptions {
  * `snapshots` and `fork` when advertised.
  *
  * @param name - Shown in the suite title, e.g. `docker`.
- * @param options - `makeProvider`, optional `skip` reasons per group, `timeoutMs` (default 60 000).
+ * @param options - `makeProvider`, optional `skip` reasons per group, `timeoutMs` (default 60 000), optional `listResources` (the leak checks).
  * @throws Whatever `makeProvider` throws, as a collection error of the file.
  * @example
  * ```ts
@@ -60,13 +72,21 @@ export interface SandboxProviderConformanceOptions {
  * ```
  */
 export function runSandboxProviderConformance(name: string, options: SandboxProviderConformanceOptions): void {
-  const { makeProvider, skip = {}, timeoutMs = 60_000 } = options
+  const { makeProvider, skip = {}, timeoutMs = 60_000, listResources } = options
   describe(`sandbox provider conformance: ${name}`, async () => {
     const provider = await makeProvider()
-    const context = await createProviderConformanceContext(provider, { skip, timeoutMs, reopen: makeProvider })
+    // Before anything is created (the tool probe included), so whatever the suite leaves shows up against it.
+    const baseline = listResources ? new Set(await listResources()) : undefined
+    const context = await createProviderConformanceContext(provider, { skip, timeoutMs, reopen: makeProvider, ...(listResources ? { listResources } : {}) })
     const getContext = () => context
     afterEach(() => context.destroyTracked(), timeoutMs)
-    afterAll(() => context.destroyTracked(), timeoutMs)
+    afterAll(async () => {
+      await context.destroyTracked()
+      if (!listResources || !baseline) return
+      // Nested groups destroyed their shared sandboxes in their own afterAll, which ran before this one.
+      const left = (await listResources()).filter((resource) => !baseline.has(resource))
+      expect(left, `every sandbox the kit created was destroyed, so listResources() lists nothing that was not there before the suite; these are left (${LEAK_RULE})`).toEqual([])
+    }, timeoutMs)
 
     const caps = context.capabilities
     const group = (id: ProviderConformanceGroup, enabled: boolean, register: (get: () => ProviderConformanceContext) => void) => {

@@ -29,6 +29,64 @@ export function violationError(rule: string, detail: string): Error {
   }
 }
 
+/**
+ * The contract rule a provider breaks when anything but a `SandboxError`
+ * leaves one of its methods: callers branch on `reason`, and a `TypeError`,
+ * a bare `Error` or a thrown string has none.
+ */
+export const SANDBOX_ERROR_RULE = 'provider errors are SandboxError with a reason (never a bare Error, a TypeError or a non-Error value)'
+
+/**
+ * Whether `error` is something the provider let through that the contract
+ * does not allow: not a `SandboxError` (by brand), and not the test runner's
+ * own assertion or skip signal.
+ *
+ * @param error - Whatever a check threw.
+ * @returns `true` for a foreign error to annotate with {@link annotateForeignError}.
+ */
+export function isForeignError(error: unknown): boolean {
+  if (SandboxError.isInstance(error)) return false
+  if (error instanceof Error && (error.name === 'AssertionError' || (error as { code?: unknown }).code === 'VITEST_PENDING')) return false
+  return true
+}
+
+/**
+ * Wrap a non-`SandboxError` that reached a check into an assertion failure
+ * naming {@link SANDBOX_ERROR_RULE}, what was being done, the original error
+ * and the top of its stack (where in the provider it came from). The
+ * original is kept as `cause`.
+ *
+ * @param error - The foreign error (see {@link isForeignError}).
+ * @param during - What the check was doing, e.g. the case title or the call.
+ * @returns The AssertionError to throw.
+ */
+export function annotateForeignError(error: unknown, during: string): Error {
+  const stack = error instanceof Error && typeof error.stack === 'string' ? error.stack.split('\n').slice(1, 6).map((line) => `  ${line.trim()}`).join('\n') : ''
+  const annotated = violationError(SANDBOX_ERROR_RULE, `got ${describeError(error)}\n  while: ${during}${stack ? `\n  thrown at:\n${stack}` : ''}`)
+  ;(annotated as Error & { cause?: unknown }).cause = error
+  return annotated
+}
+
+/**
+ * Run a check and report an error that is not a `SandboxError` (nor an
+ * assertion or skip of the test runner) as a breach of
+ * {@link SANDBOX_ERROR_RULE}, naming `during`, instead of letting it through
+ * raw. Every case of `runSandboxProviderConformance` runs this way; wrap a
+ * single exported check in it to get the same report.
+ *
+ * @param during - What is being checked, e.g. the case title.
+ * @param run - The check.
+ * @returns What `run` resolves with.
+ * @throws AssertionError naming the rule for a foreign error; any other error unchanged.
+ */
+export async function reportForeignErrors<T>(during: string, run: () => T | Promise<T>): Promise<T> {
+  try {
+    return await run()
+  } catch (error) {
+    throw isForeignError(error) ? annotateForeignError(error, during) : error
+  }
+}
+
 /** Describe any thrown value in one line: class, reason, message. */
 export function describeError(error: unknown): string {
   if (error instanceof Error || SandboxError.isInstance(error)) {

@@ -7,10 +7,11 @@
  * leaking silently.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import type { TestContext } from 'vitest'
 import type { SandboxCapabilities } from '../../contracts/capabilities.js'
 import type { SandboxHandle } from '../../contracts/handle.js'
 import type { SandboxCreateInput, SandboxProvider } from '../../contracts/provider.js'
-import { describeError } from './assert.js'
+import { describeError, reportForeignErrors } from './assert.js'
 
 /** The describe groups of the provider kit; keys of {@link ProviderConformanceSkip}. */
 export type ProviderConformanceGroup =
@@ -54,6 +55,8 @@ export interface ProviderConformanceContext {
   destroyTracked: () => Promise<void>
   /** Make a second, independent provider instance (as a new process would), when the runner was given a factory. */
   reopen?: () => Promise<SandboxProvider>
+  /** What of the provider's own resources exist now (see {@link ProviderConformanceContextOptions.listResources}), when given. */
+  listResources?: () => Promise<readonly string[]>
 }
 
 /** Options of {@link createProviderConformanceContext}. */
@@ -65,6 +68,16 @@ export interface ProviderConformanceContextOptions {
   timeoutMs?: number
   /** Probe the sandbox for `node` and `git` (needs capability `exec`). Default `true`. */
   probeTools?: boolean
+  /**
+   * Optional: list what of the provider's own resources exist right now, one
+   * string per resource (a container id, a sandbox folder, a process), in
+   * any order. The kit cannot see a container or a folder a `destroy()`
+   * left behind; with this hook it asserts that a destroyed sandbox leaves
+   * none, and that nothing new is left after the suite. Scope it to this run
+   * (a label, a root folder), so sandboxes of other suites running at the
+   * same time are not listed. Default: none (those checks are skipped, named).
+   */
+  listResources?: () => readonly string[] | Promise<readonly string[]>
 }
 
 /**
@@ -84,12 +97,13 @@ export async function createProviderConformanceContext(
   provider: SandboxProvider,
   options: ProviderConformanceContextOptions = {},
 ): Promise<ProviderConformanceContext> {
-  const { skip = {}, timeoutMs = 60_000, probeTools = true, reopen } = options
+  const { skip = {}, timeoutMs = 60_000, probeTools = true, reopen, listResources } = options
   const capabilities = provider.capabilities()
   const tools = probeTools && capabilities.exec ? await probe(provider) : NOT_PROBED
   const tracked = new Set<SandboxHandle>()
   const context: ProviderConformanceContext = {
     ...(reopen ? { reopen: async () => reopen() } : {}),
+    ...(listResources ? { listResources: async () => [...(await listResources())] } : {}),
     provider,
     capabilities,
     skip,
@@ -136,9 +150,21 @@ export function useSharedSandbox(getContext: () => ProviderConformanceContext, i
   }
 }
 
-/** Register one case with the run's timeout. */
-export function conformanceCase(context: ProviderConformanceContext, title: string, run: () => Promise<void>): void {
-  it(title, run, context.timeoutMs)
+/**
+ * Register one case with the run's timeout. An error that is not a
+ * `SandboxError` (nor the runner's own assertion or skip) is reported as a
+ * breach of `SANDBOX_ERROR_RULE` naming the case, instead of passing through raw.
+ *
+ * @param context - The run's context (for `timeoutMs`).
+ * @param title - The case title.
+ * @param run - The case; gets vitest's test context (for `skip`).
+ */
+export function conformanceCase(context: ProviderConformanceContext, title: string, run: (test: TestContext) => Promise<void> | void): void {
+  it(
+    title,
+    (test) => reportForeignErrors(title, () => run(test)),
+    context.timeoutMs,
+  )
 }
 
 /** Report a case or group that cannot run here, naming why (`ports: skipped — node not found in the sandbox`). */

@@ -7,7 +7,7 @@
  * stopping a setsid child whose parent already exited. Checks compare physical directories (`pwd -P`)
  * so a symlinked workspace root still passes.
  */
-import { describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { SandboxHandle } from '../../contracts/handle.js'
 import type { ExecResult } from '../../contracts/process.js'
 import { expectSandboxError, within } from './assert.js'
@@ -129,15 +129,11 @@ export function registerExecConformance(getContext: () => ProviderConformanceCon
       ['abort stops every process of ( setsid sleep & ) ; sleep, also after cd /', checkExecAbortStopsEscapedChild],
       ['timeoutMs stops every process of ( setsid sleep & ) ; sleep, also after cd /', checkExecTimeoutStopsEscapedChild],
     ] as const) {
-      it(
-        title,
-        async ({ skip }) => {
-          const handle = sandbox()
-          if (!(await hasSetsid(handle))) skip('setsid not found in the sandbox')
-          await check(handle)
-        },
-        ctx.timeoutMs,
-      )
+      conformanceCase(ctx, title, async ({ skip }) => {
+        const handle = sandbox()
+        if (!(await hasSetsid(handle))) skip('setsid not found in the sandbox')
+        await check(handle)
+      })
     }
     conformanceCase(ctx, 'create({ env }) reaches every process', () => checkCreateEnv(getContext()))
   })

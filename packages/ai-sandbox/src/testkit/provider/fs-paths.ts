@@ -3,8 +3,9 @@
  * virtual root `/workspace` and the real `workspaceRoot` both work; `..`,
  * outside absolute paths and symlinks that point outside are refused with
  * `SandboxPathError`; a missing file is `not-found`. Escape probes only write
- * to fresh names under `/tmp` and remove every outward symlink before the
- * sandbox is destroyed, so a broken provider cannot damage the host.
+ * to fresh names under `/tmp` (in the sandbox and, for the decoy folder, on
+ * the host where the kit runs too) and remove every outward symlink before
+ * the sandbox is destroyed, so a broken provider cannot damage the host.
  */
 import { randomUUID } from 'node:crypto'
 import { posix } from 'node:path'
@@ -15,6 +16,7 @@ import { expectSandboxPathError, violation } from './assert.js'
 import { conformanceCase, skippedCase } from './context.js'
 import type { ProviderConformanceContext } from './context.js'
 import { q, scratch, sh } from './io.js'
+import { plantOutsideFolder } from './outside.js'
 
 /** The virtual `/workspace` and the absolute `workspaceRoot` both name files of the workspace. */
 export async function checkFsVirtualRoot(handle: SandboxHandle): Promise<void> {
@@ -64,19 +66,23 @@ export async function checkFsReadMissing(handle: SandboxHandle): Promise<void> {
  * With exec: a symlink inside the workspace that points outside is refused
  * for reading and writing (`escape` or `symlink-escape`), and nothing is
  * written outside. Creates `ln -s / escape`, a link to `/etc/passwd` and links
- * to a fresh decoy folder under `/tmp`; removes all of them afterwards.
+ * to a fresh decoy folder `/tmp/conformance-decoy-<hex>`, which exists both
+ * inside the sandbox and on the host where the kit runs (see
+ * `plantOutsideFolder`), so a provider whose `fs` follows the links on the
+ * host leaves its stray file where the kit looks. Removes all of them afterwards.
  */
 export async function checkFsSymlinkEscape(handle: SandboxHandle): Promise<void> {
   const root = scratch('fs-escape')
-  const decoy = `/tmp/conformance-decoy-${randomUUID().slice(0, 8)}`
   const reasons: SandboxPathErrorReason[] = ['escape', 'symlink-escape']
   const rule = (what: string) => `${what} through a symlink that points outside the workspace is refused with SandboxPathError ("escape" or "symlink-escape")`
-  await sh(
-    handle,
-    `mkdir -p ${q(root)} ${q(decoy)} && cd ${q(root)} && ln -s / escape && ln -s /etc/passwd passwd-link && ` +
-      `ln -s ${q(decoy)} decoy-dir && ln -s ${q(`${decoy}/dangling.txt`)} dangling-out`,
-  )
+  const decoy = await plantOutsideFolder(handle, 'conformance-decoy')
   try {
+    await sh(
+      handle,
+      `mkdir -p ${q(root)} && cd ${q(root)} && ln -s / escape && ln -s /etc/passwd passwd-link && ` +
+        `ln -s ${q(decoy.path)} decoy-dir && ln -s ${q(`${decoy.path}/dangling.txt`)} dangling-out`,
+    )
+    const before = { sandbox: await decoy.sandboxSnapshot(), host: decoy.hostSnapshot() }
     await expectSandboxPathError(() => handle.fs.read(`${root}/escape/etc/passwd`), reasons, rule('fs.read of escape/etc/passwd'))
     await expectSandboxPathError(() => handle.fs.read(`${root}/passwd-link`), reasons, rule('fs.read of a link to /etc/passwd'))
     await expectSandboxPathError(() => handle.fs.readBytes(`${root}/passwd-link`), reasons, rule('fs.readBytes of a link to /etc/passwd'))
@@ -84,12 +90,20 @@ export async function checkFsSymlinkEscape(handle: SandboxHandle): Promise<void>
     await expectSandboxPathError(() => handle.fs.write(`${root}/decoy-dir/new.txt`, 'escaped'), reasons, rule('fs.write into a linked folder'))
     await expectSandboxPathError(() => handle.fs.write(`${root}/dangling-out`, 'escaped'), reasons, rule('fs.write to a dangling link'))
     await expectSandboxPathError(() => handle.fs.mkdir(`${root}/decoy-dir/sub`), reasons, rule('fs.mkdir inside a linked folder'))
-    const leaked = await sh(handle, `ls -A ${q(decoy)}`)
-    if (leaked.stdout.trim() !== '') {
-      violation('a refused write through an outward symlink leaves nothing outside the workspace', `found ${JSON.stringify(leaked.stdout.trim())} in ${decoy}`)
+    const sandboxAfter = await decoy.sandboxSnapshot()
+    if (sandboxAfter !== before.sandbox) {
+      violation('a refused write through an outward symlink leaves nothing outside the workspace', `the decoy folder ${decoy.path} inside the sandbox now holds ${JSON.stringify(sandboxAfter.trim())}`)
+    }
+    const hostAfter = decoy.hostSnapshot()
+    if (hostAfter !== before.host) {
+      violation(
+        'a refused write through an outward symlink leaves nothing outside the workspace',
+        `the decoy folder ${decoy.path} on the host where the kit runs now holds ${JSON.stringify(hostAfter.trim())} (the provider's fs followed the link on the host)`,
+      )
     }
   } finally {
-    await sh(handle, `cd ${q(root)} && rm -f escape passwd-link decoy-dir dangling-out && rm -rf ${q(decoy)}`)
+    await handle.process.exec(`cd ${q(root)} && rm -f escape passwd-link decoy-dir dangling-out`).catch(() => undefined)
+    await decoy.remove()
   }
 }
 

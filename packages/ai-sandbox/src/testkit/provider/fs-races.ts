@@ -7,17 +7,22 @@
  * or device is refused (`special-file`) without hanging, a file with other
  * hard links is not read (`hard-link`) and a write replaces it without
  * touching the other link, and a read over the provider's size bound throws
- * `SandboxLimitError` `file-too-large`. The canary lives under `/tmp` with a
- * fresh name and is removed afterwards, as is every planted link.
+ * `SandboxLimitError` `file-too-large`. The canary is a fresh
+ * `/tmp/conformance-canary-<hex>` made both inside the sandbox (through
+ * `exec`) and on the host where the kit runs (with `node:fs`), so an escape
+ * is seen whether the provider's `fs` resolves paths inside the sandbox or on
+ * the host (a bind-mount provider); both copies are removed afterwards, as is
+ * every planted link.
  */
-import { randomUUID } from 'node:crypto'
-import { describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import { SandboxError } from '../../contracts/errors.js'
 import type { SandboxHandle } from '../../contracts/handle.js'
-import { describeError, expectSandboxPathError, violation, within } from './assert.js'
+import { annotateForeignError, describeError, expectSandboxPathError, violation, within } from './assert.js'
 import { conformanceCase, skippedCase } from './context.js'
 import type { ProviderConformanceContext } from './context.js'
 import { q, scratch, sh } from './io.js'
+import { changedLines, HOST_COPY_MARKER, HOST_COPY_SUFFIX, plantOutsideFolder } from './outside.js'
+import type { OutsideFolder } from './outside.js'
 
 /** The host operations raced against a directory swap. */
 export type FsRaceOperation = 'read' | 'write' | 'list' | 'remove' | 'mkdir' | 'exec-cwd'
@@ -27,8 +32,16 @@ export const FS_RACE_OPERATIONS: readonly FsRaceOperation[] = ['read', 'write', 
 
 /** What one race run counted. */
 export interface FsRaceOutcome {
-  /** Calls that reached the outside canary: returned its data, or changed it. Must be 0. */
+  /** Calls that reached the outside folder, either copy: returned its data, or changed it. Must be 0. */
   readonly escapes: number
+  /** Of {@link FsRaceOutcome.escapes}: those that reached the copy inside the sandbox (planted through `exec`). */
+  readonly sandboxEscapes: number
+  /** Of {@link FsRaceOutcome.escapes}: those that reached the copy on the host where the kit runs (planted with `node:fs`). */
+  readonly hostEscapes: number
+  /** `true` when the sandbox and the host see one outside folder (its `/tmp` is the host's); then every escape counts as a host one. */
+  readonly sharedOutside: boolean
+  /** The outside folder's absolute path (both copies), e.g. `/tmp/conformance-canary-1a2b3c4d`; removed by the time this is returned. */
+  readonly outsidePath: string
   /** Calls that resolved (inside the workspace). */
   readonly succeeded: number
   /** Calls refused with a sandbox error (the path was mid-swap). */
@@ -38,93 +51,124 @@ export interface FsRaceOutcome {
 /** How long one raced call may take before it counts as a hang, ms. */
 const RACE_CALL_BOUND_MS = 15_000
 
+/** Content of the outside folder's `f.txt`; the host's copy reads `outside (host copy)`. */
+const OUTSIDE_TEXT = 'outside'
+
 /**
  * Race `operation` `iterations` times against a loop that swaps the directory
  * the calls go through for a symlink to an outside canary folder.
  * Needs `exec` and background processes (`spawn`).
  *
+ * The canary is one absolute path (`/tmp/conformance-canary-<hex>`) made
+ * twice: inside the sandbox through `exec`, and on the host where the kit
+ * runs through `node:fs` (see `plantOutsideFolder`). The link the swapper
+ * plants leads to the sandbox's copy for an `fs` that resolves paths inside
+ * the sandbox, and to the host's copy for one that resolves them on the host
+ * (a bind-mount provider), so an escape is seen wherever the provider's `fs`
+ * runs, with no extra round. Both copies are removed afterwards.
+ *
+ * @param handle - A sandbox with `exec` and `spawn`.
+ * @param operation - The host call to race.
  * @param iterations - Host calls to make (the kit uses 30). Default 30.
- * @returns Escapes (must be 0), successes and refusals.
- * @throws AssertionError when a call hangs longer than 15 s or throws a non-sandbox error.
+ * @returns Escapes (must be 0; split by copy), successes and refusals.
+ * @throws AssertionError when a call hangs longer than 15 s, or throws an error that is not a `SandboxError` (named as the contract rule it breaks).
  */
 export async function raceFsOperation(handle: SandboxHandle, operation: FsRaceOperation, iterations = 30): Promise<FsRaceOutcome> {
   const root = scratch('fs-race')
-  const canary = `/tmp/conformance-canary-${randomUUID().slice(0, 8)}`
-  await sh(
-    handle,
-    `mkdir -p ${q(`${root}/d`)} ${q(canary)} && printf inside > ${q(`${root}/d/f.txt`)} && printf outside > ${q(`${canary}/f.txt`)} && : > ${q(`${canary}/canary-only`)} && ` +
-      `i=0; while [ "$i" -lt ${iterations} ]; do : > ${q(`${root}/d`)}/v$i; : > ${q(canary)}/v$i; i=$((i + 1)); done`,
-  )
-  const snapshot = async () => (await sh(handle, `cd ${q(canary)} && ls -A | sort && cat f.txt`)).stdout
-  let escapes = 0
+  const names = Array.from({ length: iterations }, (_, i) => `v${i}`)
+  await sh(handle, `mkdir -p ${q(`${root}/d`)} && printf inside > ${q(`${root}/d/f.txt`)} && cd ${q(`${root}/d`)} && for f in ${names.join(' ')}; do : > "$f"; done`)
+  let canary: OutsideFolder | undefined
+  let reachedSandbox = 0
+  let reachedHost = 0
   let succeeded = 0
   let refused = 0
   try {
-    const before = await snapshot()
-    const swapper = await handle.process.spawn(swapLoop(root, canary))
+    canary = await plantOutsideFolder(handle, 'conformance-canary', { text: { 'f.txt': OUTSIDE_TEXT }, empty: ['canary-only', ...names] })
+    const outside = canary
+    const before = { sandbox: await outside.sandboxSnapshot(), host: outside.hostSnapshot() }
+    const swapper = await handle.process.spawn(swapLoop(root, outside.path))
     try {
       for (let i = 0; i < iterations; i++) {
         const call = raceCall(handle, operation, `${root}/d`, i)
         try {
-          const reachedOutside = await within(call, `fs race: ${operation} #${i} under a directory being swapped for a symlink settles (no hang)`, RACE_CALL_BOUND_MS)
+          const reached = await within(call, `fs race: ${operation} #${i} under a directory being swapped for a symlink settles (no hang)`, RACE_CALL_BOUND_MS)
           succeeded++
-          if (reachedOutside) escapes++
+          if (reached === 'sandbox' && !outside.shared) reachedSandbox++
+          else if (reached !== undefined) reachedHost++
         } catch (error) {
-          if (!SandboxError.isInstance(error)) throw error
+          if (!SandboxError.isInstance(error)) {
+            throw annotateForeignError(error, `fs.${operationLabel(operation)} (raced against a directory swapped for a symlink) resolves or is refused`)
+          }
           refused++
         }
       }
     } finally {
       await swapper.kill('SIGKILL').catch(() => undefined)
     }
-    escapes += diffLines(before, await snapshot())
+    if (!outside.shared) reachedSandbox += changedLines(before.sandbox, await outside.sandboxSnapshot())
+    reachedHost += changedLines(before.host, outside.hostSnapshot())
   } finally {
-    // Also after a failed check: the canary and the planted link never outlive the case.
-    await handle.process.exec(`rm -rf ${q(root)} ${q(canary)}`).catch(() => undefined)
+    // Also after a failed check: the canary copies and the planted link never outlive the case.
+    await handle.process.exec(`rm -rf ${q(root)}`).catch(() => undefined)
+    await canary?.remove()
   }
-  return { escapes, succeeded, refused }
+  return { escapes: reachedSandbox + reachedHost, sandboxEscapes: reachedSandbox, hostEscapes: reachedHost, sharedOutside: canary?.shared ?? false, outsidePath: canary?.path ?? '', succeeded, refused }
 }
 
-/** One raced host call; resolves `true` when its result shows it read the outside canary. */
-async function raceCall(handle: SandboxHandle, operation: FsRaceOperation, dir: string, i: number): Promise<boolean> {
+/** Which copy of the canary a call's result shows it reached. */
+type Reached = 'sandbox' | 'host' | undefined
+
+/** One raced host call; resolves with the canary copy its result shows it read, if any. */
+async function raceCall(handle: SandboxHandle, operation: FsRaceOperation, dir: string, i: number): Promise<Reached> {
   switch (operation) {
-    case 'read':
-      return (await handle.fs.read(`${dir}/f.txt`)) === 'outside'
+    case 'read': {
+      const text = await handle.fs.read(`${dir}/f.txt`)
+      return text === OUTSIDE_TEXT ? 'sandbox' : text === `${OUTSIDE_TEXT}${HOST_COPY_SUFFIX}` ? 'host' : undefined
+    }
     case 'write':
       await handle.fs.write(`${dir}/w${i}.txt`, 'written by the host')
-      return false
+      return undefined
     case 'list':
-      return (await handle.fs.list(dir)).some((entry) => entry.name === 'canary-only')
+      return fromNames((await handle.fs.list(dir)).map((entry) => entry.name))
     case 'remove':
       await handle.fs.remove(`${dir}/v${i}`)
-      return false
+      return undefined
     case 'mkdir':
       await handle.fs.mkdir(`${dir}/m${i}`)
-      return false
+      return undefined
     case 'exec-cwd': {
       const result = await handle.process.exec(`touch e${i} && ls -A`, { cwd: dir })
-      return result.stdout.split('\n').includes('canary-only')
+      return fromNames(result.stdout.split('\n'))
     }
   }
 }
 
-/** Lines that differ between two canary listings (added or removed entries, changed content). */
-function diffLines(before: string, after: string): number {
-  const a = new Set(before.split('\n'))
-  const b = new Set(after.split('\n'))
-  let changed = 0
-  for (const line of a) if (!b.has(line)) changed++
-  for (const line of b) if (!a.has(line)) changed++
-  return changed
+/** A listing of the canary: the host's copy has the marker file. */
+function fromNames(names: readonly string[]): Reached {
+  if (!names.includes('canary-only')) return undefined
+  return names.includes(HOST_COPY_MARKER) ? 'host' : 'sandbox'
 }
 
-/** With exec and spawn: 30 raced calls of `operation` leave the outside canary untouched and never return its data. */
+function operationLabel(operation: FsRaceOperation): string {
+  return operation === 'exec-cwd' ? 'exec({ cwd })' : operation
+}
+
+/** With exec and spawn: 30 raced calls of `operation` leave both copies of the outside canary untouched and never return their data. */
 export async function checkFsRace(handle: SandboxHandle, operation: FsRaceOperation): Promise<void> {
   const outcome = await raceFsOperation(handle, operation, 30)
   if (outcome.escapes !== 0) {
+    const where: string[] = []
+    if (outcome.sandboxEscapes > 0) where.push(`${outcome.sandboxEscapes} of 30 calls reached the outside folder inside the sandbox (${outcome.outsidePath}, planted through exec)`)
+    if (outcome.hostEscapes > 0) {
+      where.push(
+        outcome.sharedOutside
+          ? `${outcome.hostEscapes} of 30 calls reached the outside folder ${outcome.outsidePath} (the sandbox and the host where the kit runs share it)`
+          : `${outcome.hostEscapes} of 30 calls reached the outside folder on the host where the kit runs (${outcome.outsidePath}, made there with node:fs: the provider's fs resolved the symlink on the host)`,
+      )
+    }
     violation(
-      `fs.${operation === 'exec-cwd' ? 'exec({ cwd })' : operation} under a directory swapped for a symlink to an outside folder never reaches that folder`,
-      `${outcome.escapes} of 30 calls reached the outside canary (${outcome.succeeded} resolved, ${outcome.refused} refused)`,
+      `fs.${operationLabel(operation)} under a directory swapped for a symlink to an outside folder never reaches that folder`,
+      `${where.join('; ')} (${outcome.succeeded} resolved, ${outcome.refused} refused)`,
     )
   }
   expect(outcome.succeeded + outcome.refused, 'every raced call settled').toBe(30)
@@ -232,7 +276,7 @@ export function registerFsRaceConformance(getContext: () => ProviderConformanceC
       skippedCase('fs: symlink-swap races', 'needs a background swapper process (capabilities().backgroundProcesses is false)')
     }
     run('a FIFO is refused for read and write without blocking (special-file)', checkFsFifoRefused)
-    it('a device file is refused for read and write (special-file)', (test) => checkFsDeviceRefused(sandbox(), (reason) => test.skip(reason)), ctx.timeoutMs)
+    conformanceCase(ctx, 'a device file is refused for read and write (special-file)', (test) => checkFsDeviceRefused(sandbox(), (reason) => test.skip(reason)))
     run('a hard-linked file is not read, and a write replaces it without touching the other link', checkFsHardLink)
     run('a read over the size bound throws SandboxLimitError file-too-large', checkFsReadLimit)
   })

@@ -6,7 +6,7 @@
  * size bound in `fs-races.ts`. Every check works in its own scratch folder, so all of them
  * can share one sandbox.
  */
-import { describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { SandboxWatchEvent } from '../../contracts/fs.js'
 import type { SandboxHandle } from '../../contracts/handle.js'
 import { describeError, violation, within } from './assert.js'
@@ -205,16 +205,16 @@ export function registerFsConformance(getContext: () => ProviderConformanceConte
     run('rename moves files and directories', checkFsRename)
     run('exists is true for files and folders, false when missing', checkFsExists)
     // lstat is an optional member, known only once a handle exists: skip at run time, naming why.
-    it('lstat reports type, size, mode and mtime', (test) => {
+    conformanceCase(ctx, 'lstat reports type, size, mode and mtime', (test) => {
       const handle = sandbox()
       if (!handle.fs.lstat) test.skip('fs.lstat is not implemented (optional member)')
       return checkFsLstat(handle)
-    }, ctx.timeoutMs)
-    it('watch reports create/change and delete', (test) => {
+    })
+    conformanceCase(ctx, 'watch reports create/change and delete', (test) => {
       const handle = sandbox()
       if (!handle.fs.watch) test.skip('fs.watch is not implemented (optional member)')
       return checkFsWatch(handle)
-    }, ctx.timeoutMs)
+    })
     if (ctx.capabilities.exec) run('symlinks: list/lstat describe them, dangling links exist', checkFsSymlinkMetadata)
     else skippedCase('fs: symlink metadata', 'needs exec to create symlinks (capabilities().exec is false)')
     registerFsPathConformance(getContext, sandbox)

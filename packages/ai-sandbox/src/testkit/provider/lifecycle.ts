@@ -6,7 +6,7 @@
  * context, so they are destroyed after the test whatever happens.
  */
 import { randomUUID } from 'node:crypto'
-import { describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { SandboxHandle } from '../../contracts/handle.js'
 import { describeError, violation } from './assert.js'
 import { conformanceCase, skippedCase } from './context.js'
@@ -14,6 +14,12 @@ import type { ProviderConformanceContext } from './context.js'
 import { q, sh, workspaceIO } from './io.js'
 import type { WorkspaceIO } from './io.js'
 import { checkDestroyStopsEscapedChildren, hasSetsid } from './cancel.js'
+
+/**
+ * The rule of `SandboxProcess.spawn` the kit relies on: its promise resolves
+ * once the process runs (a later `exec` sees it), not when it is queued.
+ */
+export const SPAWN_RUNNING_RULE = 'process.spawn() resolves once the process runs (not when it is queued), so an exec right after it sees the process'
 
 /** `create()` returns a handle with a non-empty `id`, `provider === provider.name` and an absolute `workspaceRoot`. */
 export async function checkCreateIdentity(ctx: ProviderConformanceContext): Promise<void> {
@@ -106,7 +112,12 @@ export async function checkDestroyStopsProcesses(ctx: ProviderConformanceContext
   }
   const before = await sh(handle, findProcessesScript(marker))
   if (before.stdout.trim() === 'no-proc') return
-  expect(before.stdout.trim(), 'conformance setup: the tagged background loop is visible in /proc inside the sandbox').not.toBe('')
+  if (before.stdout.trim() === '') {
+    violation(
+      ctx.capabilities.backgroundProcesses ? SPAWN_RUNNING_RULE : 'process.exec of `loop &` leaves the background loop running, visible to a later exec',
+      `right after it, no process with ${marker} in its command line was found in /proc inside the sandbox (the kit's check of destroy() needs it running first)`,
+    )
+  }
   await handle.destroy()
   const observer = await ctx.create()
   const after = await sh(observer, findProcessesScript(marker))
@@ -114,6 +125,32 @@ export async function checkDestroyStopsProcesses(ctx: ProviderConformanceContext
   // The kit's own cleanup, before the failure is reported: a failing case leaks nothing.
   if (left.length > 0) await observer.process.exec(`kill -KILL ${left.map(q).join(' ')} 2>/dev/null; true`).catch(() => undefined)
   expect(after.stdout.trim(), 'handle.destroy() stops every process of the sandbox: these pids of the destroyed sandbox still run').toBe('')
+}
+
+/**
+ * With a `listResources` hook: `handle.destroy()` and `provider.destroy({ id })`
+ * each leave none of the sandbox's own resources (a container, a folder, a
+ * process). Lists before two creates, after them (something new must show,
+ * else the hook cannot see a sandbox and the check would prove nothing), and
+ * after destroying one through its handle and one through the provider.
+ *
+ * @param ctx - The run's context; does nothing useful without `ctx.listResources`.
+ * @throws AssertionError naming the rule and the resources left, or the hook that lists nothing new after create().
+ */
+export async function checkDestroyLeavesNoResources(ctx: ProviderConformanceContext): Promise<void> {
+  const list = ctx.listResources
+  if (!list) return violation('conformance setup: checkDestroyLeavesNoResources needs the listResources hook', 'the context was made without listResources')
+  const before = new Set(await list())
+  const viaHandle = await ctx.create()
+  const viaProvider = await ctx.create()
+  const made = (await list()).filter((resource) => !before.has(resource))
+  if (made.length === 0) {
+    violation('conformance setup: listResources() lists the resources of a new sandbox', 'after two create() calls it listed nothing that was not there before, so it cannot show what destroy() leaves')
+  }
+  await attempt('handle.destroy() resolves', () => viaHandle.destroy())
+  await attempt('provider.destroy({ id }) of a live sandbox resolves', () => ctx.provider.destroy({ id: viaProvider.id }))
+  const left = (await list()).filter((resource) => !before.has(resource))
+  expect(left, "handle.destroy() and provider.destroy({ id }) remove everything the provider made for the sandbox: listResources() still lists these").toEqual([])
 }
 
 /** Register the lifecycle group. */
@@ -125,6 +162,8 @@ export function registerLifecycleConformance(getContext: () => ProviderConforman
     run('destroy is idempotent and a destroyed sandbox does not resume', checkDestroyIsIdempotent)
     run('provider.destroy removes a live sandbox', checkProviderDestroy)
     run('resume of an unknown id returns null', checkResumeUnknownId)
+    if (ctx.listResources) run("destroy leaves none of the provider's resources (listResources)", checkDestroyLeavesNoResources)
+    else skippedCase('lifecycle: destroy leaves no resources', 'no listResources hook was given, so the kit cannot see what of the provider is left')
     if (!ctx.capabilities.fs && !ctx.capabilities.exec) {
       skippedCase('lifecycle: file checks', 'the provider has neither fs nor exec, so the workspace cannot be inspected')
       return
@@ -134,15 +173,11 @@ export function registerLifecycleConformance(getContext: () => ProviderConforman
     run('resume of a live sandbox sees the same files', checkResumeLiveSandbox)
     if (ctx.capabilities.exec) {
       run('destroy stops every process of the sandbox', checkDestroyStopsProcesses)
-      it(
-        'destroy stops every process of ( setsid sleep & ) ; sleep, whose setsid child\'s parent already exited, also after cd /',
-        async ({ skip }) => {
-          const probe = await getContext().create()
-          if (!(await hasSetsid(probe))) skip('setsid not found in the sandbox')
-          await checkDestroyStopsEscapedChildren(getContext())
-        },
-        ctx.timeoutMs,
-      )
+      conformanceCase(ctx, 'destroy stops every process of ( setsid sleep & ) ; sleep, whose setsid child\'s parent already exited, also after cd /', async ({ skip }) => {
+        const probe = await getContext().create()
+        if (!(await hasSetsid(probe))) skip('setsid not found in the sandbox')
+        await checkDestroyStopsEscapedChildren(getContext())
+      })
     } else skippedCase('lifecycle: destroy stops processes', 'the process probe uses exec, and capabilities().exec is false')
   })
 }

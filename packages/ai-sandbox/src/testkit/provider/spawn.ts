@@ -9,7 +9,7 @@
  * gone: it has exited). When a kill check fails, the kit SIGKILLs the pids
  * the job recorded before reporting it, so a failing case leaks nothing.
  */
-import { describe, expect, it } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { SandboxHandle } from '../../contracts/handle.js'
 import type { SpawnedProcess } from '../../contracts/process.js'
 import { describeError, violation, within } from './assert.js'
@@ -213,24 +213,16 @@ export function registerSpawnConformance(getContext: () => ProviderConformanceCo
       if (caps.exec) {
         run('ends when the shell exits though a background child holds its output; kill() still stops that child', checkSpawnEndsWhenShellExits)
         run('kill() stops the job and every process it started', checkSpawnKillJob)
-        it(
-          'kill() also stops a child that left the process group with setsid',
-          async ({ skip }) => {
-            const handle = sandbox()
-            if ((await handle.process.exec('command -v setsid')).exitCode !== 0) skip('setsid not found in the sandbox')
-            await checkSpawnKillSetsidChild(handle)
-          },
-          ctx.timeoutMs,
-        )
-        it(
-          'kill() stops every process of ( setsid sleep & ) ; sleep, whose setsid child\'s parent already exited, also after cd /',
-          async ({ skip }) => {
-            const handle = sandbox()
-            if (!(await hasSetsid(handle))) skip('setsid not found in the sandbox')
-            await checkSpawnKillStopsEscapedChild(handle)
-          },
-          ctx.timeoutMs,
-        )
+        conformanceCase(ctx, 'kill() also stops a child that left the process group with setsid', async ({ skip }) => {
+          const handle = sandbox()
+          if ((await handle.process.exec('command -v setsid')).exitCode !== 0) skip('setsid not found in the sandbox')
+          await checkSpawnKillSetsidChild(handle)
+        })
+        conformanceCase(ctx, 'kill() stops every process of ( setsid sleep & ) ; sleep, whose setsid child\'s parent already exited, also after cd /', async ({ skip }) => {
+          const handle = sandbox()
+          if (!(await hasSetsid(handle))) skip('setsid not found in the sandbox')
+          await checkSpawnKillStopsEscapedChild(handle)
+        })
       } else skippedCase('spawn: kill leaves nothing behind, ends with the shell', 'the leftover-pid probe uses exec, and capabilities().exec is false')
     }
   })
