@@ -46,13 +46,18 @@ describeInBrowser('examples/sandbox-web --docker in chromium', { docker: true },
     await page.context().close()
   }, RUN_MS + 60_000)
 
-  it('Stop removes the run container and the record is aborted', async () => {
+  it('Stop removes the run container and the record is aborted, after the diff was taken inside it', async () => {
     const page = await openThread(browser, server, `docker-stop-${Date.now()}`)
     const runId = await startTask(page)
     await page.waitForSelector('[data-tool-call-id=toolu_web_2_edit]', { timeout: RUN_MS })
     expect(await containers()).toHaveLength(1)
     await page.click('[data-testid=stop]')
     await waitForStatus(page, 'aborted')
+    // The cancel route diffed the workspace inside the container before it went (the edit had not landed yet: nothing changed).
+    await page.waitForSelector('[data-testid=run-stopped]')
+    const captured = await server.api(`/api/runs/${runId}/changes`)
+    expect(captured.status).toBe(200)
+    expect(((await captured.json()) as { files: unknown[] }).files).toEqual([])
     await expect.poll(containers, { timeout: 30_000, interval: 500 }).toEqual([])
     const runs = ((await (await server.api('/api/status')).json()) as { runs: { runId: string; status: string }[] }).runs
     expect(runs.find((run) => run.runId === runId)?.status).toBe('aborted')

@@ -173,6 +173,7 @@ describeInBrowser('examples/sandbox-web in chromium', {}, () => {
     expect(await page.$('[data-testid=run-error]')).toBeNull()
     await page.waitForSelector('[data-testid=diff][data-captured=true]', { timeout: 10_000 })
     expect(await page.textContent('[data-testid=diff] .diff[data-path="math.js"]')).toContain('+export function multiply(a, b) {')
+    expect(await page.textContent('[data-testid=run-stopped]')).toContain('Changes shows what it had changed')
     const captured = (await (await server.api(`/api/runs/${runId}/changes`)).json()) as { files: { path: string }[] }
     expect(captured.files.map((file) => file.path)).toContain('math.js')
     expect(await page.getAttribute('[data-testid=elapsed]', 'data-final')).toBe('true')

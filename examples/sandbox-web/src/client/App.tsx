@@ -120,7 +120,7 @@ function RunView({ view, sampleFiles }: { view: RunViewState; sampleFiles: strin
         </button>
       </div>
       <div className="columns" data-pane={pane}>
-        <TranscriptView transcript={view.transcript} ended={ended} stopped={stopped} />
+        <TranscriptView transcript={view.transcript} ended={ended} stopped={stopped ? { changedFiles: view.stopped?.files.length } : undefined} />
         <aside>
           <FileTree sampleFiles={sampleFiles} files={view.transcript.files} />
           <DiffView diffs={diffs} captured={view.transcript.diffs.length === 0 ? view.stopped : undefined} />
@@ -201,8 +201,11 @@ function Clipped({ text, ...props }: { text: string } & ComponentProps<'pre'>) {
   )
 }
 
-/** `ended`: the run is over, so a tool call without a result will never get one (the run was stopped or failed). */
-function TranscriptView({ transcript, ended, stopped }: { transcript: Transcript; ended: boolean; stopped: boolean }) {
+/**
+ * `ended`: the run is over, so a tool call without a result will never get one (the run was stopped or failed).
+ * `stopped`: the user stopped it; `changedFiles` counts the files of the diff captured at the Stop (`undefined`: none, or not loaded yet).
+ */
+function TranscriptView({ transcript, ended, stopped }: { transcript: Transcript; ended: boolean; stopped: { changedFiles: number | undefined } | undefined }) {
   return (
     <section className="transcript" data-testid="transcript">
       {transcript.items.map((item) => {
@@ -232,7 +235,8 @@ function TranscriptView({ transcript, ended, stopped }: { transcript: Transcript
       })}
       {stopped ? (
         <p className="stopped" data-testid="run-stopped">
-          Stopped. The agent was stopped before it finished; the Changes panel shows what it had changed by then.
+          Stopped before the agent finished.
+          {stopped.changedFiles === undefined ? '' : stopped.changedFiles === 0 ? ' It had changed no files by then.' : ' Changes shows what it had changed by then.'}
         </p>
       ) : (
         transcript.end?.kind === 'error' && (
