@@ -14,6 +14,7 @@ import {
   harnessOptionFields,
   harnessSystemPrompt,
   credentialOptionAdvice,
+  declareHarnessPromptLimit,
   parseOptions,
   harnessCliEnv,
   runHarness,
@@ -86,6 +87,14 @@ const optionsSchema = z
   })
   .strict()
 
+/**
+ * Claude Code 2.1.332 refuses a prompt of about 2.92 to 2.95 million characters or more with "Prompt is too long"
+ * (measured for every model alias, ASCII and two-byte text alike: the count is characters, not bytes). Beyond 3 million
+ * no text gets through, so withSandbox refuses such a request before a sandbox boots; between the CLI's own bound and this
+ * one the CLI refuses it and the run ends with the same `prompt_too_large` code.
+ */
+const CLAUDE_CODE_PROMPT_LIMIT = { maxPromptChars: 3_000_000, source: 'Claude Code refuses about 2.9 million characters as "Prompt is too long"' }
+
 const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@/[\]-]*$/
 /** A Claude Code session id (a UUID; other id forms allowed): never starts with `-`, so the CLI cannot read it as a flag. */
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
@@ -103,6 +112,7 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
  */
 export function claudeCodeText(model: string, options: ClaudeCodeOptions = {}): ClaudeCodeTextAdapter {
   parseOptions(z.string().regex(MODEL, 'expected a model alias such as "sonnet" or a model id such as "claude-sonnet-4-5"'), model, 'claudeCodeText.model')
+  declareHarnessPromptLimit('claude-code', CLAUDE_CODE_PROMPT_LIMIT)
   const config = parseOptions(optionsSchema, options, 'claudeCodeText.options', credentialOptionAdvice('claudeCodeText', ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN'])) as ClaudeCodeOptions
 
   return {

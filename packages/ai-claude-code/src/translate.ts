@@ -213,7 +213,13 @@ export function createClaudeCodeTranslator(options: ClaudeCodeTranslatorOptions)
     const maxTurns = line.subtype === 'error_max_turns'
     const error = !maxTurns && (line.is_error === true || (typeof line.subtype === 'string' && line.subtype.startsWith('error')))
     if (error) {
-      const code = line.api_error_status ? `api_error_${line.api_error_status}` : line.subtype && line.subtype !== 'success' ? line.subtype : 'cli_error'
+      const code = line.api_error_status
+        ? `api_error_${line.api_error_status}`
+        : promptTooLong(line)
+          ? 'prompt_too_large'
+          : line.subtype && line.subtype !== 'success'
+            ? line.subtype
+            : 'cli_error'
       return [...denials, runError(resultErrorMessage(line), code)]
     }
     const usage = usageOf(line.usage, line.total_cost_usd)
@@ -386,13 +392,21 @@ function cliNotFound(exitCode: number, stderrTail: string): boolean {
   return exitCode === COMMAND_NOT_FOUND || exitCode === 126 || /(^|\n)(sh|bash|\S*sh): .*(not found|No such file or directory|Permission denied)/.test(stderrTail)
 }
 
+/** Claude Code's refusal to bypass permissions as root, on stderr. */
+const ROOT_REFUSAL = /cannot be used with root\/sudo privileges/i
+/** What to do about it (docs/adapters/claude-code.md, "Policy"). */
+const ROOT_ADVICE =
+  'The agent runs as root and the policy allows everything (permission mode bypassPermissions), which Claude Code refuses outside a sandbox it knows is isolated. ' +
+  'Run the app (or the sandbox user) as a user other than root, use a provider that isolates (dockerSandbox sets IS_SANDBOX=1 for you), ' +
+  "or, knowing that it tells the CLI it is isolated when it runs on your machine, pass claudeCodeText(model, { env: { IS_SANDBOX: '1' } })."
+
 function exitMessage(exit: ClaudeCodeExit, notFound: boolean): string {
   const tail = exit.stderrTail.trim().split('\n').slice(-20).join('\n')
   if (notFound) {
     return 'The claude CLI was not found in the sandbox. Install it in the workspace setup (e.g. `npm install -g @anthropic-ai/claude-code`), bake it into the sandbox image, or pass claudeCodeText(model, { executable }) with its path.' + (tail ? `\n${tail}` : '')
   }
   const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`
-  return `Claude Code ${how} without a result line.${tail ? `\n${tail}` : ' It wrote nothing to stderr.'}`
+  return `Claude Code ${how} without a result line.${tail ? `\n${tail}` : ' It wrote nothing to stderr.'}${ROOT_REFUSAL.test(tail) ? `\n${ROOT_ADVICE}` : ''}`
 }
 
 function finishReason(stop: string | null | undefined): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
@@ -430,4 +444,9 @@ function usageOf(usage: ClaudeUsage | undefined, cost: number | undefined): Toke
 /** A token count the CLI reported, or `undefined` when it is missing or not a count. */
 function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined
+}
+
+/** The CLI refused the prompt before asking the model: its result says "Prompt is too long" (terminal reason `blocking_limit`). */
+function promptTooLong(line: ClaudeLine): boolean {
+  return typeof line.result === 'string' && /^prompt is too long/i.test(line.result)
 }

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { ModelMessage, StreamChunk } from '@tanstack/ai'
 import { CLAUDE_CODE_INIT_EVENT, CLAUDE_CODE_SESSION_EVENT, claudeCodeText, type ClaudeCodeOptions } from '@tanstack/ai-claude-code'
-import { defineSandbox, SandboxConfigError, SandboxError, type SandboxDefinition, type SandboxProvider } from '@tanstack/ai-sandbox'
+import { defineSandbox, PromptTooLargeError, SandboxConfigError, SandboxError, type SandboxDefinition, type SandboxProvider } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { claudeBinary, conversationOf, makeClaudeHome, startFakeModel, userTexts, type ClaudeHome, type FakeModel } from '../src/aimock.js'
 import { ofType, processesMatching, processesWithHome, recording, runClaude, waitFor } from './helpers/run-claude.js'
@@ -260,6 +260,32 @@ describe('bad input', () => {
     const out = await runClaude({ adapter: claudeCodeText('claude-nope-1', options), sandbox: sandboxFor('cc-bad-model', 't-bad-model'), threadId: 't-bad-model', messages: [user('Hello?')] })
     expect(out.error?.message).toContain('claude-nope-1')
     expect(out.error?.code).toBe('api_error_404')
+  })
+
+  it("refuses a prompt beyond Claude Code's limit before any sandbox exists, and gives the CLI's own refusal the same code", async () => {
+    const { model, options } = await setup('text.json')
+    const sandbox = sandboxFor('cc-huge', 't-huge')
+    const thrown = await runClaude({ adapter: claudeCodeText('sonnet', options), sandbox, threadId: 't-huge', messages: [user('a'.repeat(3_000_001))] }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(PromptTooLargeError.isInstance(thrown), String(thrown)).toBe(true)
+    expect(thrown).toMatchObject({ code: 'prompt_too_large', reason: 'prompt-too-large', harness: 'claude-code', promptChars: 3_000_001, maxPromptChars: 3_000_000 })
+    expect((await sandbox.fallbackInstances.get(sandbox.key({ threadId: 't-huge', runId: '' }))) ?? null, 'no sandbox was created').toBeNull()
+    expect(readdirSync(root), 'no sandbox folder either').toEqual([])
+    // Under our bound but over the CLI's own (about 2.92 million characters on 2.1.332): the CLI refuses it without asking the model.
+    const out = await runClaude({ adapter: claudeCodeText('sonnet', options), sandbox, threadId: 't-huge', messages: [user('a'.repeat(2_990_000))] })
+    expect(out.error).toMatchObject({ code: 'prompt_too_large', message: expect.stringMatching(/Prompt is too long/) })
+    expect(model.requests()).toHaveLength(0)
+  })
+
+  it.skipIf(process.getuid?.() !== 0)('tells a root user on local-process how to get past the CLI refusing to bypass permissions (needs root: CI runs as root)', async () => {
+    const { options } = await setup('text.json')
+    const { IS_SANDBOX: _dropped, ...env } = options.env as Record<string, string>
+    const out = await runClaude({ adapter: claudeCodeText('sonnet', { ...options, env }), sandbox: sandboxFor('cc-root', 't-root'), threadId: 't-root', messages: [user('Say hello')] })
+    expect(out.error?.code).toBe('cli_exit')
+    expect(out.error?.message).toMatch(/cannot be used with root\/sudo privileges/)
+    expect(out.error?.message).toMatch(/user other than root.*dockerSandbox sets IS_SANDBOX=1.*env: \{ IS_SANDBOX: '1' \}/s)
   })
 
   it('reports a CLI that exits without a result line, with its exit code and stderr', async () => {

@@ -31,6 +31,7 @@ import { readJournalNdjson, type JournalOptions } from './journaled-spawn.js'
 import { buildHarnessPrompt } from './build-prompt.js'
 import { guardHarnessRun, type GuardHarnessRunOptions, type HarnessRunContext } from './guard-harness-run.js'
 import { harnessRunError } from './harness-run-error.js'
+import { promptTooLarge } from './prompt-limit.js'
 import { createOpenToolCalls } from './open-tool-calls.js'
 import { createRunScopedIdGen } from './run-scoped-id.js'
 import { DEFAULT_MAX_LINE_BYTES, spawnNdjson } from './spawn-ndjson.js'
@@ -332,6 +333,9 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext, jo
   if (!attaching && prompt.trim() === '') {
     return yield harnessRunError(runId, threadId, `${harness}: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().`, 'no_prompt')
   }
+  // withSandbox checked this before the sandbox existed; a run whose sandbox came another way is checked here.
+  const tooLarge = attaching ? undefined : promptTooLarge(harness, options.messages as ModelMessage[])
+  if (tooLarge) return yield harnessRunError(runId, threadId, tooLarge.message, tooLarge.code)
 
   const requestSignal = (options.request as RequestInit | undefined)?.signal ?? undefined
   const timeout = input.timeoutMs ? AbortSignal.timeout(input.timeoutMs) : undefined

@@ -53,6 +53,7 @@ import { provideSandbox, provideSandboxRunChunks, SandboxCapability, SandboxRunC
 import { createRunChunks, SANDBOX_FLUSH_EVENT, type RunChunks } from './run-chunks.js'
 import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
 import { endJournaledRun } from '../harness/journal-run-end.js'
+import { assertPromptWithinLimit } from '../harness/prompt-limit.js'
 import { assertValidRunId } from '../contracts/run-id.js'
 import { isLockProbe, isUndetachedRunLister } from '../reaper/orphans.js'
 import type { PumpEnd } from '../durability/run-outcome.js'
@@ -204,6 +205,7 @@ const optionsSchema = z
  * @param sandbox - A definition from `defineSandbox`.
  * @param options - Optional `instances` and `locks` stores; `runs` + `durability` (+ `detachOnDisconnect`, default `true`) for durable runs.
  * @throws SandboxConfigError for invalid options (at call time), naming the field.
+ * @throws PromptTooLargeError `prompt-too-large` (from the run's setup, before any record, lease or sandbox exists) when the latest user message is longer than the limit the adapter declared with `declareHarnessPromptLimit` (Claude Code: 3,000,000 characters).
  * @throws InvalidRunIdError `invalid-run-id` (from the run's setup, before any lease, sandbox, journal or baseline exists) for a durable run whose `chat({ runId })` breaks the run-id rule of `assertValidRunId`.
  * @example
  * ```ts
@@ -518,6 +520,8 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       const ensureCtx = { threadId: ctx.threadId, runId: ctx.runId, ...(tenant ? { tenant } : {}) }
       const key = sandbox.key(ensureCtx)
       let owner: RunOwner | undefined
+      // A prompt the agent CLI must refuse fails before any record, lease or sandbox exists (an attach sends none).
+      if (!durable?.run.attach) assertPromptWithinLimit(ctx.provider, ctx.messages)
       if (durable) {
         // Before any lease, sandbox, journal or baseline exists under the id: one the journal would refuse fails here.
         assertValidRunId(ctx.runId, 'chat({ runId })')

@@ -14,7 +14,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { chat, defineChatMiddleware, InMemoryRunStore, memoryStream, requestRunCancel, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
 import { PendingTurnCapability, providePendingTurn } from '@tanstack/ai/adapter-internals'
-import { SandboxConfigError, withSandbox, type SandboxProvider } from '../../src/index.js'
+import { declareHarnessPromptLimit, PromptTooLargeError, SandboxConfigError, withSandbox, type SandboxProvider } from '../../src/index.js'
 import { agentAdapter, alive, chatOptions, drive, sandboxLab, waitFor, warnings } from './durability-helpers.js'
 
 vi.setConfig({ testTimeout: 15_000 })
@@ -135,6 +135,26 @@ describe('a durable run is visible while its sandbox boots', () => {
     expect(thrown).toMatchObject({ field: 'chat.runId', message: expect.stringMatching(/has ended already.*needs a new id/) })
     expect(agent.calls()).toBe(0)
     expect(await runs.get(runId)).toMatchObject({ status: 'completed' })
+  })
+
+  it('refuses a prompt longer than the adapter declared before any record, lease or sandbox exists (PromptTooLargeError)', async () => {
+    const { lab, inCreate, letGo } = slowLab('huge-prompt')
+    labs.push(lab)
+    letGo()
+    const runs = new InMemoryRunStore()
+    const agent = agentAdapter({ turns: ['text'] })
+    // Its own adapter name: a declared limit holds for every adapter of that name ('Do the work' has 11 characters).
+    const adapter = { ...agent.adapter, name: 'huge-prompt-agent' }
+    declareHarnessPromptLimit(adapter.name, { maxPromptChars: 10, source: 'a test limit' })
+    let created = false
+    void inCreate.then(() => (created = true))
+    const runId = 'run-huge-prompt'
+    const { thrown } = await drive({ adapter, middleware: [withSandbox(lab.sandbox('huge-prompt'), { runs, durability: { adapter: memoryStream({ runId }) } })], runId, threadId: 'thread-huge', logger: warnings().logger })
+    expect(PromptTooLargeError.isInstance(thrown), String(thrown)).toBe(true)
+    expect(thrown).toMatchObject({ code: 'prompt_too_large', promptChars: 11, maxPromptChars: 10, message: expect.stringMatching(/11 characters.*at most 10 \(a test limit\)/) })
+    expect(agent.calls()).toBe(0)
+    expect(created, 'no sandbox was created').toBe(false)
+    expect(await runs.get(runId), 'no run record either').toBeNull()
   })
 
   it.each([
