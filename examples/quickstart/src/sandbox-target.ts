@@ -11,7 +11,7 @@
 import { createServer } from 'node:net'
 import { basename, join } from 'node:path'
 import type { SandboxProvider } from '@tanstack/ai-sandbox'
-import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
+import { dockerHostAccess, dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import Docker from 'dockerode'
 import { DemoError } from './errors.js'
@@ -99,7 +99,7 @@ export async function resolveSandboxTarget(input: SandboxTargetInput): Promise<S
     executable: CONTAINER_CLI,
     home: '/tmp/quickstart/home', // in the container: gone with it
     tmp: '/tmp/quickstart/tmp',
-    modelListen: (await bridgeHostAddress(docker)) ?? '0.0.0.0',
+    modelListen: (await hostListenAddress(docker)) ?? '0.0.0.0',
     modelHost: 'host.docker.internal',
     cleanup: async () => {
       await pruneDockerSandboxes({ docker, labels }).catch(() => undefined) // best effort: the sandbox's own destroy already ran
@@ -124,26 +124,16 @@ async function checkEngine(docker: Docker, image: string): Promise<void> {
 }
 
 /**
- * The address of this machine on Docker's default bridge (172.17.0.1 on a
- * default engine), which a bridged container reaches as host.docker.internal.
- * Listening there instead of on 0.0.0.0 keeps the mock off every other
- * network. The engine reports the bridge's gateway or (20.10) only its
- * subnet, whose first address the bridge has; a trial bind proves it is ours.
+ * Where the model must listen for the sandbox to reach it as
+ * host.docker.internal, known before the sandbox exists (`dockerHostAccess`:
+ * the default bridge's gateway, 172.17.0.1 on a default engine). Listening
+ * there instead of on 0.0.0.0 keeps the mock off every other network. A trial
+ * bind proves the address is this machine's.
  * @returns The address, or `undefined` when it is not this machine's (Docker Desktop, a remote engine): then listen on 0.0.0.0.
  */
-async function bridgeHostAddress(docker: Docker): Promise<string | undefined> {
-  const network = (await docker.getNetwork('bridge').inspect().catch(() => undefined)) as { IPAM?: { Config?: { Gateway?: string; Subnet?: string }[] } } | undefined
-  const candidates = (network?.IPAM?.Config ?? []).map((config) => config.Gateway ?? firstAddress(config.Subnet)).filter((address): address is string => address !== undefined)
-  for (const address of candidates) if (await canListen(address)) return address
-  return undefined
-}
-
-/** `172.17.0.0/16` → `172.17.0.1`; `undefined` for anything but an IPv4 subnet. */
-function firstAddress(subnet: string | undefined): string | undefined {
-  const match = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/\d+$/.exec(subnet ?? '')
-  if (!match) return undefined
-  const value = ((Number(match[1]) << 24) | (Number(match[2]) << 16) | (Number(match[3]) << 8) | Number(match[4])) + 1
-  return [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255].join('.')
+async function hostListenAddress(docker: Docker): Promise<string | undefined> {
+  const access = await dockerHostAccess({ docker }).catch(() => undefined)
+  return access && (await canListen(access.listenAddress)) ? access.listenAddress : undefined
 }
 
 function canListen(address: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 /**
  * Public entry of `@tanstack/ai-sandbox-docker`: the factory, its config
- * types, the capability flags, the label names and the janitor. Internals
+ * types, the capability flags, the label names, the host address before a
+ * sandbox exists (`dockerHostAccess`) and the janitor. Internals
  * (the job wrapper, the fs script, the demultiplexer) are
  * deliberately not exported.
  */
@@ -12,5 +13,7 @@ export { DOCKER_CAPABILITIES } from './capabilities.js'
 export { LABEL as DOCKER_SANDBOX_LABELS } from './labels.js'
 export { SNAPSHOT_REPOSITORY } from './snapshot.js'
 export { OUTPUT_HIGH_WATER_MARK } from './text-stream.js'
+export { dockerHostAccess } from './host-access.js'
+export type { DockerHostAccessOptions } from './host-access.js'
 export { pruneDockerSandboxes } from './prune.js'
 export type { PruneDockerSandboxesOptions, PruneDockerSandboxesResult } from './prune.js'

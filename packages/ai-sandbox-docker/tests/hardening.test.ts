@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net'
 import Docker from 'dockerode'
 import { expect, it } from 'vitest'
 import type { SandboxHandle } from '@tanstack/ai-sandbox'
-import { DEFAULT_RESOURCES, DOCKER_ENGINE_DEFAULT_CAPABILITIES, SANDBOX_NETWORK } from '../src/index.js'
+import { DEFAULT_RESOURCES, DOCKER_ENGINE_DEFAULT_CAPABILITIES, dockerHostAccess, SANDBOX_NETWORK } from '../src/index.js'
 import type { DockerSandboxConfig } from '../src/index.js'
 import { ICC_OPTION, ensureSandboxNetwork } from '../src/network.js'
 import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
@@ -183,6 +183,20 @@ await describeWithDocker('docker hardening defaults (issue 16)', [DEBIAN_IMAGE, 
     expect((await image.process.exec('id -u')).stdout).toBe('0\n')
     const other = await sandboxes.create({ image: DEBIAN_IMAGE, user: '4242:4343', workspaceDir: '/srv/project' })
     expect((await other.process.exec('id -u; id -g; echo "$HOME"; stat -c %u:%g /srv/project "$HOME"')).stdout).toBe('4242\n4343\n/home/sandbox\n4242:4343\n4242:4343\n')
+  }, 60_000)
+
+  it('says before any sandbox exists where a host server must listen for one: dockerHostAccess matches handle.hostAccess (issue 30)', async () => {
+    const before = await dockerHostAccess({ docker: sandboxes.docker })
+    expect(before).toMatchObject({ hostname: 'host.docker.internal', listenAddress: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/) })
+    const handle = await sandboxes.create({ image: BUSYBOX_IMAGE })
+    expect(await handle.hostAccess!()).toEqual(before)
+    const bridged = await sandboxes.create({ image: BUSYBOX_IMAGE, network: 'bridge' })
+    expect(await bridged.hostAccess!()).toEqual(await dockerHostAccess({ docker: sandboxes.docker, network: 'bridge' }))
+    expect(await dockerHostAccess({ docker: sandboxes.docker, network: 'none' })).toBeUndefined()
+    expect(await dockerHostAccess({ docker: sandboxes.docker, network: 'host' })).toEqual({ hostname: '127.0.0.1', listenAddress: '127.0.0.1' })
+    const missing = await rejectionOf(dockerHostAccess({ docker: sandboxes.docker, network: `tanstack-no-such-${randomUUID().slice(0, 8)}` }))
+    expect(missing).toMatchObject({ reason: 'not-found', message: expect.stringMatching(/does not exist.*docker network create/) })
+    await expect(dockerHostAccess({ netwrok: 'bridge' } as never)).rejects.toThrow(/Did you mean dockerHostAccess\.network\?/)
   }, 60_000)
 
   it('still reaches the host from the default network (tool bridge, model endpoint) and publishes ports', async () => {
