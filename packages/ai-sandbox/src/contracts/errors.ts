@@ -248,3 +248,22 @@ export class SandboxLimitError<TReason extends SandboxLimitErrorReason = Sandbox
     this.path = input.path
   }
 }
+
+/**
+ * Thrown when a secret reference cannot be resolved: it was not made by
+ * `createSecrets`, or it is not part of the workspace's `secrets`.
+ */
+export class UnknownSecretError extends SandboxError<'unknown-secret'> {
+  static override readonly brand: string = '@tanstack/ai-sandbox/error/UnknownSecretError'
+  /** The secret name the reference carries. */
+  readonly secretName: string
+
+  constructor(secretName: string, message?: string) {
+    super(
+      'unknown-secret',
+      message ??
+        `Unknown secret "${secretName}". Create it with createSecrets({ ${secretName}: value }) and pass that object as defineWorkspace({ secrets }).`,
+    )
+    this.secretName = secretName
+  }
+}

@@ -2,7 +2,7 @@
  * The git contract of a sandbox handle. Auth tokens are passed per call and
  * never persisted: not in `.git/config`, not in remote URLs, not in errors.
  */
-import type { SecretRef } from '../workspace/secrets.js'
+import type { SecretRef } from './secret-ref.js'
 
 /** Credentials for a remote operation. */
 export interface GitAuth {

@@ -25,7 +25,7 @@ import { claimRecord } from './claim-record.js'
 import { keyInputSchema, unknownKeyMessage, type SandboxDestroyResult, type SandboxInstanceKeyInput } from './instance-key-input.js'
 import { findSnapshot, restoreFromSnapshot, snapshotAfterSetup, workspaceSnapshotKey } from './snapshot-lifecycle.js'
 import { computeSandboxKey } from './sandbox-key.js'
-import { parseOptions } from './validate.js'
+import { parseOptions } from '../contracts/validate.js'
 
 /** When a sandbox is reused and when it goes away. */
 export interface SandboxLifecycle {

@@ -14,7 +14,6 @@ export { computeSandboxKey } from './sandbox-key.js'
 export { workspaceSnapshotKey } from './snapshot-lifecycle.js'
 export type { SandboxKeyInput } from './sandbox-key.js'
 export { parseDuration } from './duration.js'
-export { parseOptions, type ParseOptionsAdvice } from './validate.js'
 export {
   SandboxInstanceStoreCapability,
   getSandboxInstanceStore,

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
-import { parseOptions } from './validate.js'
+import { parseOptions } from '../contracts/validate.js'
 
 /** Inputs of {@link computeSandboxKey}. */
 export interface SandboxKeyInput {

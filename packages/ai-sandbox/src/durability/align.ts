@@ -12,7 +12,7 @@ import type { StreamChunk, StreamDurability } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { z } from 'zod'
 import { SandboxError } from '../contracts/errors.js'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { chunkFingerprint, chunkFingerprintIgnoringThreadId, chunkThreadId, sameChunk } from './chunk-identity.js'
 
 /**

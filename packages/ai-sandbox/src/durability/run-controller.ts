@@ -10,7 +10,7 @@ import type { RunRecord, RunStore, StreamChunk, StreamDurability } from '@tansta
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { z } from 'zod'
 import { SandboxConfigError } from '../contracts/errors.js'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { driveRunLog, loggerSchema, runIdSchema, runStoreSchema, signalSchema, streamSchema, threadIdSchema } from './run-log.js'
 
 /**

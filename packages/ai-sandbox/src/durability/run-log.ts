@@ -11,7 +11,7 @@
 import { EventType, RUN_ACCEPTED_EVENT, isCancelRequestedReason, isTerminalRunStatus, wasCancelRequested, type RunRecord, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { z } from 'zod'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { runIdProblem } from '../contracts/run-id.js'
 import { listenForRunDetach } from './detach-notice.js'
 import { decideOutcome, isFinalFinish, type PumpEnd } from './run-outcome.js'

@@ -13,7 +13,7 @@ import type { GitAuth, GitCloneOptions, GitRemoteOptions, GitStatus, SandboxGit 
 import type { ExecResult, SandboxProcess } from '../contracts/process.js'
 import { toSandboxPath, toWorkspaceRelative } from '../paths/workspace-path.js'
 import { shellJoin } from '../shell/quote.js'
-import { isSecretRef, resolveSecret } from '../workspace/secrets.js'
+import { isSecretRef, resolveSecret } from '../contracts/secret-ref.js'
 
 /** Where {@link createExecBackedGit} runs git. */
 export interface ExecBackedGitOptions {

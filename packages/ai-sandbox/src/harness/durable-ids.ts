@@ -9,7 +9,7 @@
  */
 import { z } from 'zod'
 import { SandboxConfigError, SandboxError, type SandboxErrorOptions } from '../contracts/errors.js'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 
 /**
  * Thrown when a durable run (sandbox durability wired: `withSandbox(def, { runs, durability })`)

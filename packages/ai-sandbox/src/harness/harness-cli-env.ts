@@ -9,7 +9,7 @@
  */
 import type { CapabilityContext } from '@tanstack/ai'
 import { getProjection } from '../workspace/projection.js'
-import { resolveSecret, type SecretRef } from '../workspace/secrets.js'
+import { resolveSecret, type SecretRef } from '../contracts/secret-ref.js'
 
 /** Input of {@link harnessCliEnv}. */
 export interface HarnessCliEnvInput {

@@ -4,7 +4,7 @@
  * strict options schema, so the rules and the messages are one set.
  */
 import { z } from 'zod'
-import { isSecretRef, type SecretRef } from '../workspace/secrets.js'
+import { isSecretRef, type SecretRef } from '../contracts/secret-ref.js'
 
 /** The options every harness adapter takes the same way; each adapter's options interface extends it. */
 export interface HarnessCommonOptions {

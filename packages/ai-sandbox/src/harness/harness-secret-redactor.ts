@@ -10,7 +10,7 @@
 import type { TextOptions } from '@tanstack/ai'
 import { getProjection } from '../workspace/projection.js'
 import { createSecretScrubber, type SecretScrubber } from '../secrets/secret-scrubber.js'
-import { isSecretRef, resolveSecret, type SecretRef } from '../workspace/secrets.js'
+import { isSecretRef, resolveSecret, type SecretRef } from '../contracts/secret-ref.js'
 
 /** Options of {@link createHarnessSecretRedactor}. */
 export interface HarnessSecretRedactorOptions {

@@ -15,7 +15,7 @@ import { z } from 'zod'
 import { SandboxError, type SandboxErrorOptions } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { MAX_TIMER_MS } from '../definition/long-timeout.js'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { journalExistsCommand, type JournalPaths } from './commands.js'
 
 /**

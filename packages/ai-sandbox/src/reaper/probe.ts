@@ -8,7 +8,7 @@
  */
 import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { DEFAULT_EXIT_PROBE_BYTES, DEFAULT_JOURNAL_DIR, journalDirOf, journalExitProbeCommand, journalPaths, parseJournalExit } from '../journal/commands.js'
 import { journalTrustOf } from '../journal/sentinel.js'
 

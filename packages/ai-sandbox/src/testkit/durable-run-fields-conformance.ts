@@ -17,7 +17,7 @@ import type { RunRecord, RunStatus, RunStore, TokenUsage } from '@tanstack/ai'
 import { randomUUID } from 'node:crypto'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import type { UndetachedRunLister } from '../reaper/orphans.js'
 import type { EndedRunLister } from '../reaper/ended-runs.js'
 

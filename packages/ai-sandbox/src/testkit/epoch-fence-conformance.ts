@@ -15,7 +15,7 @@ import { EventType } from '@tanstack/ai'
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { StaleEpochError, type EpochFencedRunStore, type EpochFencedStreamDurability } from '../durability/epoch-fence.js'
 
 /** What {@link runEpochFenceConformance} checks: a run store and the run logs of one database. */

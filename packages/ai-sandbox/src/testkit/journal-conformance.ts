@@ -10,7 +10,7 @@ import { afterAll, afterEach, describe, it } from 'vitest'
 import { z } from 'zod'
 import type { SandboxProvider } from '../contracts/provider.js'
 import { DEFAULT_JOURNAL_DIR } from '../journal/commands.js'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { skippedCase } from './provider/context.js'
 import {
   checkJournalDeletedAfterSentinel,

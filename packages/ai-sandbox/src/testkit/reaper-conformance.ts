@@ -16,7 +16,7 @@ import { EventType, isTerminalRunStatus, type RunRecord, type StreamChunk } from
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import type { SandboxProvider } from '../contracts/provider.js'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { journalDirOf, journalPaths } from '../journal/commands.js'
 import { decodeJournalRunId } from '../journal/run-id.js'
 import { probeRunExit } from '../reaper/probe.js'

@@ -11,7 +11,7 @@
 import { EventType, resumeServerSentEventsResponse, toServerSentEventsResponse, type StreamChunk, type StreamDurability, type UpsertableStreamDurability } from '@tanstack/ai'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import type { StreamSourceInit } from '../durability/stream-source.js'
 import { labels, readAll, refusal, runId, tail, text, untilRead, within } from './stream-durability/reads.js'
 

@@ -15,7 +15,7 @@ import { isTerminalRunStatus, requestRunCancel, type RunRecord, type RunStatus }
 import { randomUUID } from 'node:crypto'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { alignToStoredLog } from '../durability/align.js'
 import { RunClaimLostError, RunClaimNotAcquiredError } from '../durability/claim.js'
 import {

@@ -17,7 +17,7 @@ import type { SandboxFileEvent } from '@tanstack/ai'
 import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { MAX_TIMER_MS } from '../definition/long-timeout.js'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { diffListings, listWorkspace, type ListingSkip, type WorkspaceListing } from './listing.js'
 import { describePath, startNativeWatch, statSignature, unchangedSince } from './native.js'
 

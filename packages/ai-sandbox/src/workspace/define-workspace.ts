@@ -7,9 +7,9 @@
  */
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
-import { parseOptions } from '../definition/validate.js'
-import { UnknownSecretError } from './errors.js'
-import { createSecrets, isSecretRef, resolveSecret, sameSecret, type SecretRef } from './secrets.js'
+import { parseOptions } from '../contracts/validate.js'
+import { UnknownSecretError } from '../contracts/errors.js'
+import { createSecrets, isSecretRef, resolveSecret, sameSecret, type SecretRef } from '../contracts/secret-ref.js'
 import { sourceSchema, type WorkspaceSource } from './sources.js'
 import { recordSetupPlan, type SetupInput, type SetupStep } from './setup-plan.js'
 import { skillSchema, type Skill } from './skills.js'

@@ -1,28 +1,8 @@
 /**
- * Errors of workspace definition and bootstrap: unknown secrets, a failing
- * clone or setup step. Messages name the step or secret and say how to fix it,
+ * Errors of workspace bootstrap: a failing clone or setup step. Messages name the step or secret and say how to fix it,
  * and never contain a resolved secret value.
  */
 import { SandboxError, type SandboxErrorOptions } from '../contracts/errors.js'
-
-/**
- * Thrown when a secret reference cannot be resolved: it was not made by
- * `createSecrets`, or it is not part of the workspace's `secrets`.
- */
-export class UnknownSecretError extends SandboxError<'unknown-secret'> {
-  static override readonly brand: string = '@tanstack/ai-sandbox/error/UnknownSecretError'
-  /** The secret name the reference carries. */
-  readonly secretName: string
-
-  constructor(secretName: string, message?: string) {
-    super(
-      'unknown-secret',
-      message ??
-        `Unknown secret "${secretName}". Create it with createSecrets({ ${secretName}: value }) and pass that object as defineWorkspace({ secrets }).`,
-    )
-    this.secretName = secretName
-  }
-}
 
 /** Which bootstrap phase failed. */
 export type WorkspaceBootstrapErrorReason = 'source' | 'setup' | 'aborted'

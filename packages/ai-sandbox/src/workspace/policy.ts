@@ -10,7 +10,7 @@
  */
 import { z } from 'zod'
 import { createCapability } from '@tanstack/ai'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { splitCommandLine } from '../shell/command-line.js'
 import { globsOverlap } from '../shell/glob-overlap.js'
 import { hasGlob } from '../shell/glob-word.js'

@@ -12,7 +12,7 @@ import type { SandboxHandle } from '../contracts/handle.js'
 import type { ResolvedWorkspace } from './define-workspace.js'
 import { shellQuote } from '../shell/quote.js'
 import type { SandboxPolicy } from './policy.js'
-import { isSecretRef, resolveSecret, type SecretRef } from './secrets.js'
+import { isSecretRef, resolveSecret, type SecretRef } from '../contracts/secret-ref.js'
 
 /** The marker file (workspace root) recording which harness projected which workspace hash. */
 export const PROJECTION_MARKER = '.tanstack-projection.json'

@@ -10,7 +10,7 @@ import { gitAuthEnv, redactUrl } from '../git/exec-git.js'
 import { shellJoin, shellQuote } from '../shell/quote.js'
 import type { ResolvedWorkspace } from './define-workspace.js'
 import { WorkspaceBootstrapError } from './errors.js'
-import { redactSecrets } from './secrets.js'
+import { redactSecrets } from '../secrets/secret-values.js'
 import type { GitSkill } from './skills.js'
 
 /** Where git skills go when they have no `into`, relative to the workspace root. */

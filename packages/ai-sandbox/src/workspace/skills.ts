@@ -9,9 +9,9 @@
  */
 import { posix } from 'node:path'
 import { z } from 'zod'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { gitRefSchema } from '../git/ref-name.js'
-import { isSecretRef, type SecretRef } from './secrets.js'
+import { isSecretRef, type SecretRef } from '../contracts/secret-ref.js'
 
 /** A named skill: instructions the agent can load when relevant. */
 export interface AgentSkill {

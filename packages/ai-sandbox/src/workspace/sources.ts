@@ -5,9 +5,9 @@
  * half-made sandbox. Source: spec 000, "Fast init".
  */
 import { z } from 'zod'
-import { parseOptions } from '../definition/validate.js'
+import { parseOptions } from '../contracts/validate.js'
 import { gitRefSchema } from '../git/ref-name.js'
-import { isSecretRef, type SecretRef } from './secrets.js'
+import { isSecretRef, type SecretRef } from '../contracts/secret-ref.js'
 
 /** Clone a git repository into the workspace root. */
 export interface GitWorkspaceSource {

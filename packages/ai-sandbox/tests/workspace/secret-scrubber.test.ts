@@ -11,7 +11,8 @@
 import type { StreamChunk } from '@tanstack/ai'
 import { describe, expect, it } from 'vitest'
 import { createSecretScrubber, secretForms } from '../../src/secrets/secret-scrubber.js'
-import { createSecrets, bearer, redactSecrets } from '../../src/workspace/secrets.js'
+import { bearer, createSecrets } from '../../src/contracts/secret-ref.js'
+import { redactSecrets } from '../../src/secrets/secret-values.js'
 
 const SECRET = 'ghp_S3cr3t/Value+With=Odd&Chars'
 const scrub = createSecretScrubber([['GH_TOKEN', SECRET]])

@@ -3,9 +3,9 @@
  * tokens; the values live in a module-private registry keyed by the token
  * object, so they never appear in JSON, `console.log`, errors or stores.
  * Invariant: only `resolveSecret` (and code it calls) ever sees a value.
- * Source: spec 000, "Type-safe secrets".
+ * Source: spec 000, "Type-safe secrets". On the ground floor: contracts
+ * (git auth), workspaces and harnesses all carry these references.
  */
-import { createSecretScrubber, type NamedSecret } from '../secrets/secret-scrubber.js'
 import { UnknownSecretError } from './errors.js'
 
 const SECRET_BRAND = Symbol.for('@tanstack/ai-sandbox/secret-ref')
@@ -116,45 +116,4 @@ function baseOf(ref: SecretRef): object {
  */
 export function sameSecret(a: SecretRef, b: SecretRef): boolean {
   return baseOf(a) === baseOf(b)
-}
-
-/**
- * The `[name, value]` pairs of `refs` that resolve (an unresolvable reference
- * has no value that could leak). A `bearer()` reference yields both
- * `Bearer <value>` and the raw value.
- * @param refs - Secret references.
- * @returns One or two pairs per resolvable reference.
- */
-export function namedSecretValues(refs: Iterable<SecretRef>): NamedSecret[] {
-  const out: NamedSecret[] = []
-  for (const ref of refs) {
-    try {
-      const value = resolveSecret(ref)
-      out.push([ref.name, value])
-      if (ref.format === 'bearer') out.push([ref.name, value.slice('Bearer '.length)])
-    } catch {
-      continue
-    }
-  }
-  return out
-}
-
-/**
- * Replace every occurrence of the given secret values in `text` with
- * `[secret NAME]`, in every form the secret scrubber knows: raw,
- * JSON-escaped, base64 and base64url (also embedded in longer base64 text),
- * URL-encoded and hex. Used on command output and error messages before they
- * leave the package. Values shorter than 4 characters, and encoded forms
- * shorter than 6, are left alone (they would mangle ordinary text).
- *
- * @param text - Any text.
- * @param refs - The secrets to take out; references not made by `createSecrets` are skipped.
- * @returns `text` with each form replaced, longest first.
- * @example
- * ```ts
- * redactSecrets(`token=${btoa(value)}`, Object.values(secrets)) // 'token=[secret GH]'
- * ```
- */
-export function redactSecrets(text: string, refs: Iterable<SecretRef>): string {
-  return createSecretScrubber(namedSecretValues(refs)).text(text)
 }

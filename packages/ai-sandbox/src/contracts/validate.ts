@@ -5,7 +5,7 @@
  * more down, or a near spelling beside it) or the caller's own advice.
  */
 import type { z } from 'zod'
-import { SandboxConfigError } from '../contracts/errors.js'
+import { SandboxConfigError } from './errors.js'
 
 /** Extra advice for {@link parseOptions}. */
 export interface ParseOptionsAdvice {
