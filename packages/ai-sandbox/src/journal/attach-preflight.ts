@@ -17,6 +17,7 @@ import type { SandboxHandle } from '../contracts/handle.js'
 import { MAX_TIMER_MS } from '../definition/long-timeout.js'
 import { parseOptions } from '../contracts/validate.js'
 import { journalExistsCommand, type JournalPaths } from './commands.js'
+import { pause } from '../contracts/pause.js'
 
 /**
  * How long an attach waits for a live run's journal to appear, in ms
@@ -172,7 +173,7 @@ export async function awaitAttachableJournal(handle: SandboxHandle, options: Awa
     const remaining = deadline - Date.now()
     if (remaining <= 0) throw timeout(options, record, probe, waitMs)
     if (signal?.aborted) return
-    await sleep(Math.min(probeIntervalMs, remaining), signal)
+    await pause(Math.min(probeIntervalMs, remaining), signal)
     if (signal?.aborted) return
     probe = await probeJournal(handle, options)
     if (probe.found === 'yes') return
@@ -225,15 +226,3 @@ function describeRecord(record: RunRecord): string {
   return record.detachedSince === undefined ? `status '${record.status}' with a viewer attached` : `status '${record.status}', detached since ${new Date(record.detachedSince).toISOString()}`
 }
 
-/** Wait `ms`, or less if `signal` aborts first. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', done)
-      resolve()
-    }
-    const timer = setTimeout(done, ms)
-    signal?.addEventListener('abort', done, { once: true })
-  })
-}

@@ -20,6 +20,7 @@ import { journalDirOf, journalExistsCommand, journalFollowCommand, journalPaths,
 import { JournalError } from './errors.js'
 import { expectedJournalHeader, journalTrustOf, parseExitSentinel, parseJournalHeader, type JournalHeader, type JournalTrust } from './sentinel.js'
 import { decodeJournalRunId } from './run-id.js'
+import { pause } from '../contracts/pause.js'
 
 /** Pause between two bounded reads of the poll strategy, in ms. Source: spec 000 "Reading strategy". */
 export const DEFAULT_JOURNAL_POLL_MS = 250
@@ -191,7 +192,7 @@ async function* follow(state: ReaderState): AsyncIterable<JournalLine[]> {
         child = await handle.process.spawn(journalFollowCommand(state.paths, splitter.position))
       } catch (error) {
         checkStall(state, error)
-        await sleep(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
+        await pause(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
         continue
       }
       if (signal?.aborted) return
@@ -211,7 +212,7 @@ async function* follow(state: ReaderState): AsyncIterable<JournalLine[]> {
       // unless the journal is gone (a follow would create it again, empty, and wait for nothing).
       if (state.bytesSeen > 0 && !(await journalExists(state))) throw deletedJournal(state)
       checkStall(state, undefined)
-      await sleep(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
+      await pause(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
     } finally {
       clearTimeout(emptyTimer)
       signal?.removeEventListener('abort', stop)
@@ -237,7 +238,7 @@ async function* poll(state: ReaderState): AsyncIterable<JournalLine[]> {
       if (JournalAttachUnavailableError.isInstance(error)) throw error
       if (signal?.aborted) return
       checkStall(state, error)
-      await sleep(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
+      await pause(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
       continue
     }
     if (bytes.length > 0) {
@@ -249,7 +250,7 @@ async function* poll(state: ReaderState): AsyncIterable<JournalLine[]> {
       throw emptyStall(state)
     }
     // A full read means more is waiting: read on at once.
-    if (bytes.length < readBytes) await sleep(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
+    if (bytes.length < readBytes) await pause(options.pollMs ?? DEFAULT_JOURNAL_POLL_MS, signal)
   }
 }
 
@@ -403,15 +404,3 @@ async function drain(stream: AsyncIterable<string>): Promise<string> {
   return tail
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve()
-    const done = () => {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', done)
-      resolve()
-    }
-    const timer = setTimeout(done, Math.max(0, ms))
-    signal?.addEventListener('abort', done, { once: true })
-  })
-}
