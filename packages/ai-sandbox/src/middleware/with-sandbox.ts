@@ -85,8 +85,9 @@ export interface SandboxMiddlewareOptions {
   /**
    * The run's event log (`adapter`, the SAME instance the transport gets) and
    * the journal options: `attach` (an attach route only; default `false`),
-   * `attachWaitMs` (ms, default 10 000), `journalDir` (absolute, default
-   * `/tmp/tanstack-runs`). Durable only together with `runs`.
+   * `attachWaitMs` (ms, default 10 000), `journalDir` (absolute; default the
+   * handle's own `journalDir`, else `/tmp/tanstack-runs`). Durable only
+   * together with `runs`.
    */
   durability?: SandboxDurabilityOptions
   /**

@@ -30,7 +30,7 @@ export interface ProbeRunExitOptions {
   handle: SandboxHandle
   /** The run's id (`RunRecord.runId`). */
   runId: string
-  /** Absolute journal folder inside the sandbox, as given to `withSandbox`'s `durability.journalDir`. Default `DEFAULT_JOURNAL_DIR` (`/tmp/tanstack-runs`). */
+  /** Absolute journal folder inside the sandbox, as given to `withSandbox`'s `durability.journalDir`. Default: the handle's own `journalDir` (a provider's choice), else `DEFAULT_JOURNAL_DIR` (`/tmp/tanstack-runs`); see `journalDirOf`. */
   journalDir?: string
   /** How many bytes of the journal's end to read, in bytes. Default `DEFAULT_EXIT_PROBE_BYTES` (64 KiB). */
   bytes?: number

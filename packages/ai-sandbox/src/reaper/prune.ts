@@ -74,7 +74,7 @@ export interface PruneJournalsOptions {
   handle: SandboxHandle
   /** The SAME `RunStore` the chat routes use: the only authority on whether a run is over. */
   runs: RunStore
-  /** Absolute journal folder, as given to `withSandbox`'s `durability.journalDir`. Default `DEFAULT_JOURNAL_DIR`. */
+  /** Absolute journal folder, as given to `withSandbox`'s `durability.journalDir`. Default: the handle's own `journalDir` (a provider's choice), else `DEFAULT_JOURNAL_DIR` (`/tmp/tanstack-runs`); see `journalDirOf`. */
   journalDir?: string
   /** Keep a journal whose run has no record until it is this many ms old (since its last write); then it is an orphan and deleted. Default {@link DEFAULT_ORPHAN_TTL_MS}. */
   orphanTtlMs?: number
