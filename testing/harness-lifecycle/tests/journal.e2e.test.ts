@@ -195,7 +195,10 @@ describe.each([OPENCODE, GROK].map((h) => [h.name, h] as const))('%s: does not j
     const { sandbox, threadId } = suite.sandbox(`jr-noattach-${name}`)
     const { tag, adapter } = suite.fake(harness, 'plain')
     const runId = `noattach-${name}-${randomUUID()}`
-    const out = await drive({ adapter, middleware: [durableSandbox(sandbox, durabilityFor(runId, { attach: true }))], runId, threadId })
+    // A run the store knows (an unknown one is refused by withSandbox before the adapter is asked, with `unknown-run`).
+    const parts = durabilityFor(runId, { attach: true })
+    await parts.runs.createOrResume({ runId, threadId: threadId!, startedAt: Date.now() })
+    const out = await drive({ adapter, middleware: [durableSandbox(sandbox, parts)], runId, threadId })
     expect(DurableAttachNotSupportedError.isInstance(out.thrown), `thrown: ${String(out.thrown)}`).toBe(true)
     expect((out.thrown as DurableAttachNotSupportedError).adapter).toBe(name)
     expect(processesOf(tag)).toEqual([])

@@ -54,6 +54,8 @@ import { createRunChunks, SANDBOX_FLUSH_EVENT, type RunChunks } from './run-chun
 import { createToolHistory, withoutSandboxToolCalls, type ToolHistory } from './tool-history.js'
 import { endJournaledRun } from '../harness/journal-run-end.js'
 import { assertPromptWithinLimit } from '../harness/prompt-limit.js'
+import { DurableRunIdRequiredError, DurableThreadIdRequiredError } from '../harness/durable-ids.js'
+import { JournalAttachUnavailableError } from '../journal/attach-preflight.js'
 import { assertValidRunId } from '../contracts/run-id.js'
 import { isLockProbe, isUndetachedRunLister } from '../reaper/orphans.js'
 import type { PumpEnd } from '../durability/run-outcome.js'
@@ -207,6 +209,9 @@ const optionsSchema = z
  * @param options - Optional `instances` and `locks` stores; `runs` + `durability` (+ `detachOnDisconnect`, default `true`) for durable runs.
  * @throws SandboxConfigError for invalid options (at call time), naming the field.
  * @throws PromptTooLargeError `prompt-too-large` (from the run's setup, before any record, lease or sandbox exists) when the latest user message is longer than the limit the adapter declared with `declareHarnessPromptLimit` (Claude Code: 3,000,000 characters).
+ * @throws DurableRunIdRequiredError `run-id-required` (from the run's setup, before any record, lease or sandbox exists) for a durable run without `chat({ runId })`.
+ * @throws DurableThreadIdRequiredError `thread-id-required` (likewise) for an attach without `chat({ threadId })`.
+ * @throws JournalAttachUnavailableError `unknown-run` (likewise) for an attach to a run the run store has no record of.
  * @throws InvalidRunIdError `invalid-run-id` (from the run's setup, before any lease, sandbox, journal or baseline exists) for a durable run whose `chat({ runId })` breaks the run-id rule of `assertValidRunId`.
  * @example
  * ```ts
@@ -524,8 +529,14 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       // A prompt the agent CLI must refuse fails before any record, lease or sandbox exists (an attach sends none).
       if (!durable?.run.attach) assertPromptWithinLimit(ctx.provider, ctx.messages)
       if (durable) {
+        // Refused before any record, lease or sandbox exists (the adapter would refuse them too, but only after ensure):
+        // chat() made the run id up (no chat({ runId })), so nothing could find this run again; an attach with a made-up
+        // thread id could never align with the stored log; an attach to a run the store does not know has nothing to follow.
+        if (ctx.runId === ctx.requestId) throw new DurableRunIdRequiredError(ctx.provider)
+        if (durable.run.attach && GENERATED_THREAD_ID.test(ctx.threadId)) throw new DurableThreadIdRequiredError(ctx.provider)
         // Before any lease, sandbox, journal or baseline exists under the id: one the journal would refuse fails here.
         assertValidRunId(ctx.runId, 'chat({ runId })')
+        if (durable.run.attach) await assertKnownRun(durable.run.runs, ctx.runId, logger)
         // Visible from the start (spec 002): the record exists before the sandbox boots, which can take minutes, so
         // findActiveRun sees the run, a Stop finds it, and a disconnect's detachedSince lands on a record the reaper lists.
         if (!durable.run.attach) {
@@ -735,6 +746,30 @@ const FILE_DIFF_EVENT = 'sandbox.file.diff'
 
 /** The shape of the thread id `chat()` makes up when none is passed (`thread-<ms>-<random>`). */
 const GENERATED_THREAD_ID = /^thread-\d{13}-[a-z0-9]{1,12}$/
+
+/**
+ * An attach to a run the store has no record of fails before ensure, so a
+ * mistyped or foreign run id never boots a sandbox (the harness's preflight
+ * would refuse it only after). A store that cannot answer leaves the decision
+ * to that preflight.
+ * @throws JournalAttachUnavailableError `unknown-run`.
+ */
+async function assertKnownRun(runs: RunStore, runId: string, logger: InternalLogger | undefined): Promise<void> {
+  let record: Awaited<ReturnType<RunStore['get']>> | undefined
+  try {
+    record = await runs.get(runId)
+  } catch (error) {
+    logger?.errors(`withSandbox: reading the run record of ${JSON.stringify(runId)} before an attach failed; the harness's attach preflight decides`, { runId, error })
+    return
+  }
+  if (record === null) {
+    throw new JournalAttachUnavailableError(
+      runId,
+      'unknown-run',
+      'the run store has no such run, so there is nothing to follow; no sandbox was started. The runId is mistyped, from another deployment, or its record was evicted.',
+    )
+  }
+}
 
 /**
  * The run's tenant from `chat({ context: { tenantId } })`: a non-empty string,

@@ -14,7 +14,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { chat, defineChatMiddleware, InMemoryRunStore, memoryStream, requestRunCancel, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
 import { PendingTurnCapability, providePendingTurn } from '@tanstack/ai/adapter-internals'
-import { declareHarnessPromptLimit, PromptTooLargeError, SandboxConfigError, withSandbox, type SandboxProvider } from '../../src/index.js'
+import { declareHarnessPromptLimit, PromptTooLargeError, SandboxConfigError, SandboxError, withSandbox, type SandboxProvider } from '../../src/index.js'
 import { agentAdapter, alive, chatOptions, drive, sandboxLab, waitFor, warnings } from './durability-helpers.js'
 
 vi.setConfig({ testTimeout: 15_000 })
@@ -135,6 +135,36 @@ describe('a durable run is visible while its sandbox boots', () => {
     expect(thrown).toMatchObject({ field: 'chat.runId', message: expect.stringMatching(/has ended already.*needs a new id/) })
     expect(agent.calls()).toBe(0)
     expect(await runs.get(runId)).toMatchObject({ status: 'completed' })
+  })
+
+  it.each([
+    ['a durable run without chat({ runId })', 'run-id-required', { attach: false, runId: undefined, threadId: 'thread-no-run-id' }],
+    ['an attach without chat({ threadId })', 'thread-id-required', { attach: true, runId: 'run-known', threadId: undefined }],
+    ['an attach to a run the store does not know', 'unknown-run', { attach: true, runId: 'run-nobody-knows', threadId: 'thread-unknown' }],
+  ] as const)('refuses %s before any record, lease or sandbox exists (%s)', async (_what, reason, input) => {
+    const { lab, inCreate, letGo } = slowLab(`refused-${reason}`)
+    labs.push(lab)
+    letGo()
+    const runs = new InMemoryRunStore()
+    await runs.createOrResume({ runId: 'run-known', threadId: 'thread-known', startedAt: Date.now() })
+    const recorded: string[] = []
+    const createOrResume = runs.createOrResume.bind(runs)
+    runs.createOrResume = (record) => (recorded.push(record.runId), createOrResume(record))
+    const agent = agentAdapter({ turns: ['text'] })
+    let created = false
+    void inCreate.then(() => (created = true))
+    const { thrown } = await drive({
+      adapter: agent.adapter,
+      middleware: [withSandbox(lab.sandbox(`refused-${reason}`), { runs, durability: { adapter: memoryStream({ runId: input.runId ?? 'x' }), attach: input.attach } })],
+      runId: input.runId as string,
+      threadId: input.threadId as string,
+      logger: warnings().logger,
+    })
+    expect(SandboxError.isInstance(thrown), String(thrown)).toBe(true)
+    expect(thrown).toMatchObject({ reason })
+    expect(agent.calls()).toBe(0)
+    expect(created, 'no sandbox was created').toBe(false)
+    expect(recorded, 'no run record was created').toEqual([])
   })
 
   it('refuses a prompt longer than the adapter declared before any record, lease or sandbox exists (PromptTooLargeError)', async () => {
