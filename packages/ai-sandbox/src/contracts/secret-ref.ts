@@ -6,10 +6,12 @@
  * Source: spec 000, "Type-safe secrets". On the ground floor: contracts
  * (git auth), workspaces and harnesses all carry these references.
  */
-import { UnknownSecretError } from './errors.js'
+import { SandboxConfigError, UnknownSecretError } from './errors.js'
 
 const SECRET_BRAND = Symbol.for('@tanstack/ai-sandbox/secret-ref')
 const INSPECT = Symbol.for('nodejs.util.inspect.custom')
+/** What a secret name may be: an environment variable name. */
+const SECRET_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /** How a reference renders its value when resolved. */
 export type SecretFormat = 'raw' | 'bearer'
@@ -52,6 +54,7 @@ function makeRef<TName extends string>(name: TName, format: SecretFormat): Secre
  * @param values - Secret name to value. An empty string is allowed (an unset
  *   optional secret) and resolves to `''`.
  * @returns One {@link SecretRef} per key; values are held in a private registry.
+ * @throws SandboxConfigError (`createSecrets.<name>`) for a name that is not an environment variable name, or a value that is not a string.
  * @example
  * ```ts
  * const secrets = createSecrets({ GH: process.env.GH_TOKEN ?? '' })
@@ -61,8 +64,13 @@ function makeRef<TName extends string>(name: TName, format: SecretFormat): Secre
 export function createSecrets<const TValues extends Record<string, string>>(values: TValues): Secrets<Extract<keyof TValues, string>> {
   const out: Record<string, SecretRef> = {}
   for (const [name, value] of Object.entries(values)) {
+    // A secret is set in the sandbox's environment under its name, so the name must be one a shell accepts.
+    if (!SECRET_NAME.test(name)) {
+      const suggestion = name.replace(/[^A-Za-z0-9_]/g, '_').replace(/^(?=\d)/, '_')
+      throw new SandboxConfigError(`createSecrets.${name}`, `Invalid option createSecrets.${name}: secret names are environment variable names (letters, digits and _, not starting with a digit), e.g. ${JSON.stringify(suggestion)}.`)
+    }
     if (typeof value !== 'string') {
-      throw new TypeError(`createSecrets: the value of "${name}" must be a string (got ${typeof value}). Use process.env.${name} ?? '' for optional secrets.`)
+      throw new SandboxConfigError(`createSecrets.${name}`, `Invalid option createSecrets.${name}: the value must be a string (got ${typeof value}). Use process.env.${name} ?? '' for optional secrets.`)
     }
     const ref = makeRef(name, 'raw')
     registry.set(ref, value)

@@ -46,7 +46,16 @@ export function parseOptions<TSchema extends z.ZodType>(schema: TSchema, input: 
     throw new SandboxConfigError(field, `Invalid option ${field}: ${issue.message}.${hint ? ` ${hint}` : ''}`, { cause: result.error })
   }
   const field = [prefix, ...path].join('.')
-  throw new SandboxConfigError(field, `Invalid option ${field}: ${issue.message}.`, { cause: result.error })
+  throw new SandboxConfigError(field, `Invalid option ${field}: ${messageOf(issue)}.`, { cause: result.error })
+}
+
+/** The issue's message; for a record key that failed its schema, the key schema's own message (zod says only "Invalid key in record"). */
+function messageOf(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_key') {
+    const inner = issue.issues[0]?.message
+    if (inner) return `invalid key: ${inner}`
+  }
+  return issue.message
 }
 
 /**

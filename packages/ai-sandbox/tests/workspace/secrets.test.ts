@@ -1,6 +1,6 @@
 import { inspect } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { bearer, createSecrets, isSecretRef, redactSecrets, resolveSecret, UnknownSecretError } from '../../src/index.js'
+import { bearer, createSecrets, defineWorkspace, isSecretRef, redactSecrets, resolveSecret, SandboxConfigError, UnknownSecretError } from '../../src/index.js'
 
 describe('secrets', () => {
   const secrets = createSecrets({ GH: 'ghp_abcdef123456', EMPTY: '' })
@@ -31,5 +31,22 @@ describe('secrets', () => {
 
   it('refuses non-string values', () => {
     expect(() => createSecrets({ X: 1 as never })).toThrow(/must be a string/)
+  })
+
+  it('refuses a name that is not an environment variable name where it is declared, with a fix (issue 30)', () => {
+    let thrown: unknown
+    try {
+      createSecrets({ 'bad-name': 'v4lue-xyz' })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(SandboxConfigError)
+    expect(thrown).toMatchObject({ field: 'createSecrets.bad-name', message: expect.stringMatching(/environment variable names.*e\.g\. "bad_name"/) })
+    expect((thrown as Error).message).not.toContain('v4lue-xyz')
+    expect(() => createSecrets({ '9LIVES': 'x' })).toThrow(/e\.g\. "_9LIVES"/)
+  })
+
+  it('names the rule when defineWorkspace gets a plain value under a bad name', () => {
+    expect(() => defineWorkspace({ secrets: { 'bad-name': 'v' } })).toThrow(/workspace\.secrets\.bad-name: invalid key: secret names must be environment variable names/)
   })
 })
