@@ -10,7 +10,10 @@
 // Contracts: SandboxHandle, SandboxProvider, capability flags, base errors
 export * from './contracts/index.js'
 
-// Middleware: withSandbox and capability tokens
+// Capability tokens: where withSandbox, harness adapters and platform middleware meet
+export * from './capabilities/index.js'
+
+// Middleware: withSandbox
 export * from './middleware/index.js'
 
 // Definition: defineSandbox, compound key, instance store

@@ -14,11 +14,5 @@ export { computeSandboxKey } from './sandbox-key.js'
 export { workspaceSnapshotKey } from './snapshot-lifecycle.js'
 export type { SandboxKeyInput } from './sandbox-key.js'
 export { parseDuration } from './duration.js'
-export {
-  SandboxInstanceStoreCapability,
-  getSandboxInstanceStore,
-  provideSandboxInstanceStore,
-  InMemorySandboxInstanceStore,
-  defineSandboxInstanceStore,
-} from './instance-store.js'
+export { InMemorySandboxInstanceStore, defineSandboxInstanceStore } from './instance-store.js'
 export type { SandboxInstanceStore, SandboxInstanceRecord } from './instance-store.js'

@@ -4,7 +4,7 @@
  * contract, the in-memory default and the ambient capability; it knows
  * nothing about chat transcripts. Source: spec 003.
  */
-import { createCapability } from '@tanstack/ai'
+
 import { z } from 'zod'
 
 /**
@@ -68,15 +68,6 @@ export function defineSandboxInstanceStore(store: SandboxInstanceStore): Sandbox
   return store
 }
 
-/**
- * The ambient instance store. `withSandbox(sandbox, { instances })` wins over
- * it; it wins over the in-memory fallback. Provide it from a platform
- * middleware with {@link provideSandboxInstanceStore}.
- */
-export const SandboxInstanceStoreCapability = createCapability<SandboxInstanceStore>()('sandbox-instance-store')
-
-/** Accessors of {@link SandboxInstanceStoreCapability}. */
-export const [getSandboxInstanceStore, provideSandboxInstanceStore] = SandboxInstanceStoreCapability
 
 /** In-memory {@link SandboxInstanceStore}: resume works within one process only. Records are copied in and out (more than the contract asks). */
 export class InMemorySandboxInstanceStore implements SandboxInstanceStore {

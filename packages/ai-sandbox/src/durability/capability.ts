@@ -6,12 +6,12 @@
  * detaching or claiming a run; those live with `withSandbox` and the run
  * driver. Source: spec 000 "Durability is ONE opt-in", spec 003.
  */
-import { createCapability, EventType, normalizeStreamChunk, type AdapterYieldChunk, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
+import { EventType, normalizeStreamChunk, type AdapterYieldChunk, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
 import { restoreInboundChunk } from '@tanstack/ai/client'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
-import type { JournalOptions } from '../harness/journaled-spawn.js'
+import type { JournalOptions } from '../journal/journal-options.js'
 import { alignToStoredLog, isBridgeCustomChunk } from './align.js'
-import { SANDBOX_TOOL_CALL_KEY } from '../middleware/tool-history.js'
+import { SANDBOX_TOOL_CALL_KEY } from '../contracts/tool-call-marker.js'
 
 /**
  * A run's event log as the sandbox layer sees it: core's `StreamDurability`
@@ -76,11 +76,6 @@ export interface SandboxRunDurability<TOffset extends string = string> {
   readonly keepJournal?: boolean
 }
 
-/** Carries a durable run's {@link SandboxRunDurability}; absent on a run that is not durable. */
-export const SandboxDurabilityCapability = createCapability<SandboxRunDurability>()('sandbox-durability')
-
-/** Accessors of {@link SandboxDurabilityCapability}: `getSandboxDurability(options.capabilities, { optional: true })`. */
-export const [getSandboxDurability, provideSandboxDurability] = SandboxDurabilityCapability
 
 /**
  * The `journal` option a journaling adapter passes to `spawnNdjson` for a

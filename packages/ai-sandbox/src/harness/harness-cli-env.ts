@@ -8,7 +8,7 @@
  * secret is known to the run's redactor.
  */
 import type { CapabilityContext } from '@tanstack/ai'
-import { getProjection } from '../workspace/projection.js'
+import { getProjection } from '../capabilities/tokens.js'
 import { resolveSecret, type SecretRef } from '../contracts/secret-ref.js'
 
 /** Input of {@link harnessCliEnv}. */

@@ -8,7 +8,7 @@
  * shared secret scrubber's. Invariant: a longer value is replaced before any value inside it.
  */
 import type { TextOptions } from '@tanstack/ai'
-import { getProjection } from '../workspace/projection.js'
+import { getProjection } from '../capabilities/tokens.js'
 import { createSecretScrubber, type SecretScrubber } from '../secrets/secret-scrubber.js'
 import { isSecretRef, resolveSecret, type SecretRef } from '../contracts/secret-ref.js'
 

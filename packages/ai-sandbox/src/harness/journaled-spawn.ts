@@ -13,21 +13,12 @@ import type { SandboxHandle } from '../contracts/handle.js'
 import { JOURNAL_EXISTS_EXIT, journalCleanupCommand, journalDirOf, journaledCommand, journalLaunchStdin, journalPaths, journalStderrTailCommand, type JournalPaths } from '../journal/commands.js'
 import { journalNonce } from '../journal/sentinel.js'
 import { JournalError } from '../journal/errors.js'
+import type { JournalOptions } from '../journal/journal-options.js'
 import { readJournal, type ReadJournalOptions } from '../journal/reader.js'
 import { shellQuote } from '../shell/quote.js'
 import { writeSandboxRunFile } from './sandbox-run-file.js'
 import { NOT_JSON, parseNdjsonLine } from './ndjson-line.js'
 import type { SpawnNdjsonExit } from './spawn-ndjson.js'
-
-/** `spawnNdjson`'s `journal` option: route the run through its journal. */
-export interface JournalOptions extends Pick<ReadJournalOptions, 'strategy' | 'pollMs' | 'emptyWaitMs' | 'stallMs'> {
-  /** The run's id; MUST be unique per run (a reused id appends to the earlier run's journal). */
-  runId: string
-  /** Absolute journal folder inside the sandbox. Default `DEFAULT_JOURNAL_DIR` (`/tmp/tanstack-runs`). */
-  dir?: string
-  /** Keep the journal after its sentinel was read: the caller deletes it once the run's end is recorded (`journalCleanupCommand`). Default `false`. */
-  keep?: boolean
-}
 
 /** Options of {@link startJournaledAgent}. */
 export interface StartJournaledAgentOptions {

@@ -9,10 +9,11 @@
 import { SandboxError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { ProcessOptions, SpawnedProcess } from '../contracts/process.js'
-import { readJournalNdjson, startJournaledAgent, type JournalOptions } from './journaled-spawn.js'
+import type { JournalOptions } from '../journal/journal-options.js'
+import { readJournalNdjson, startJournaledAgent } from './journaled-spawn.js'
 import { JournalError } from '../journal/errors.js'
 import { NOT_JSON, parseNdjsonLine } from './ndjson-line.js'
-import { toLines } from './to-lines.js'
+import { toLines } from '../journal/to-lines.js'
 
 /** How the process of a {@link spawnNdjson} run ended. */
 export interface SpawnNdjsonExit {

@@ -9,7 +9,7 @@
  * start.
  */
 import { SandboxConfigError } from '../contracts/errors.js'
-import { LineTooLongError } from '../harness/to-lines.js'
+import { LineTooLongError } from './to-lines.js'
 import { JournalError } from './errors.js'
 
 /** One complete line of a journal and where it ends. Source: spec 003 `JournalLine`. */

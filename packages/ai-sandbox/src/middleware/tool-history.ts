@@ -6,38 +6,11 @@
  * result, all marked) so a finished run restores its tool cards, and strips
  * marked calls from what the next request sends to the model.
  * Invariant: only `providerMessages` is stripped; the canonical `messages` keep every call.
- * The stored marker is `{ sandboxObserved: true }` in `metadata` (spec 002): a
+ * The stored marker (`contracts/tool-call-marker.ts`) is `{ sandboxObserved: true }` (spec 002): a
  * data format shared with other implementations, so renaming it is a data change.
  */
 import type { ModelMessage, StreamChunk, ToolCall } from '@tanstack/ai'
-
-/**
- * Metadata key (value `true`) marking a tool call, tool message or assistant
- * message as run by the harness inside the sandbox: `{ sandboxObserved: true }`,
- * the marker spec 002 fixes for stored transcripts.
- */
-export const SANDBOX_TOOL_CALL_KEY = 'sandboxObserved'
-
-/** The key versions before this one wrote; still recognised when reading a stored transcript, never written. */
-const LEGACY_SANDBOX_TOOL_CALL_KEY = 'sandboxToolCall'
-
-/**
- * True for a tool call (a `ModelMessage` tool call or a UI `tool-call` part)
- * that `withSandbox` recorded as run by the harness inside the sandbox: its
- * `metadata` has `sandboxObserved: true` (or `sandboxToolCall: true`, the key
- * earlier versions of this package wrote).
- *
- * @example
- * ```ts
- * const cards = message.toolCalls?.filter(isSandboxToolCall) ?? []
- * ```
- */
-export function isSandboxToolCall(toolCall: { metadata?: unknown } | null | undefined): boolean {
-  const metadata = toolCall?.metadata
-  if (typeof metadata !== 'object' || metadata === null) return false
-  const fields = metadata as Record<string, unknown>
-  return fields[SANDBOX_TOOL_CALL_KEY] === true || fields[LEGACY_SANDBOX_TOOL_CALL_KEY] === true
-}
+import { isSandboxToolCall, SANDBOX_TOOL_CALL_KEY } from '../contracts/tool-call-marker.js'
 
 interface RecordedCall {
   readonly id: string

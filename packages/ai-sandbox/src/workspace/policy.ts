@@ -9,7 +9,7 @@
  * show. Source: spec 000, "Policy".
  */
 import { z } from 'zod'
-import { createCapability } from '@tanstack/ai'
+
 import { parseOptions } from '../contracts/validate.js'
 import { splitCommandLine } from '../shell/command-line.js'
 import { globsOverlap } from '../shell/glob-overlap.js'
@@ -337,8 +337,3 @@ export function globToRegExp(glob: string): RegExp {
 const compiled = new Map<string, RegExp>()
 const MAX_COMPILED = 1024
 
-/** The active policy, provided by `withSandbox`; harness adapters read it. */
-export const SandboxPolicyCapability = createCapability<SandboxPolicy>()('sandbox-policy')
-
-/** Accessors of {@link SandboxPolicyCapability}. */
-export const [getSandboxPolicy, provideSandboxPolicy] = SandboxPolicyCapability

@@ -7,7 +7,7 @@
  * provides to adapters through `ProjectionCapability`.
  */
 import { createHmac, randomBytes } from 'node:crypto'
-import { createCapability } from '@tanstack/ai'
+
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { ResolvedWorkspace } from './define-workspace.js'
 import { shellQuote } from '../shell/quote.js'
@@ -122,8 +122,3 @@ async function readMarker(handle: SandboxHandle): Promise<Record<string, string>
   }
 }
 
-/** The projection capability, provided by `withSandbox`, read by harness adapters. */
-export const ProjectionCapability = createCapability<WorkspaceProjection>()('sandbox-projection')
-
-/** Accessors of {@link ProjectionCapability}. */
-export const [getProjection, provideProjection] = ProjectionCapability

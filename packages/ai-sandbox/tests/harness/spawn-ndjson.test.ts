@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { UnsupportedCapabilityError } from '../../src/contracts/errors.js'
 import type { SandboxHandle } from '../../src/contracts/handle.js'
 import { DEFAULT_MAX_LINE_BYTES, spawnNdjson, type SpawnNdjsonExit, type SpawnNdjsonOptions } from '../../src/harness/spawn-ndjson.js'
-import { LineTooLongError } from '../../src/harness/to-lines.js'
+import { LineTooLongError } from '../../src/journal/to-lines.js'
 import { createFakeHandle, type FakeHandle } from '../helpers/fake-handle.js'
 
 let handle: FakeHandle

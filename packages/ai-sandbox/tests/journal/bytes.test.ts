@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { LineTooLongError } from '../../src/harness/to-lines.js'
+import { LineTooLongError } from '../../src/journal/to-lines.js'
 import { decodeBase64Stream, encodeUtf8Stream, JournalLineSplitter, toJournalLines, type JournalLine } from '../../src/journal/bytes.js'
 import { SandboxConfigError } from '../../src/contracts/errors.js'
 import { JournalError } from '../../src/journal/errors.js'

@@ -9,7 +9,7 @@
  * `genId`, so a replay of the journal re-translates to the same chunks.
  */
 import { EventType, type StreamChunk, type TextAdapter } from '@tanstack/ai'
-import { SandboxCapability } from '../../middleware/capabilities.js'
+import { SandboxCapability } from '../../capabilities/tokens.js'
 import { runHarness, type HarnessTranslator } from '../../harness/run-harness.js'
 import { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY } from '../../journal/sentinel.js'
 import { shellQuote } from '../../shell/quote.js'

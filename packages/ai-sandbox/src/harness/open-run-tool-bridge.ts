@@ -8,12 +8,12 @@
  */
 import type { CapabilityContext, StreamChunk } from '@tanstack/ai'
 import type { SandboxHandle } from '../contracts/handle.js'
-import { getToolBridgeProvisioner } from '../middleware/capabilities.js'
-import { createBridgeEventChannel } from './bridge-events.js'
-import { hostToolBridgeProvisioner } from './host-provisioner.js'
-import type { ToolDescriptor } from './remote-tools.js'
-import { createToolBridgeCore } from './tool-bridge-core.js'
-import type { BridgeableTool } from './tool-call.js'
+import { getToolBridgeProvisioner } from '../capabilities/tokens.js'
+import { createBridgeEventChannel } from '../bridge/bridge-events.js'
+import { hostToolBridgeProvisioner } from '../bridge/host-provisioner.js'
+import type { ToolDescriptor } from '../bridge/remote-tools.js'
+import { createToolBridgeCore } from '../bridge/tool-bridge-core.js'
+import type { BridgeableTool } from '../bridge/tool-call.js'
 
 /** Options of {@link openRunToolBridge}. */
 export interface OpenRunToolBridgeOptions {

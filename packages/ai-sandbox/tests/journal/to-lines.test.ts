@@ -4,7 +4,7 @@
  * lines, the trailing unterminated line and the maxLineBytes guard.
  */
 import { describe, expect, it } from 'vitest'
-import { LineTooLongError, toLines } from '../../src/harness/to-lines.js'
+import { LineTooLongError, toLines } from '../../src/journal/to-lines.js'
 import { SandboxError } from '../../src/contracts/errors.js'
 
 async function* from<T>(chunks: T[]): AsyncIterable<T> {
