@@ -1,103 +1,45 @@
 // The leased PostgreSQL LockStore within one process, over several pools on
-// one schema (the cross-process proofs are in multi-process.test.ts):
-// exclusion, renewal past the lease, release of its own row only, expiry on
-// the database's clock, and the signal that aborts when the lease is lost.
+// one schema (the cross-process proofs are in multi-process.test.ts). The lock
+// store kit of @tanstack/ai-sandbox/testkit proves the LockStore contract
+// (exclusion, hand-over, independent keys, isHeld, renewal past the lease,
+// expiry of a stopped holder's lease, a lost holder neither taking back nor
+// releasing the key); the cases below are this store's own: the reason its
+// signal aborts with, close(), a waiter's lost connection, expiry on the
+// database's clock, and which rows count as left by a dead holder.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { expect, it } from 'vitest'
-import { PostgresDatabaseError, PostgresLockLostError, type PostgresStores } from '../src/index.js'
+import { runLockStoreConformance } from '@tanstack/ai-sandbox/testkit'
+import { afterAll, expect, it } from 'vitest'
+import { createPostgresStores, PostgresDatabaseError, PostgresLockLostError, type PostgresStores } from '../src/index.js'
 import { describePostgres, tempSchemas } from './helpers/postgres.js'
+
+/** The lease the kit runs with: short, so its lease cases take a few hundred ms each. */
+const KIT_LEASE_MS = 300
 
 describePostgres('postgresLockStore', (url) => {
   const schemas = tempSchemas(url)
 
+  // Two store sets on one schema, opened once for every case of the kit (its keys are unique per case; opening
+  // and closing two pools per case would double the kit's time) and closed after the file, before its schema is dropped.
+  const kitSchema = schemas.schema()
+  let kitStores: Promise<PostgresStores[]> | undefined
+  afterAll(async () => {
+    if (kitStores) await Promise.all((await kitStores).map((stores) => stores.close()))
+  })
+  runLockStoreConformance('postgres, two pools on one schema', {
+    makeStores: async () => {
+      kitStores ??= (async () => {
+        const a = await createPostgresStores({ connectionString: url, schema: kitSchema, leaseMs: KIT_LEASE_MS })
+        return [a, await createPostgresStores({ connectionString: url, schema: kitSchema, leaseMs: KIT_LEASE_MS })]
+      })()
+      const [a, b] = await kitStores
+      return { locks: a!.locks, peer: b!.locks }
+    },
+    leaseMs: KIT_LEASE_MS,
+  })
+
   async function lockRows(stores: PostgresStores): Promise<Array<{ key: string; holder: string }>> {
     return (await stores.pool.query<{ key: string; holder: string }>(`SELECT key, holder FROM "${stores.schema}".locks ORDER BY key`)).rows
   }
-
-  it('never lets two callers in at once, across two pools', async () => {
-    const schema = schemas.schema()
-    const a = await schemas.open({ schema })
-    const b = await schemas.open({ schema })
-    let inside = 0
-    let maxInside = 0
-    const entries: number[] = []
-    const enter = async (i: number): Promise<number> => {
-      inside++
-      maxInside = Math.max(maxInside, inside)
-      entries.push(i)
-      await sleep(2)
-      inside--
-      return i
-    }
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).locks.withLock('k', () => enter(i))))
-    expect(maxInside).toBe(1)
-    expect(results).toEqual(Array.from({ length: 20 }, (_, i) => i))
-    expect(entries.sort((x, y) => x - y)).toEqual(results)
-    expect(await lockRows(a)).toEqual([])
-  })
-
-  it('keys are independent', async () => {
-    const stores = await schemas.open()
-    const order: string[] = []
-    await Promise.all([
-      stores.locks.withLock('x', async () => {
-        order.push('x in')
-        await sleep(300)
-        order.push('x out')
-      }),
-      (async () => {
-        await sleep(50)
-        await stores.locks.withLock('y', async () => {
-          order.push('y in')
-          order.push('y out')
-        })
-      })(),
-    ])
-    expect(order).toEqual(['x in', 'y in', 'y out', 'x out'])
-  })
-
-  it('isHeld answers whether a lease on the key is live: seen from another pool while a caller is inside, not after release, not for an expired row', async () => {
-    const schema = schemas.schema()
-    const a = await schemas.open({ schema })
-    const b = await schemas.open({ schema })
-    expect(await b.locks.isHeld('probe')).toBe(false)
-    await a.locks.withLock('probe', async () => {
-      expect(await b.locks.isHeld('probe')).toBe(true)
-      expect(await b.locks.isHeld('other')).toBe(false)
-    })
-    expect(await b.locks.isHeld('probe')).toBe(false)
-    // A holder that died left its row behind: once the lease ran out (by the database clock), the key is not held.
-    await a.pool.query(`INSERT INTO "${schema}".locks (key, holder, expires_at) VALUES ('dead', 'gone', clock_timestamp() - interval '1 millisecond')`)
-    expect(await b.locks.isHeld('dead')).toBe(false)
-  })
-
-  it('rethrows the callback error and releases the key', async () => {
-    const stores = await schemas.open()
-    await expect(stores.locks.withLock('k', () => Promise.reject(new Error('inner')))).rejects.toThrow('inner')
-    expect(await lockRows(stores)).toEqual([])
-    await expect(stores.locks.withLock('k', async () => 'next')).resolves.toBe('next')
-  })
-
-  it('renews the lease while the callback runs past leaseMs; the signal stays quiet', async () => {
-    const schema = schemas.schema()
-    const a = await schemas.open({ schema, leaseMs: 300 })
-    const b = await schemas.open({ schema, leaseMs: 300 })
-    let bEnteredAt = 0
-    let aLeftAt = 0
-    let aborted = true
-    const aHeld = a.locks.withLock('k', async (signal) => {
-      await sleep(1200)
-      aLeftAt = Date.now()
-      aborted = signal.aborted
-    })
-    await sleep(50)
-    await b.locks.withLock('k', async () => {
-      bEnteredAt = Date.now()
-    })
-    await aHeld
-    expect(aborted).toBe(false)
-    expect(bEnteredAt).toBeGreaterThanOrEqual(aLeftAt)
-  })
 
   it('aborts the signal with reason "taken" when another holder has the key, and releases only its own row', async () => {
     const stores = await schemas.open({ leaseMs: 300 })

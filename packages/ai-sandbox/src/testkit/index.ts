@@ -170,3 +170,16 @@ export {
   checkStreamEmptyJoinFails,
   checkStreamUpsert,
 } from './stream-durability-conformance.js'
+
+// Lock store kit: the LockStore contract of @tanstack/ai/locks (exclusion, hand-over, keys, leases) and isHeld where present
+export { runLockStoreConformance, LOCK_STORE_CHECKS } from './lock-store-conformance.js'
+export type { LockStoreConformanceOptions, LockStores, LockStoreCheck, LockStoreCheckEntry, LockStoreCheckSettings } from './lock-store-conformance.js'
+export {
+  checkLockExclusive,
+  checkLockHandsOver,
+  checkLockKeysIndependent,
+  checkLockIsHeld,
+  checkLockLeaseRenewed,
+  checkLockLeaseExpires,
+  checkLockLostHolderCannotRelease,
+} from './lock-store-conformance.js'
