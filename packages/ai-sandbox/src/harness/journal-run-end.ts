@@ -9,20 +9,15 @@
  * keeps the journal outside the sandbox folder. Internal.
  * Source: spec 000 "Durable runs (the run journal)", "Cleanup".
  */
-import { createHash } from 'node:crypto'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { journalCleanupCommand, journalDirOf, journalExitProbeCommand, journalPaths, parseJournalExit } from '../journal/commands.js'
 import { journalTrustOf } from '../journal/sentinel.js'
-import { durableSnapshotCleanupCommand } from '../watch/start-snapshot.js'
+import { baselineCleanupCommand, durableRunFiles } from '../journal/run-files.js'
 import { stopTaggedProcesses } from './stop-run-processes.js'
 
 /** How long the end of a journaled run waits for the agent's shell to write its sentinel before the journal is deleted anyway, in ms. */
 const JOURNAL_FINISH_WAIT_MS = 3000
 
-/** The process tag of a journaled run: the same on every host, so a host that attaches later can stop what the first one started. */
-export function journalRunTag(runId: string): string {
-  return `journal-${createHash('sha256').update(runId).digest('hex').slice(0, 32)}`
-}
 
 /**
  * Delete the journal of a run that ended without its reader seeing the
@@ -51,7 +46,7 @@ export async function finishJournal(handle: SandboxHandle, journal: { runId: str
 
 /**
  * Stop every process of a journaled run (its tag), then delete its journal
- * ({@link finishJournal}) and the run's file baseline (`durableSnapshotDir`).
+ * ({@link finishJournal}) and the run's file baseline (`durableRunFiles(...).baseline`).
  * A run with no journal costs three commands that find nothing. Never
  * rejects; a failure goes to `log`. A sandbox without `exec` has nothing
  * this can do.
@@ -59,14 +54,14 @@ export async function finishJournal(handle: SandboxHandle, journal: { runId: str
 export async function endJournaledRun(handle: SandboxHandle, journal: { runId: string; dir?: string | undefined }, log: (message: string) => void): Promise<void> {
   if (!handle.capabilities.exec) return
   try {
-    const stopped = await stopTaggedProcesses(handle, journalRunTag(journal.runId))
+    const stopped = await stopTaggedProcesses(handle, durableRunFiles(journal.runId).tag)
     if (stopped) log(`stopped the processes of run ${journal.runId} (${stopped})`)
   } catch (error) {
     log(`could not stop the processes of run ${journal.runId}: ${String(error)}`)
   }
   await finishJournal(handle, journal, log)
   try {
-    await handle.process.exec(durableSnapshotCleanupCommand(journal.runId, journal.dir))
+    await handle.process.exec(baselineCleanupCommand(durableRunFiles(journal.runId, journalDirOf(handle, journal.dir))))
   } catch (error) {
     log(`could not delete the file baseline of run ${journal.runId}: ${String(error)}`)
   }

@@ -25,7 +25,8 @@ import { alignedIfAttaching, journalOptionsFor, type SandboxRunDurability } from
 import { getSandboxDurability } from '../capabilities/tokens.js'
 import { awaitAttachableJournal, JournalAttachUnavailableError } from '../journal/attach-preflight.js'
 import { journalDirOf, journalExistsCommand, journalPaths } from '../journal/commands.js'
-import { finishJournal, journalRunTag } from './journal-run-end.js'
+import { finishJournal } from './journal-run-end.js'
+import { durableRunFiles } from '../journal/run-files.js'
 import { storedRunEnd } from '../durability/run-outcome.js'
 import { DurableAttachNotSupportedError, resolveDurableRunId, resolveDurableThreadId } from './durable-ids.js'
 import type { JournalOptions } from '../journal/journal-options.js'
@@ -399,7 +400,7 @@ async function* harnessTurn(input: RunHarnessOptions, run: HarnessRunContext, jo
 
   // Every process of the run inherits the tag, so what escapes the CLI's process tree can still be stopped when the run ends.
   // A journaled run's tag follows from its id, so a host that attaches later can stop what the first host started.
-  const tag = journaled ? journalRunTag(runId) : randomUUID()
+  const tag = journaled ? durableRunFiles(runId).tag : randomUUID()
   const env = journaled ? launch.env : { ...launch.env, [HARNESS_RUN_TAG_ENV]: tag }
   const sweep = () =>
     stopTaggedProcesses(handle, tag).then(

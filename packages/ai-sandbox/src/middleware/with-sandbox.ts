@@ -47,7 +47,7 @@ import { namedSecretValues } from '../secrets/secret-values.js'
 import { createSecretScrubber, type ChunkStreamScrubber, type SecretScrubber } from '../secrets/secret-scrubber.js'
 import { redactingLogger, scrubLoggerSink } from './redacting-logger.js'
 import { queueThreadRun } from './thread-runs.js'
-import { durableSnapshotDir } from '../watch/start-snapshot.js'
+import { durableRunFiles } from '../journal/run-files.js'
 import { journalDirOf } from '../journal/commands.js'
 import { noteRunDetached } from '../durability/detach-notice.js'
 import { FILE_CHANGED_EVENT, SANDBOX_FILE_EVENT, startRunFileEvents, type FileEventSink, type RunFileEvents } from '../watch/run-file-events.js'
@@ -301,7 +301,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
     }
     try {
       // A durable run's baseline is kept under its run id: a host that takes the run over diffs against the run's start.
-      const baselineDir = state.durable ? durableSnapshotDir(state.runId, journalDirOf(state.handle, state.durable.run.journalDir)) : undefined
+      const baselineDir = state.durable ? durableRunFiles(state.runId, journalDirOf(state.handle, state.durable.run.journalDir)).baseline : undefined
       // An attach also sends the file events of writes no host watched, those the run's log lacks.
       const log = state.durable?.run.attach ? state.durable.run.log : undefined
       return await startRunFileEvents({

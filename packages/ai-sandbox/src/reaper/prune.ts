@@ -20,8 +20,8 @@ import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { parseOptions } from '../contracts/validate.js'
 import { loggerSchema } from '../durability/run-log.js'
-import { DEFAULT_JOURNAL_DIR, journalCleanupCommand, journalDirOf, journalMtimeListCommand, journalPaths, parseJournalMtimeListing, type JournalDirEntry } from '../journal/commands.js'
-import { durableSnapshotCleanupCommand } from '../watch/start-snapshot.js'
+import { DEFAULT_JOURNAL_DIR, journalCleanupCommand, journalDirOf, journalMtimeListCommand, parseJournalMtimeListing, type JournalDirEntry } from '../journal/commands.js'
+import { baselineCleanupCommand, durableRunFiles } from '../journal/run-files.js'
 
 /** A journal whose run has no record is kept until it is this old (by its mtime, on the sandbox clock): 1 hour, in ms. Default of `orphanTtlMs`. */
 export const DEFAULT_ORPHAN_TTL_MS = 60 * 60 * 1000
@@ -177,7 +177,8 @@ async function prune(options: PruneJournalsOptions): Promise<PruneJournalsResult
     }
     try {
       // The run's file baseline goes with its journal (a host that died before the run's end left it).
-      const result = await handle.process.exec(`${journalCleanupCommand(journalPaths(runId, journalDir))}; ${durableSnapshotCleanupCommand(runId, journalDir)}`)
+      const files = durableRunFiles(runId, journalDir)
+      const result = await handle.process.exec(`${journalCleanupCommand(files)}; ${baselineCleanupCommand(files)}`)
       if (result.exitCode !== 0) throw new Error(`the deletion exited ${result.exitCode}: ${result.stderr.trim().slice(0, 200)}`)
       deleted.push(runId)
       if (orphan) orphans.push(runId)

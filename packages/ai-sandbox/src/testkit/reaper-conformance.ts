@@ -21,7 +21,7 @@ import { journalDirOf, journalPaths } from '../journal/commands.js'
 import { decodeJournalRunId } from '../journal/run-id.js'
 import { probeRunExit } from '../reaper/probe.js'
 import { pruneJournals } from '../reaper/prune.js'
-import { durableSnapshotDir } from '../watch/start-snapshot.js'
+import { durableRunFiles } from '../journal/run-files.js'
 import { reapDetachedRuns, type ReapResult, type ReapRunEntry, type ReapRunOutcome } from '../reaper/reap.js'
 import { reclaimSandbox, SandboxReclaimFailedError } from '../reaper/reclaim.js'
 import { shellQuote } from '../shell/quote.js'
@@ -245,7 +245,7 @@ export async function checkPruneJournals(context: ReaperConformanceContext): Pro
   expect(decodeJournalRunId('Not_zzzz.ndjson').ok, 'the kit needs a name encodeRunId never writes').toBe(false)
   const files = [...Object.values(ids).flatMap((runId) => [journalPaths(runId, dir).journal, journalPaths(runId, dir).stderr]), undecodable]
   // A durable run's file baseline lives beside its journal (withSandbox keeps it for a takeover).
-  const baselines = Object.values(ids).map((runId) => durableSnapshotDir(runId, dir))
+  const baselines = Object.values(ids).map((runId) => durableRunFiles(runId, dir).baseline)
   try {
     const made = await handle.process.exec(`mkdir -p ${shellQuote(dir)} && for f in ${files.map(shellQuote).join(' ')}; do echo '{}' > "$f"; done && for d in ${baselines.map(shellQuote).join(' ')}; do mkdir -p "$d" && echo tree=0 > "$d/fields"; done`)
     expect(made.exitCode, `writing journals into ${dir}: ${made.stderr}`).toBe(0)
@@ -266,8 +266,8 @@ export async function checkPruneJournals(context: ReaperConformanceContext): Pro
     expect(reasons(capped.kept)).toMatchObject({ [other]: 'max-deletes', [ids.live]: 'non-terminal', [ids.ghost]: 'too-young', [undecodable]: 'undecodable' })
     expect(await exists(journalPaths(gone!, dir).journal), 'the deleted journal is gone').toBe(false)
     expect(await exists(journalPaths(gone!, dir).stderr), 'and its .err sidecar').toBe(false)
-    expect(await exists(`${durableSnapshotDir(gone!, dir)}/fields`), 'and its file baseline').toBe(false)
-    expect(await exists(`${durableSnapshotDir(other, dir)}/fields`), "a kept journal's baseline stays").toBe(true)
+    expect(await exists(`${durableRunFiles(gone!, dir).baseline}/fields`), 'and its file baseline').toBe(false)
+    expect(await exists(`${durableRunFiles(other, dir).baseline}/fields`), "a kept journal's baseline stays").toBe(true)
 
     const rest = await pruneJournals({ handle, runs, journalDir: dir, orphanTtlMs: hour })
     expect(rest.deleted, 'the next sweep deletes the other terminal run').toEqual([other])

@@ -94,7 +94,7 @@ type Base = { kind: 'snapshot'; snapshot: StartSnapshot } | { kind: 'commit'; sh
  *
  * @param options.ignore - Entries left out of the snapshot, as `watchWorkspace` takes them. Default `['.git', 'node_modules']`.
  * @param options.maxDiffFileBytes - The largest file read for a diff or an accessor, in bytes. Default {@link DEFAULT_MAX_DIFF_FILE_BYTES} (8 MiB).
- * @param options.snapshotDir - A durable run's snapshot folder (`durableSnapshotDir`): a snapshot stored there by an earlier host of the run is reused. Default: a fresh temp folder.
+ * @param options.snapshotDir - A durable run's snapshot folder (`durableRunFiles(runId, dir).baseline`): a snapshot stored there by an earlier host of the run is reused. Default: a fresh temp folder.
  * @returns A {@link FileBaseline}; without git in the sandbox it records nothing (add-patch diffs).
  * @example
  * ```ts

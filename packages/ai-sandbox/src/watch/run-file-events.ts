@@ -88,7 +88,7 @@ export async function startRunFileEvents(input: {
   redactPath?: (path: string) => string
   /** The largest file read for a diff or a hook accessor, in bytes. Default `DEFAULT_MAX_DIFF_FILE_BYTES` (8 MiB). */
   maxDiffFileBytes?: number
-  /** A durable run's baseline folder (`durableSnapshotDir(runId, journalDir)`): reused when an earlier host of the run left one. Default: a temp folder. */
+  /** A durable run's baseline folder (`durableRunFiles(runId, journalDir).baseline`): reused when an earlier host of the run left one. Default: a temp folder. */
   baselineDir?: string
   /**
    * For a resumed baseline: the last file event type the run's log holds per

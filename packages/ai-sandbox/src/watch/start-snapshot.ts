@@ -6,15 +6,14 @@
  * (`mktemp -d`), so the workspace's own repository (its index, objects, refs)
  * is never written. Outside a repository a private git dir over the workspace
  * does the same. A durable run keeps its snapshot in a folder named after its
- * run id instead (`durableSnapshotDir`), so a host that takes the run over
+ * run id instead (`durableRunFiles(...).baseline`), so a host that takes the run over
  * finds the run's start there and diffs against it. Invariant: any failure
  * (no git, a timeout, an unreadable tree) yields no snapshot, never an error;
  * the caller falls back.
  */
-import { createHash } from 'node:crypto'
 import { posix } from 'node:path'
 import type { SandboxHandle } from '../contracts/handle.js'
-import { DEFAULT_JOURNAL_DIR, journalDirGuard } from '../journal/commands.js'
+import { journalDirGuard } from '../journal/commands.js'
 import { shellQuote } from '../shell/quote.js'
 
 /** Longest time, in seconds, recording the snapshot may hold the run's start (needs `timeout` in the sandbox). */
@@ -41,30 +40,11 @@ export interface StartSnapshot {
 }
 
 /**
- * The folder of a durable run's start snapshot: beside the run's journal,
- * named after a digest of the run id, so every host of the run computes the
- * same path. Pure.
- *
- * @param runId - The run's id.
- * @param journalDir - The run's absolute journal folder. Default `DEFAULT_JOURNAL_DIR` (`/tmp/tanstack-runs`).
- * @returns e.g. `/tmp/tanstack-runs/baseline-<32 hex>`.
- */
-export function durableSnapshotDir(runId: string, journalDir: string = DEFAULT_JOURNAL_DIR): string {
-  const root = posix.normalize(journalDir).replace(/\/+$/, '')
-  return `${root}/baseline-${createHash('sha256').update(runId).digest('hex').slice(0, 32)}`
-}
-
-/** The shell command that removes a durable run's start snapshot (see {@link durableSnapshotDir}); exits 0 whatever happens. */
-export function durableSnapshotCleanupCommand(runId: string, journalDir?: string): string {
-  return `rm -rf -- ${shellQuote(durableSnapshotDir(runId, journalDir))}; true`
-}
-
-/**
  * Record the workspace of `handle` now (one `exec`). Files matching `ignore`
  * (names at any depth, or workspace-relative paths with a `/`) and what git
  * ignores are left out; an unreadable file is left out too.
  *
- * With `dir` (a durable run, see {@link durableSnapshotDir}) the snapshot is
+ * With `dir` (a durable run: `durableRunFiles(runId, dir).baseline`) the snapshot is
  * kept there: a snapshot an earlier host of the run recorded there is reused
  * (`reused: true`) when its tree still reads, else one is recorded now.
  *

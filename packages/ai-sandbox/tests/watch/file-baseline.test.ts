@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { SandboxHandle } from '../../src/index.js'
 import { addPatch, captureFileBaseline } from '../../src/watch/file-baseline.js'
-import { durableSnapshotDir } from '../../src/watch/start-snapshot.js'
+import { durableRunFiles } from '../../src/journal/run-files.js'
 import { createFakeHandle } from '../helpers/fake-handle.js'
 
 const cleanups: (() => unknown)[] = []
@@ -221,8 +221,8 @@ describe('captureFileBaseline in a git repository', () => {
 })
 
 describe('captureFileBaseline with a durable snapshot folder (a run taken over by another host)', () => {
-  /** A durable folder under the sandbox's temp folder, as `durableSnapshotDir` makes it beside a journal folder. */
-  const durableDir = (temp: string, runId: string) => durableSnapshotDir(runId, join(temp, 'runs'))
+  /** A durable folder under the sandbox's temp folder, as `durableRunFiles(...).baseline` makes it beside a journal folder. */
+  const durableDir = (temp: string, runId: string) => durableRunFiles(runId, join(temp, 'runs')).baseline
 
   it('in a repository: a later capture of the same run reuses the start, lists every path that differs from it, and only the last dispose removes it', async () => {
     const { root, temp, handle, git } = workspace()
@@ -235,7 +235,7 @@ describe('captureFileBaseline with a durable snapshot folder (a run taken over b
     writeFileSync(join(root, 'left.txt'), 'an earlier run left this\n') // untracked before the run: part of its start
     const dir = durableDir(temp, 'run-A')
     expect(dir).toBe(`${temp}/runs/baseline-${dir.slice(-32)}`)
-    expect(durableSnapshotDir('run-A', '/tmp/tanstack-runs/')).toBe(`/tmp/tanstack-runs/baseline-${dir.slice(-32)}`)
+    expect(durableRunFiles('run-A', '/tmp/tanstack-runs/').baseline).toBe(`/tmp/tanstack-runs/baseline-${dir.slice(-32)}`)
 
     // Host 1 starts the run, the agent writes, and host 1 detaches: the folder stays.
     const first = await captureFileBaseline(handle, { snapshotDir: dir })
