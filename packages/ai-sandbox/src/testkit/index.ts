@@ -60,7 +60,7 @@ export {
 } from './provider/fs.js'
 export { checkFsVirtualRoot, checkFsPathConfinement, checkFsReadMissing, checkFsSymlinkEscape, checkFsSymlinkInside } from './provider/fs-paths.js'
 export { FS_RACE_OPERATIONS, raceFsOperation, checkFsRace, checkFsFifoRefused, checkFsDeviceRefused, checkFsHardLink, checkFsReadLimit } from './provider/fs-races.js'
-export type { FsRaceOperation, FsRaceOutcome } from './provider/fs-races.js'
+export type { FsRaceOperation, FsRaceOptions, FsRaceOutcome } from './provider/fs-races.js'
 export { checkExecOutput, checkExecExitCodes, checkExecCwd, checkExecEnv, checkExecStdin, checkExecLargeOutput, checkExecTimeout, checkExecEndsWhenShellExits, checkCreateEnv } from './provider/exec.js'
 export { checkEnvSetMerges, checkEnvReachesSpawn } from './provider/env.js'
 export {

@@ -14,11 +14,20 @@
  * hits now and then, so the race the kit runs reliably shows the escape. `exec({ cwd })` is confined properly (`cd -P`, then `pwd -P` must
  * be inside), so only `fs` is at fault.
  *
+ * With `{ write: 'temp-then-rename' }` its `fs.write` is the one of finding
+ * M2 instead: after the same check (plus an `lstat` of the target) it writes a
+ * temp file `.w-<id>` in the target's folder by path string, then renames it
+ * onto the target, and lets Node's errors through raw. It waits for the swap
+ * before the temp write and for the swap back before the rename, so the temp
+ * file lands in the outside folder and the rename then fails with a raw
+ * `ENOENT`: an escape that surfaces as a foreign error.
+ *
  * Not a real provider: no resume across instances, no env, ports or git.
  * Needs Linux and `unshare -rm` (user and mount namespaces); see
  * {@link bindMountSupport}.
  */
 import { spawn, spawnSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises'
 import { once } from 'node:events'
@@ -55,8 +64,18 @@ export function bindMountSupport(): { ok: true } | { ok: false; reason: string }
   return { ok: true }
 }
 
+/** Options of {@link naiveBindMountProvider}. */
+export interface NaiveBindMountOptions {
+  /**
+   * How `fs.write` acts on the checked path: `'direct'` (default) writes it
+   * with `writeFile`; `'temp-then-rename'` writes a temp file next to it by
+   * path string and renames that over it, raw Node errors and all (finding M2).
+   */
+  readonly write?: 'direct' | 'temp-then-rename'
+}
+
 /** The provider, and `dispose()` removing every folder it made (call it after the test). */
-export function naiveBindMountProvider(): { provider: SandboxProvider; dispose: () => void } {
+export function naiveBindMountProvider(options: NaiveBindMountOptions = {}): { provider: SandboxProvider; dispose: () => void } {
   const base = mkdtempSync(join(HOST_BASE, 'naive-bind-mount-'))
   const live = new Map<string, SandboxHandle>()
   let next = 0
@@ -75,7 +94,7 @@ export function naiveBindMountProvider(): { provider: SandboxProvider; dispose: 
         provider: NAME,
         capabilities: CAPABILITIES,
         workspaceRoot: workspace,
-        fs: naiveHostFs(workspace),
+        fs: naiveHostFs(workspace, options.write ?? 'direct'),
         process: processes(workspace, privateTmp, groups),
         git: new Proxy({} as SandboxHandle['git'], { get: (_, method) => unsupported('exec', `git.${String(method)}`) }),
         ports: { connect: unsupported('ports', 'ports.connect') },
@@ -123,6 +142,15 @@ async function untilSwapped(paths: readonly string[]): Promise<void> {
   }
 }
 
+/** The second pause of the temp-then-rename write: until `path` is a real folder again (swapped back), at most {@link PAUSE_MS}. */
+async function untilSwappedBack(path: string): Promise<void> {
+  const deadline = Date.now() + PAUSE_MS
+  while (Date.now() < deadline) {
+    if (await lstat(path).then((stats) => stats.isDirectory(), () => false)) return
+    await sleep(1)
+  }
+}
+
 /** How often the check looks again at a path that leads outside before refusing it. */
 const CHECK_ATTEMPTS = 25
 
@@ -133,8 +161,8 @@ function inside(real: string, root: string): boolean {
   return real === root || real.startsWith(`${root}/`)
 }
 
-/** `fs` on the host: check, pause, act on the unchecked path. Every failure is a sandbox error. */
-function naiveHostFs(workspace: string): SandboxFs {
+/** `fs` on the host: check, pause, act on the unchecked path. Every failure is a sandbox error, but those of a `'temp-then-rename'` write. */
+function naiveHostFs(workspace: string, write: 'direct' | 'temp-then-rename'): SandboxFs {
   const resolved = async (absolute: string) =>
     realpath(absolute).catch(async () => join(await realpath(dirname(absolute)).catch(() => dirname(absolute)), basename(absolute)))
   const check = async (path: string): Promise<string> => {
@@ -160,7 +188,19 @@ function naiveHostFs(workspace: string): SandboxFs {
   return {
     read: (path) => act(path, (absolute) => readFile(absolute, 'utf8')),
     readBytes: (path) => act(path, async (absolute) => new Uint8Array(await readFile(absolute))),
-    write: (path, data) => act(path, (absolute) => writeFile(absolute, data)),
+    write:
+      write === 'direct'
+        ? (path, data) => act(path, (absolute) => writeFile(absolute, data))
+        : async (path, data) => {
+            // Finding M2's write: check, lstat, temp file by path string, rename; Node's errors pass through raw.
+            const absolute = await check(path)
+            const existing = await lstat(absolute).catch(() => undefined)
+            if (existing && !existing.isFile()) throw new SandboxPathError('special-file', path, `${path} is not a regular file`)
+            const temp = join(dirname(absolute), `.w-${randomUUID().slice(0, 8)}`)
+            await writeFile(temp, data)
+            await untilSwappedBack(dirname(absolute))
+            await rename(temp, absolute)
+          },
     list: (path = '.') =>
       act(path, async (absolute) => {
         const entries = await readdir(absolute, { withFileTypes: true })
@@ -217,8 +257,10 @@ function processes(workspace: string, privateTmp: string, groups: Set<number>): 
       job.child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
       job.child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
       job.child.stdin.end(options.stdin ?? '')
+      // Listen for the ends before the exit: a stream that ended first would otherwise cost the whole 250 ms.
+      const drained = Promise.all([once(job.child.stdout, 'end'), once(job.child.stderr, 'end')]).catch(() => undefined)
       const exit = await job.exit
-      await Promise.race([Promise.all([once(job.child.stdout, 'end'), once(job.child.stderr, 'end')]), sleep(250)])
+      await Promise.race([drained, sleep(250)])
       if (exit.exitCode === CWD_ESCAPE) throw new SandboxPathError('symlink-escape', options.cwd ?? '.', `exec cwd ${String(options.cwd)} leads outside the workspace`)
       return { exitCode: exit.exitCode, stdout, stderr }
     },

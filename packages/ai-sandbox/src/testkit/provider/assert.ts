@@ -61,10 +61,19 @@ export function isForeignError(error: unknown): boolean {
  * @returns The AssertionError to throw.
  */
 export function annotateForeignError(error: unknown, during: string): Error {
-  const stack = error instanceof Error && typeof error.stack === 'string' ? error.stack.split('\n').slice(1, 6).map((line) => `  ${line.trim()}`).join('\n') : ''
-  const annotated = violationError(SANDBOX_ERROR_RULE, `got ${describeError(error)}\n  while: ${during}${stack ? `\n  thrown at:\n${stack}` : ''}`)
+  const annotated = violationError(SANDBOX_ERROR_RULE, `got ${describeError(error)}\n  while: ${during}${stackTop(error)}`)
   ;(annotated as Error & { cause?: unknown }).cause = error
   return annotated
+}
+
+/**
+ * The top of `error`'s stack (where in the provider it came from) for a
+ * failure message: a `thrown at:` line and five frames, each on a line of
+ * its own; `''` when it has no stack.
+ */
+export function stackTop(error: unknown): string {
+  const stack = error instanceof Error && typeof error.stack === 'string' ? error.stack.split('\n').slice(1, 6).map((line) => `  ${line.trim()}`).join('\n') : ''
+  return stack ? `\n  thrown at:\n${stack}` : ''
 }
 
 /**

@@ -3,7 +3,10 @@
  * fights it. A background loop in the sandbox flips a directory between a real
  * folder and a symlink to an outside canary folder while the host calls
  * `read`/`write`/`list`/`remove`/`mkdir`/`exec({ cwd })` under it; the canary
- * must come out untouched and no call may return outside data. Also: a FIFO
+ * must come out untouched and no call may return outside data. The race runs
+ * for a time budget (at least 30 calls, more while they took under 2 s, at
+ * most 1 000), so a fast `fs` gets hundreds of tries and a slow one about 30;
+ * a pass is evidence, not proof. Also: a FIFO
  * or device is refused (`special-file`) without hanging, a file with other
  * hard links is not read (`hard-link`) and a write replaces it without
  * touching the other link, and a read over the provider's size bound throws
@@ -17,11 +20,11 @@
 import { describe, expect } from 'vitest'
 import { SandboxError } from '../../contracts/errors.js'
 import type { SandboxHandle } from '../../contracts/handle.js'
-import { annotateForeignError, describeError, expectSandboxPathError, violation, within } from './assert.js'
+import { annotateForeignError, describeError, expectSandboxPathError, isForeignError, SANDBOX_ERROR_RULE, stackTop, violation, violationError, within } from './assert.js'
 import { conformanceCase, skippedCase } from './context.js'
 import type { ProviderConformanceContext } from './context.js'
 import { q, scratch, sh } from './io.js'
-import { changedLines, HOST_COPY_MARKER, HOST_COPY_SUFFIX, plantOutsideFolder } from './outside.js'
+import { changedLines, emptyFilesLoop, HOST_COPY_MARKER, HOST_COPY_SUFFIX, plantOutsideFolder } from './outside.js'
 import type { OutsideFolder } from './outside.js'
 
 /** The host operations raced against a directory swap. */
@@ -42,11 +45,36 @@ export interface FsRaceOutcome {
   readonly sharedOutside: boolean
   /** The outside folder's absolute path (both copies), e.g. `/tmp/conformance-canary-1a2b3c4d`; removed by the time this is returned. */
   readonly outsidePath: string
+  /** Calls made: at least the minimum, more while the calls so far took less than the budget, at most the maximum. */
+  readonly calls: number
   /** Calls that resolved (inside the workspace). */
   readonly succeeded: number
   /** Calls refused with a sandbox error (the path was mid-swap). */
   readonly refused: number
 }
+
+/** How long {@link raceFsOperation} keeps racing after its minimum number of calls. */
+export interface FsRaceOptions {
+  /**
+   * Keep making calls after the minimum while the calls so far took less
+   * than this, ms. Default 2 000: a few hundred tries for an `fs` whose calls
+   * take a millisecond or a few, about the minimum for one whose calls take
+   * 50 to 100 ms (a container round trip), so it adds almost no time there.
+   * Raise it for a soak (`{ budgetMs: 60_000, maxIterations: 100_000 }`).
+   */
+  readonly budgetMs?: number
+  /** Never make more calls than this (a `remove` race makes one file per possible call beforehand). Default 1 000; never below the minimum. */
+  readonly maxIterations?: number
+}
+
+/** The kit's minimum number of raced calls per operation. */
+const RACE_MIN_CALLS = 30
+
+/** Default {@link FsRaceOptions.budgetMs}, ms. */
+const RACE_BUDGET_MS = 2_000
+
+/** Default {@link FsRaceOptions.maxIterations}. */
+const RACE_MAX_CALLS = 1_000
 
 /** How long one raced call may take before it counts as a hang, ms. */
 const RACE_CALL_BOUND_MS = 15_000
@@ -55,8 +83,15 @@ const RACE_CALL_BOUND_MS = 15_000
 const OUTSIDE_TEXT = 'outside'
 
 /**
- * Race `operation` `iterations` times against a loop that swaps the directory
- * the calls go through for a symlink to an outside canary folder.
+ * Race `operation` against a loop that swaps the directory the calls go
+ * through for a symlink to an outside canary folder: at least `iterations`
+ * calls, then more while the calls so far took less than `budgetMs` (default
+ * 2 s), at most `maxIterations` (default 1 000). A fast `fs` (a millisecond a
+ * call) gets hundreds of tries, a slow one (a container round trip) about
+ * the minimum. A race that finds no escape is evidence, not proof: an escape
+ * that needs unlucky timing may take thousands of tries, so run a longer one
+ * yourself, e.g. `raceFsOperation(handle, 'write', 30, { budgetMs: 60_000,
+ * maxIterations: 100_000 })`.
  * Needs `exec` and background processes (`spawn`).
  *
  * The canary is one absolute path (`/tmp/conformance-canary-<hex>`) made
@@ -67,28 +102,45 @@ const OUTSIDE_TEXT = 'outside'
  * (a bind-mount provider), so an escape is seen wherever the provider's `fs`
  * runs, with no extra round. Both copies are removed afterwards.
  *
+ * A call that throws an error that is not a `SandboxError` does not stop the
+ * race: the first one is kept, and after the race the canary copies are
+ * looked at first, since an escape can surface as a raw error (a temp file
+ * written through the link, then a rename that fails with `ENOENT`). With
+ * an escape, the escape is what is reported, the foreign error as context;
+ * without one, the foreign error is reported as the `SandboxError` rule it
+ * breaks. A hang stops the race at once.
+ *
  * @param handle - A sandbox with `exec` and `spawn`.
  * @param operation - The host call to race.
- * @param iterations - Host calls to make (the kit uses 30). Default 30.
- * @returns Escapes (must be 0; split by copy), successes and refusals.
- * @throws AssertionError when a call hangs longer than 15 s, or throws an error that is not a `SandboxError` (named as the contract rule it breaks).
+ * @param iterations - The minimum number of calls (the kit uses 30). Default 30.
+ * @param options - `budgetMs` (default 2 000) and `maxIterations` (default 1 000): how long to keep racing after the minimum.
+ * @returns Calls made, escapes (must be 0; split by copy), successes and refusals.
+ * @throws AssertionError when a call hangs longer than 15 s; when a call threw an error that is not a `SandboxError`: the escape rule if the race also reached the canary (the first such error as `cause`), else `SANDBOX_ERROR_RULE`.
  */
-export async function raceFsOperation(handle: SandboxHandle, operation: FsRaceOperation, iterations = 30): Promise<FsRaceOutcome> {
+export async function raceFsOperation(handle: SandboxHandle, operation: FsRaceOperation, iterations = RACE_MIN_CALLS, options: FsRaceOptions = {}): Promise<FsRaceOutcome> {
+  const minimum = Math.max(0, Math.floor(iterations))
+  const maximum = Math.max(minimum, Math.floor(options.maxIterations ?? RACE_MAX_CALLS))
+  const budgetMs = options.budgetMs ?? RACE_BUDGET_MS
   const root = scratch('fs-race')
-  const names = Array.from({ length: iterations }, (_, i) => `v${i}`)
-  await sh(handle, `mkdir -p ${q(`${root}/d`)} && printf inside > ${q(`${root}/d/f.txt`)} && cd ${q(`${root}/d`)} && for f in ${names.join(' ')}; do : > "$f"; done`)
+  // Only `remove` needs a file per possible call (`v<i>`), here and in the canary copies, where a remove through the link deletes one; one loop of builtins each.
+  const numbered = { prefix: 'v', count: operation === 'remove' ? maximum : 0 }
+  await sh(handle, `mkdir -p ${q(`${root}/d`)} && printf inside > ${q(`${root}/d/f.txt`)} && cd ${q(`${root}/d`)} && ${emptyFilesLoop(numbered.prefix, numbered.count)}`)
   let canary: OutsideFolder | undefined
   let reachedSandbox = 0
   let reachedHost = 0
   let succeeded = 0
   let refused = 0
+  let calls = 0
+  let foreign: ForeignErrors | undefined
   try {
-    canary = await plantOutsideFolder(handle, 'conformance-canary', { text: { 'f.txt': OUTSIDE_TEXT }, empty: ['canary-only', ...names] })
+    canary = await plantOutsideFolder(handle, 'conformance-canary', { text: { 'f.txt': OUTSIDE_TEXT }, empty: ['canary-only'], numbered })
     const outside = canary
     const before = { sandbox: await outside.sandboxSnapshot(), host: outside.hostSnapshot() }
     const swapper = await handle.process.spawn(swapLoop(root, outside.path))
     try {
-      for (let i = 0; i < iterations; i++) {
+      const started = performance.now()
+      for (let i = 0; i < maximum && (i < minimum || performance.now() - started < budgetMs); i++) {
+        calls++
         const call = raceCall(handle, operation, `${root}/d`, i)
         try {
           const reached = await within(call, `fs race: ${operation} #${i} under a directory being swapped for a symlink settles (no hang)`, RACE_CALL_BOUND_MS)
@@ -96,10 +148,12 @@ export async function raceFsOperation(handle: SandboxHandle, operation: FsRaceOp
           if (reached === 'sandbox' && !outside.shared) reachedSandbox++
           else if (reached !== undefined) reachedHost++
         } catch (error) {
-          if (!SandboxError.isInstance(error)) {
-            throw annotateForeignError(error, `fs.${operationLabel(operation)} (raced against a directory swapped for a symlink) resolves or is refused`)
-          }
-          refused++
+          if (SandboxError.isInstance(error)) refused++
+          // The kit's own verdict (the hang from `within`) stops the race at once.
+          else if (!isForeignError(error)) throw error
+          // A raw error may be the tail of an escape (a temp file written outside, then a failed rename): keep racing, look at the canary first.
+          else if (foreign) foreign.count++
+          else foreign = { error, call: i, count: 1 }
         }
       }
     } finally {
@@ -112,7 +166,31 @@ export async function raceFsOperation(handle: SandboxHandle, operation: FsRaceOp
     await handle.process.exec(`rm -rf ${q(root)}`).catch(() => undefined)
     await canary?.remove()
   }
-  return { escapes: reachedSandbox + reachedHost, sandboxEscapes: reachedSandbox, hostEscapes: reachedHost, sharedOutside: canary?.shared ?? false, outsidePath: canary?.path ?? '', succeeded, refused }
+  const outcome: FsRaceOutcome = {
+    escapes: reachedSandbox + reachedHost,
+    sandboxEscapes: reachedSandbox,
+    hostEscapes: reachedHost,
+    sharedOutside: canary?.shared ?? false,
+    outsidePath: canary?.path ?? '',
+    calls,
+    succeeded,
+    refused,
+  }
+  if (foreign) {
+    if (outcome.escapes > 0) throw escapeViolation(operation, outcome, foreign)
+    throw annotateForeignError(
+      foreign.error,
+      `fs.${operationLabel(operation)} (raced against a directory swapped for a symlink) resolves or is refused (call #${foreign.call}; ${foreign.count} of ${calls} calls threw such an error, none reached the outside folder)`,
+    )
+  }
+  return outcome
+}
+
+/** The errors of a race that were not `SandboxError`s: the first one, the call that threw it, and how many calls threw one. */
+interface ForeignErrors {
+  readonly error: unknown
+  readonly call: number
+  count: number
 }
 
 /** Which copy of the canary a call's result shows it reached. */
@@ -137,7 +215,8 @@ async function raceCall(handle: SandboxHandle, operation: FsRaceOperation, dir: 
       await handle.fs.mkdir(`${dir}/m${i}`)
       return undefined
     case 'exec-cwd': {
-      const result = await handle.process.exec(`touch e${i} && ls -A`, { cwd: dir })
+      // Name only the canary's marker files it sees, not the whole folder: a long race leaves thousands of `e<i>`.
+      const result = await handle.process.exec(`touch e${i} && for f in canary-only ${HOST_COPY_MARKER}; do if [ -e "$f" ]; then echo "$f"; fi; done`, { cwd: dir })
       return fromNames(result.stdout.split('\n'))
     }
   }
@@ -153,25 +232,38 @@ function operationLabel(operation: FsRaceOperation): string {
   return operation === 'exec-cwd' ? 'exec({ cwd })' : operation
 }
 
-/** With exec and spawn: 30 raced calls of `operation` leave both copies of the outside canary untouched and never return their data. */
-export async function checkFsRace(handle: SandboxHandle, operation: FsRaceOperation): Promise<void> {
-  const outcome = await raceFsOperation(handle, operation, 30)
-  if (outcome.escapes !== 0) {
-    const where: string[] = []
-    if (outcome.sandboxEscapes > 0) where.push(`${outcome.sandboxEscapes} of 30 calls reached the outside folder inside the sandbox (${outcome.outsidePath}, planted through exec)`)
-    if (outcome.hostEscapes > 0) {
-      where.push(
-        outcome.sharedOutside
-          ? `${outcome.hostEscapes} of 30 calls reached the outside folder ${outcome.outsidePath} (the sandbox and the host where the kit runs share it)`
-          : `${outcome.hostEscapes} of 30 calls reached the outside folder on the host where the kit runs (${outcome.outsidePath}, made there with node:fs: the provider's fs resolved the symlink on the host)`,
-      )
-    }
-    violation(
-      `fs.${operationLabel(operation)} under a directory swapped for a symlink to an outside folder never reaches that folder`,
-      `${where.join('; ')} (${outcome.succeeded} resolved, ${outcome.refused} refused)`,
+/**
+ * With exec and spawn: raced calls of `operation` (at least 30, more while
+ * they took under 2 s, see {@link raceFsOperation}) leave both copies of the
+ * outside canary untouched and never return their data.
+ *
+ * @param options - How long to race beyond the 30 calls (default 2 s, at most 1 000 calls); raise `budgetMs` and `maxIterations` for a soak.
+ */
+export async function checkFsRace(handle: SandboxHandle, operation: FsRaceOperation, options: FsRaceOptions = {}): Promise<void> {
+  const outcome = await raceFsOperation(handle, operation, RACE_MIN_CALLS, options)
+  if (outcome.escapes !== 0) throw escapeViolation(operation, outcome)
+  expect(outcome.succeeded + outcome.refused, `every raced call settled (${outcome.calls} calls)`).toBe(outcome.calls)
+}
+
+/** The escape rule's failure: which copy was reached by how many of the calls, and the first foreign error of the race, if any, as context and `cause`. */
+function escapeViolation(operation: FsRaceOperation, outcome: FsRaceOutcome, foreign?: ForeignErrors): Error {
+  const { calls } = outcome
+  const where: string[] = []
+  if (outcome.sandboxEscapes > 0) where.push(`${outcome.sandboxEscapes} of ${calls} calls reached the outside folder inside the sandbox (${outcome.outsidePath}, planted through exec)`)
+  if (outcome.hostEscapes > 0) {
+    where.push(
+      outcome.sharedOutside
+        ? `${outcome.hostEscapes} of ${calls} calls reached the outside folder ${outcome.outsidePath} (the sandbox and the host where the kit runs share it)`
+        : `${outcome.hostEscapes} of ${calls} calls reached the outside folder on the host where the kit runs (${outcome.outsidePath}, made there with node:fs: the provider's fs resolved the symlink on the host)`,
     )
   }
-  expect(outcome.succeeded + outcome.refused, 'every raced call settled').toBe(30)
+  const settled = `${outcome.succeeded} resolved, ${outcome.refused} refused${foreign ? `, ${foreign.count} threw` : ''}`
+  const also = foreign
+    ? `\n  the provider also broke "${SANDBOX_ERROR_RULE}": ${foreign.count} of ${calls} calls threw an error that is not a SandboxError (an escape may end in one: a temp file written outside, then a rename that fails); the first, call #${foreign.call}: ${describeError(foreign.error)}${stackTop(foreign.error)}`
+    : ''
+  const error = violationError(`fs.${operationLabel(operation)} under a directory swapped for a symlink to an outside folder never reaches that folder`, `${where.join('; ')} (${settled})${also}`)
+  if (foreign) (error as Error & { cause?: unknown }).cause = foreign.error
+  return error
 }
 
 /** Whether the sandbox can make `kind` (`fifo`, `device`); the device needs CAP_MKNOD. */
@@ -270,7 +362,7 @@ export function registerFsRaceConformance(getContext: () => ProviderConformanceC
     }
     if (ctx.capabilities.backgroundProcesses) {
       for (const operation of FS_RACE_OPERATIONS) {
-        run(`${operation} under a directory swapped for an outward symlink never reaches outside (30 races)`, (h) => checkFsRace(h, operation))
+        run(`${operation} under a directory swapped for an outward symlink never reaches outside (at least 30 races)`, (h) => checkFsRace(h, operation))
       }
     } else {
       skippedCase('fs: symlink-swap races', 'needs a background swapper process (capabilities().backgroundProcesses is false)')

@@ -28,6 +28,8 @@ export interface OutsideFolderContents {
   readonly text?: Readonly<Record<string, string>>
   /** Empty files to create. */
   readonly empty?: readonly string[]
+  /** Numbered empty files to create, `<prefix>0` to `<prefix><count - 1>` (made with a loop, so thousands cost one exec). */
+  readonly numbered?: { readonly prefix: string; readonly count: number }
 }
 
 /** Appended to every text file of the host's copy, so a read tells which copy it reached. */
@@ -54,7 +56,7 @@ export interface OutsideFolder {
  *
  * @param handle - The sandbox (needs capability `exec`).
  * @param prefix - Start of the folder name, e.g. `conformance-canary`.
- * @param contents - Text and empty files both copies start with. Default: none.
+ * @param contents - Text, empty and numbered empty files both copies start with. Default: none.
  * @returns The folder; call `remove()` in a `finally`.
  * @throws AssertionError naming the setup step when the host folder cannot be made (the host has no writable `/tmp`) or the sandbox's `exec` fails.
  */
@@ -62,10 +64,12 @@ export async function plantOutsideFolder(handle: SandboxHandle, prefix: string, 
   const path = `/tmp/${prefix}-${randomUUID().slice(0, 8)}`
   const text = contents.text ?? {}
   const empty = contents.empty ?? []
+  const numbered = contents.numbered ?? { prefix: '', count: 0 }
   try {
     mkdirSync(path)
     for (const [name, value] of Object.entries(text)) writeFileSync(join(path, name), `${value}${HOST_COPY_SUFFIX}`)
     for (const name of [...empty, HOST_COPY_MARKER]) writeFileSync(join(path, name), '')
+    for (let i = 0; i < numbered.count; i++) writeFileSync(join(path, `${numbered.prefix}${i}`), '')
   } catch (error) {
     rmSync(path, { recursive: true, force: true })
     violation(`conformance setup: the kit makes ${path} on the host where it runs (the host copy of an outside folder)`, `node:fs threw ${describeError(error)}`)
@@ -77,6 +81,7 @@ export async function plantOutsideFolder(handle: SandboxHandle, prefix: string, 
     const writes = [
       ...Object.entries(text).map(([name, value]) => `printf '%s' ${q(value)} > ${q(name)}`),
       empty.length > 0 ? `for f in ${empty.map(q).join(' ')}; do : > "$f"; done` : 'true',
+      emptyFilesLoop(numbered.prefix, numbered.count),
     ].join(' && ')
     const planted = await sh(handle, `if [ -e ${q(`${path}/${HOST_COPY_MARKER}`)} ]; then echo shared; else mkdir -p ${q(path)} && cd ${q(path)} && ${writes} && echo separate; fi`)
     shared = planted.stdout.trim() === 'shared'
@@ -96,6 +101,11 @@ export async function plantOutsideFolder(handle: SandboxHandle, prefix: string, 
       if (!shared) await handle.process.exec(`rm -rf ${q(path)}`).catch(() => undefined)
     },
   }
+}
+
+/** A loop of shell builtins making the empty files `<prefix>0` to `<prefix><count - 1>` in the current folder (`true` for none). */
+export function emptyFilesLoop(prefix: string, count: number): string {
+  return count > 0 ? `i=0; while [ "$i" -lt ${count} ]; do : > ${q(prefix)}"$i"; i=$((i + 1)); done` : 'true'
 }
 
 /** The host copy's entry names (sorted as `LC_ALL=C sort` does) and its text files' contents; a missing entry reads as empty. */
