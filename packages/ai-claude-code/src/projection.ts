@@ -9,7 +9,7 @@
  * (see {@link claudeMcpEntry}), whatever `${…}` it holds.
  */
 import { posix } from 'node:path'
-import { gitSkillPath, SandboxOperationError, shellJoin, shellQuote, writeSandboxRunFile, type HarnessProjection, type McpSkill, type ProjectionContext, type SecretRef } from '@tanstack/ai-sandbox'
+import { writeSkillFolders, SandboxOperationError, shellQuote, writeSandboxRunFile, type HarnessProjection, type McpSkill, type ProjectionContext, type SecretRef } from '@tanstack/ai-sandbox'
 
 /** The MCP config file Claude Code is pointed at, relative to the workspace root. */
 export const CLAUDE_MCP_CONFIG = '.mcp.json'
@@ -24,7 +24,7 @@ export const claudeCodeProjection: HarnessProjection = {
   paths: [CLAUDE_MCP_CONFIG, CLAUDE_SKILLS_DIR, CLAUDE_MCP_HEADERS_DIR],
   async write(ctx) {
     await writeMcpConfig(ctx)
-    await writeSkills(ctx)
+    await writeSkillFolders(ctx, CLAUDE_SKILLS_DIR)
   },
   async args(ctx) {
     const args: string[] = []
@@ -119,36 +119,4 @@ export function claudeHeaderValue(value: string): string {
   return Buffer.from(value, 'utf8').toString('latin1')
 }
 
-async function writeSkills(ctx: ProjectionContext): Promise<void> {
-  const { handle } = ctx
-  for (const skill of ctx.workspace.skills) {
-    if (skill.kind === 'agent') {
-      const body = skill.content ?? `Use the "${skill.name}" skill when the task calls for it.`
-      const frontmatter = `---\nname: ${skill.name}\ndescription: ${JSON.stringify(skill.description ?? skill.name)}\n---\n\n`
-      await handle.fs.write(posix.join(CLAUDE_SKILLS_DIR, skill.name, 'SKILL.md'), `${frontmatter}${body.endsWith('\n') ? body : `${body}\n`}`)
-    } else if (skill.kind === 'git') {
-      const linked = await linkGitSkill(ctx, gitSkillPath(skill, handle.workspaceRoot), skill.name)
-      if (linked === 0) ctx.warn(`git skill "${skill.name}" has no SKILL.md (at its root or in <dir>/SKILL.md, skills/<dir>/SKILL.md); nothing was linked into ${CLAUDE_SKILLS_DIR}.`)
-    }
-  }
-}
 
-/**
- * Link a cloned skills repository into `.claude/skills`: the repository itself
- * when it is one skill (SKILL.md at its root), else each folder holding a
- * SKILL.md one level down or under `skills/`.
- * @returns How many skills were linked.
- */
-async function linkGitSkill(ctx: ProjectionContext, repo: string, name: string): Promise<number> {
-  const skillsDir = posix.join(ctx.handle.workspaceRoot, CLAUDE_SKILLS_DIR)
-  const script = [
-    `mkdir -p ${shellQuote(skillsDir)}`,
-    `n=0`,
-    `if [ -f ${shellQuote(`${repo}/SKILL.md`)} ]; then ln -sfn ${shellJoin([repo, `${skillsDir}/${name}`])} && n=1; else`,
-    `  for f in ${shellQuote(repo)}/*/SKILL.md ${shellQuote(repo)}/skills/*/SKILL.md; do [ -f "$f" ] || continue; d=$(dirname "$f"); ln -sfn "$d" ${shellQuote(skillsDir)}/"$(basename "$d")" && n=$((n+1)); done`,
-    `fi`,
-    `echo $n`,
-  ].join('\n')
-  const result = await ctx.handle.process.exec(script)
-  return result.exitCode === 0 ? Number(result.stdout.trim()) || 0 : 0
-}

@@ -10,7 +10,7 @@
  */
 import { posix } from 'node:path'
 import { stringify } from 'smol-toml'
-import { gitSkillPath, SandboxOperationError, shellJoin, shellQuote, type HarnessProjection, type McpSkill, type ProjectionContext, type SecretRef } from '@tanstack/ai-sandbox'
+import { writeSkillFolders, SandboxOperationError, shellQuote, type HarnessProjection, type McpSkill, type ProjectionContext, type SecretRef } from '@tanstack/ai-sandbox'
 import { mergeCodexConfig, type CodexMcpTable } from './codex-config.js'
 
 export { CODEX_CONFIG_BLOCK } from './codex-config.js'
@@ -26,7 +26,7 @@ export const codexProjection: HarnessProjection = {
   paths: [CODEX_CONFIG, CODEX_SKILLS_DIR],
   async write(ctx) {
     await writeMcpConfig(ctx)
-    await writeSkills(ctx)
+    await writeSkillFolders(ctx, CODEX_SKILLS_DIR)
     for (const plugin of ctx.workspace.plugins) ctx.warn(`plugin "${plugin}" skipped: the Codex adapter does not install plugins. Use skills or MCP servers instead.`)
   },
   async args(ctx) {
@@ -81,36 +81,4 @@ async function writeMcpConfig(ctx: ProjectionContext): Promise<void> {
   await handle.fs.write(CODEX_CONFIG, merge.text)
 }
 
-async function writeSkills(ctx: ProjectionContext): Promise<void> {
-  const { handle } = ctx
-  for (const skill of ctx.workspace.skills) {
-    if (skill.kind === 'agent') {
-      const body = skill.content ?? `Use the "${skill.name}" skill when the task calls for it.`
-      const frontmatter = `---\nname: ${skill.name}\ndescription: ${JSON.stringify(skill.description ?? skill.name)}\n---\n\n`
-      await handle.fs.write(posix.join(CODEX_SKILLS_DIR, skill.name, 'SKILL.md'), `${frontmatter}${body.endsWith('\n') ? body : `${body}\n`}`)
-    } else if (skill.kind === 'git') {
-      const linked = await linkGitSkill(ctx, gitSkillPath(skill, handle.workspaceRoot), skill.name)
-      if (linked === 0) ctx.warn(`git skill "${skill.name}" has no SKILL.md (at its root or in <dir>/SKILL.md, skills/<dir>/SKILL.md); nothing was linked into ${CODEX_SKILLS_DIR}.`)
-    }
-  }
-}
 
-/**
- * Link a cloned skills repository into `.codex/skills`: the repository itself
- * when it is one skill (SKILL.md at its root), else each folder holding a
- * SKILL.md one level down or under `skills/`.
- * @returns How many skills were linked.
- */
-async function linkGitSkill(ctx: ProjectionContext, repo: string, name: string): Promise<number> {
-  const skillsDir = posix.join(ctx.handle.workspaceRoot, CODEX_SKILLS_DIR)
-  const script = [
-    `mkdir -p ${shellQuote(skillsDir)}`,
-    `n=0`,
-    `if [ -f ${shellQuote(`${repo}/SKILL.md`)} ]; then ln -sfn ${shellJoin([repo, `${skillsDir}/${name}`])} && n=1; else`,
-    `  for f in ${shellQuote(repo)}/*/SKILL.md ${shellQuote(repo)}/skills/*/SKILL.md; do [ -f "$f" ] || continue; d=$(dirname "$f"); ln -sfn "$d" ${shellQuote(skillsDir)}/"$(basename "$d")" && n=$((n+1)); done`,
-    `fi`,
-    `echo $n`,
-  ].join('\n')
-  const result = await ctx.handle.process.exec(script)
-  return result.exitCode === 0 ? Number(result.stdout.trim()) || 0 : 0
-}

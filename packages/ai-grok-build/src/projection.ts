@@ -8,8 +8,7 @@
  * workspace; plugin directories have no Grok Build equivalent and are skipped
  * with a warning.
  */
-import { posix } from 'node:path'
-import { gitSkillPath, isSecretRef, resolveSecret, shellJoin, shellQuote, type HarnessProjection, type McpSkill, type ProjectionContext, type ResolvedWorkspace, type SecretRef } from '@tanstack/ai-sandbox'
+import { writeSkillFolders, isSecretRef, resolveSecret, type HarnessProjection, type McpSkill, type ResolvedWorkspace, type SecretRef } from '@tanstack/ai-sandbox'
 
 /** Where Grok Build looks for project skills. */
 export const GROK_SKILLS_DIR = '.grok/skills'
@@ -24,13 +23,7 @@ export const grokBuildProjection: HarnessProjection = {
   harness: 'grok-build',
   paths: [GROK_SKILLS_DIR],
   async write(ctx) {
-    for (const skill of ctx.workspace.skills) {
-      if (skill.kind === 'agent') await writeAgentSkill(ctx, skill.name, skill.description, skill.content)
-      else if (skill.kind === 'git') {
-        const linked = await linkGitSkill(ctx, gitSkillPath(skill, ctx.handle.workspaceRoot), skill.name)
-        if (linked === 0) ctx.warn(`git skill "${skill.name}" has no SKILL.md (at its root or in <dir>/SKILL.md, skills/<dir>/SKILL.md); nothing was linked into ${GROK_SKILLS_DIR}.`)
-      }
-    }
+    await writeSkillFolders(ctx, GROK_SKILLS_DIR)
     for (const plugin of ctx.workspace.plugins) ctx.warn(`plugin "${plugin}" skipped: Grok Build has no plugin directories. Ship it as an agent skill or an MCP server instead.`)
   },
 }
@@ -61,28 +54,4 @@ export function grokMcpServers(workspace: Pick<ResolvedWorkspace, 'skills'>, age
   return out
 }
 
-async function writeAgentSkill(ctx: ProjectionContext, name: string, description: string | undefined, content: string | undefined): Promise<void> {
-  const body = content ?? `Use the "${name}" skill when the task calls for it.`
-  const frontmatter = `---\nname: ${name}\ndescription: ${JSON.stringify(description ?? name)}\n---\n\n`
-  await ctx.handle.fs.write(posix.join(GROK_SKILLS_DIR, name, 'SKILL.md'), `${frontmatter}${body.endsWith('\n') ? body : `${body}\n`}`)
-}
 
-/**
- * Link a cloned skills repository into `.grok/skills`: the repository itself
- * when it is one skill (SKILL.md at its root), else each folder holding a
- * SKILL.md one level down or under `skills/`.
- * @returns How many skills were linked.
- */
-async function linkGitSkill(ctx: ProjectionContext, repo: string, name: string): Promise<number> {
-  const skillsDir = posix.join(ctx.handle.workspaceRoot, GROK_SKILLS_DIR)
-  const script = [
-    `mkdir -p ${shellQuote(skillsDir)}`,
-    `n=0`,
-    `if [ -f ${shellQuote(`${repo}/SKILL.md`)} ]; then ln -sfn ${shellJoin([repo, `${skillsDir}/${name}`])} && n=1; else`,
-    `  for f in ${shellQuote(repo)}/*/SKILL.md ${shellQuote(repo)}/skills/*/SKILL.md; do [ -f "$f" ] || continue; d=$(dirname "$f"); ln -sfn "$d" ${shellQuote(skillsDir)}/"$(basename "$d")" && n=$((n+1)); done`,
-    `fi`,
-    `echo $n`,
-  ].join('\n')
-  const result = await ctx.handle.process.exec(script)
-  return result.exitCode === 0 ? Number(result.stdout.trim()) || 0 : 0
-}

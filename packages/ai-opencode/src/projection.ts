@@ -13,6 +13,7 @@
  */
 import { posix } from 'node:path'
 import {
+  agentSkillMarkdown,
   gitSkillPath,
   isSecretRef,
   resolveSecret,
@@ -49,9 +50,7 @@ export const opencodeProjection: HarnessProjection = {
     const skillPaths: string[] = []
     for (const skill of workspace.skills) {
       if (skill.kind === 'agent') {
-        const body = skill.content ?? `Use the "${skill.name}" skill when the task calls for it.`
-        const frontmatter = `---\nname: ${skill.name}\ndescription: ${JSON.stringify(skill.description ?? skill.name)}\n---\n\n`
-        await handle.fs.write(posix.join(OPENCODE_SKILLS_DIR, skill.name, 'SKILL.md'), `${frontmatter}${body.endsWith('\n') ? body : `${body}\n`}`)
+        await handle.fs.write(posix.join(OPENCODE_SKILLS_DIR, skill.name, 'SKILL.md'), agentSkillMarkdown(skill))
         if (!skillPaths.includes(posix.join(root, OPENCODE_SKILLS_DIR))) skillPaths.push(posix.join(root, OPENCODE_SKILLS_DIR))
       } else if (skill.kind === 'git') {
         const path = gitSkillPath(skill, root)

@@ -15,6 +15,7 @@ export { defineSandboxPolicy, evaluateCommand, expandScriptPattern, globToRegExp
 export type { SandboxPolicy, SandboxPolicyInput, PolicyDecision, CommandRules, PolicyCapabilities, EvaluateCommandOptions } from './policy.js'
 export { projectWorkspace, excludeFromGit, PROJECTION_MARKER } from './projection.js'
 export type { WorkspaceProjection, HarnessProjection, ProjectionContext } from './projection.js'
+export { agentSkillMarkdown, writeSkillFolders } from './skill-folders.js'
 export { agentSkill, gitSkill, mcpSkill, fileSkill } from './skills.js'
 export type { Skill, AgentSkill, GitSkill, McpSkill, FileSkill } from './skills.js'
 export { provisionWorkspace, gitSkillPath, SKILLS_DIR, INSTRUCTION_FILES } from './provision.js'
