@@ -5,7 +5,7 @@
  * run (so an abort during the rest of setup finds what it needs), watch for a
  * cancel, provide the capabilities, start the file events.
  */
-import { isTerminalRunStatus, provideDetachableRun, wasCancelRequested, type ChatMiddlewareContext, type RunStore } from '@tanstack/ai'
+import { isTerminalRunStatus, provideDetachableRun, type RunRecord, wasCancelRequested, type ChatMiddlewareContext, type RunStore } from '@tanstack/ai'
 import { getPendingTurn, getRunDisconnect, getSandboxRuntime, type InternalLogger } from '@tanstack/ai/adapter-internals'
 import { getLocks } from '@tanstack/ai/locks'
 import { getSandboxInstanceStore, provideProjection, provideSandbox, provideSandboxDurability, provideSandboxPolicy, provideSandboxRunChunks } from '../capabilities/tokens.js'
@@ -96,6 +96,9 @@ export async function setUpRun(scope: WithSandboxScope, ctx: ChatMiddlewareConte
   // The host starting a durable run holds its driver lease while the run is live here, from before the sandbox boots:
   // an attach elsewhere then serves the log instead of driving (or starting afresh) a run this host still drives.
   const lease = durable && !durable.run.attach ? await holdStartedRunLease(locks, ctx.runId, logger) : undefined
+  // The lease may have been held by another start of this very run id, which has since ended: starting the agent again
+  // would run the work twice under one id, writing to a log that is closed. Read the record again now that it is ours.
+  if (durable && lease) await refuseEndedMeanwhile(durable.run.runs, ctx.runId, lease, logger)
   logger?.sandbox(`ensure ${key} for thread ${ctx.threadId} run ${ctx.runId}`)
   let releaseTurn: (() => void) | undefined
   try {
@@ -199,6 +202,27 @@ async function storePendingTurn(pending: { snapshot: () => Promise<void> } | und
   } finally {
     clearTimeout(timer)
   }
+}
+
+/**
+ * A start whose lease came free only because another start of the same run id
+ * ended meanwhile is refused, its lease released.
+ * @throws SandboxConfigError `chat.runId`.
+ */
+async function refuseEndedMeanwhile(runs: RunStore, runId: string, lease: { release: () => void }, logger: InternalLogger | undefined): Promise<void> {
+  let status: string | undefined
+  try {
+    status = (await runs.get(runId))?.status
+  } catch (error) {
+    logger?.errors(`withSandbox: reading the record of run ${JSON.stringify(runId)} after taking its lease failed; the run goes on`, { runId, error })
+    return
+  }
+  if (status === undefined || !isTerminalRunStatus(status as RunRecord['status'])) return
+  lease.release()
+  throw new SandboxConfigError(
+    'chat.runId',
+    `Invalid option chat.runId: run ${JSON.stringify(runId)} was started by another request, which ended while this one waited for its lease (the record is ${status}); nothing was started again. Every durable run needs a new id, e.g. crypto.randomUUID(); to follow a run, attach to it (durability.attach: true) or replay its log.`,
+  )
 }
 
 /** The shape of the thread id `chat()` makes up when none is passed (`thread-<ms>-<random>`). */

@@ -14,6 +14,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { chat, defineChatMiddleware, InMemoryRunStore, memoryStream, requestRunCancel, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
 import { PendingTurnCapability, providePendingTurn } from '@tanstack/ai/adapter-internals'
+import { InMemoryLockStore } from '@tanstack/ai/locks'
 import { declareHarnessPromptLimit, PromptTooLargeError, SandboxConfigError, SandboxError, withSandbox, type SandboxProvider } from '../../src/index.js'
 import { agentAdapter, alive, chatOptions, drive, sandboxLab, waitFor, warnings } from './durability-helpers.js'
 
@@ -165,6 +166,30 @@ describe('a durable run is visible while its sandbox boots', () => {
     expect(agent.calls()).toBe(0)
     expect(created, 'no sandbox was created').toBe(false)
     expect(recorded, 'no run record was created').toEqual([])
+  })
+
+  it('refuses a second start of a run id that waited for the lease while the first ran, and starts nothing again (second new-user run, M2)', async () => {
+    const { lab, letGo } = slowLab('second-start')
+    labs.push(lab)
+    letGo()
+    const runs = new InMemoryRunStore()
+    const locks = new InMemoryLockStore()
+    const runId = 'run-started-twice'
+    const first = agentAdapter({ turns: ['text'], holdTurn: 1 })
+    const second = agentAdapter({ turns: ['text'] })
+    const middleware = () => [withSandbox(lab.sandbox('second-start'), { runs, locks, durability: { adapter: memoryStream({ runId }) } })]
+    const one = drive({ adapter: first.adapter, middleware: middleware(), runId, threadId: 'thread-twice', logger: warnings().logger })
+    expect(await waitFor(() => first.calls() === 1), 'the first start runs its agent').toBe(true)
+    const two = drive({ adapter: second.adapter, middleware: middleware(), runId, threadId: 'thread-twice', logger: warnings().logger })
+    await new Promise((resolve) => setTimeout(resolve, 200)) // the second start now waits for the run's lease
+    first.release()
+    expect((await one).thrown).toBeUndefined()
+    const { thrown } = await two
+    expect(thrown).toBeInstanceOf(SandboxConfigError)
+    expect(thrown).toMatchObject({ field: 'chat.runId', message: expect.stringMatching(/ended while this one waited for its lease.*nothing was started again/) })
+    expect(second.calls(), 'no second agent').toBe(0)
+    expect(await runs.get(runId)).toMatchObject({ status: 'completed' })
+    started.push(...first.pids)
   })
 
   it('refuses a prompt longer than the adapter declared before any record, lease or sandbox exists (PromptTooLargeError)', async () => {
