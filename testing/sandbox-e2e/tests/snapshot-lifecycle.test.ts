@@ -144,4 +144,21 @@ describe('snapshot after setup', () => {
     expect(setupCount(counter)).toBe(1)
     await sandbox.destroy({ key: sandbox.key({ threadId: 't1', runId: '' }) })
   })
+
+  it('warns once when it snapshots with the in-memory instance store, and not with a store given to it (second new-user run, M3)', async () => {
+    const f = fixture('snap-warn')
+    const warnings: string[] = []
+    const logger = { sandbox: () => undefined, warn: (message: string) => void warnings.push(message), errors: () => undefined } as never
+    // No instances: the definition's own in-memory store, which only this process can read.
+    await f.sandbox.ensure({ threadId: 'tw1', runId: 'r-w1', logger })
+    await f.sandbox.ensure({ threadId: 'tw2', runId: 'r-w2', logger })
+    expect(warnings.filter((message) => /after-setup snapshot with the in-memory instance store/.test(message)), 'once per definition').toHaveLength(1)
+    expect(warnings[0]).toMatch(/persistent instance store .*lifecycle: \{ snapshot: 'none' \}/)
+    const other = fixture('snap-nowarn')
+    const quiet: string[] = []
+    await other.sandbox.ensure({ threadId: 'tq', runId: 'r-q', instances: other.instances, logger: { sandbox: () => undefined, warn: (message: string) => void quiet.push(message), errors: () => undefined } as never })
+    expect(quiet).toEqual([])
+    for (const threadId of ['tw1', 'tw2']) await f.sandbox.destroy({ key: f.sandbox.key({ threadId, runId: '' }) })
+    await other.cleanup('tq')
+  })
 })

@@ -260,6 +260,8 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
   /** Set when an `ensure` of this process used a store other than `defaultInstances` (for the unknown-key message). */
   let ensuredElsewhere = false
   const fallbackLocks = new InMemoryLockStore()
+  /** The in-memory-store snapshot warning went out (once per definition). */
+  let warnedLocalSnapshots = false
   const idleTimers = new Map<string, LongTimeout>()
   const inUse = new Map<string, number>()
 
@@ -394,6 +396,14 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     // An empty workspace without setup has nothing to restore: a snapshot would only leave an image behind.
     const worthSnapshotting = bootstrapWritesAnything(workspace)
     if (lifecycle.snapshot === 'after-setup' && !worthSnapshotting) ctx.logger?.sandbox(`no snapshot after setup for ${sandboxKey}: the workspace has no source, setup, skills or instructions`)
+    if (lifecycle.snapshot === 'after-setup' && worthSnapshotting && parsed.instances === undefined && instances === defaultInstances && !warnedLocalSnapshots) {
+      // Found by a new-user run: with the process-local store every process takes its own snapshot and forgets it at exit.
+      warnedLocalSnapshots = true
+      ctx.logger?.warn(
+        `defineSandbox(${JSON.stringify(parsed.id)}): taking an after-setup snapshot with the in-memory instance store. Only this process can find it, and on ${provider.name} it outlives the process (on Docker an image of a few hundred MB), so each process that starts leaves one behind. ` +
+          `Pass a persistent instance store (withSandbox(sandbox, { instances }), e.g. createSqliteStores(...).instances) so later processes restore and replace it, or set lifecycle: { snapshot: 'none' }.`,
+      )
+    }
     const snapshot =
       lifecycle.snapshot === 'after-setup' && worthSnapshotting
         ? await snapshotAfterSetup({ handle: raw, provider, instances, workspaceKey: snapshotKeyFor(ctx), threadId: ctx.threadId, ...(ctx.logger ? { logger: ctx.logger } : {}) })
