@@ -52,4 +52,28 @@ describeWithDocker('a workspace cloned from a mounted host repository (Docker)',
       await sandbox.destroy({ key: sandbox.key(run) })
     }
   }, 120_000)
+
+  it("says to make the repository readable when the sandbox's user cannot read it, and leaves no container", async () => {
+    const repo = join(host, 'private')
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: host, stdio: 'pipe' })
+    git('init', '-q', '-b', 'main', repo)
+    writeFileSync(join(repo, 'README.md'), 'private\n')
+    git('-C', repo, 'add', '-A')
+    git('-C', repo, 'commit', '-q', '-m', 'private commit')
+    // Owned by another uid and closed to everyone else, as a mkdtemp folder is (mode 0700).
+    execFileSync('chmod', ['-R', 'go-rwx', repo])
+    if (statSync(repo).uid === 1000) execFileSync('chown', ['-R', '12345:12345', repo])
+    const sandbox = defineSandbox({
+      id: 'host-repo-private',
+      provider: dockerSandbox({ image: DEBIAN, labels: RUN, killGraceMs: 500, mounts: [{ source: repo, target: '/mnt/private', readOnly: true }] }),
+      workspace: defineWorkspace({ source: gitSource({ url: 'file:///mnt/private' }) }),
+      lifecycle: { reuse: 'none', snapshot: 'none' },
+    })
+    const error = await sandbox.ensure({ threadId: 't2', runId: 'r2' }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    )
+    expect(error).toMatchObject({ reason: 'source', message: expect.stringMatching(/must be readable by the sandbox's user .*chmod -R a\+rX/) })
+    expect(await dockerLeftovers(`tanstack-test.run=${RUN['tanstack-test.run']}`), 'the half-made sandbox is gone').toMatchObject({ containers: [] })
+  }, 120_000)
 })

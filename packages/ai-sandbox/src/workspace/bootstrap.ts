@@ -67,7 +67,10 @@ async function placeSource(handle: SandboxHandle, workspace: ResolvedWorkspace):
   } catch (error) {
     const detail = redactSecrets(error instanceof Error ? error.message : String(error), Object.values(workspace.secrets))
     const where = source.type === 'git' ? `clone ${redactUrl(source.url)}` : `copy ${source.type === 'local' ? source.path : ''}`
-    throw new WorkspaceBootstrapError('source', `Workspace source failed (${where}): ${detail}\nCheck defineWorkspace({ source }): the URL, ref and secret, or the local path.`, {
+    // A repository inside the sandbox (a bind mount, a file:// URL) that its user cannot read looks to git like no repository at all.
+    const unreadable = source.type === 'git' && /^(file:\/\/|\/)/.test(source.url) && /does not appear to be a git repository|Permission denied|could not read/i.test(detail)
+    const hint = unreadable ? ` A local repository must be readable by the sandbox's user (uid 1000 by default on Docker): check the folder and its parents (e.g. chmod -R a+rX on a bind-mounted copy).` : ''
+    throw new WorkspaceBootstrapError('source', `Workspace source failed (${where}): ${detail}\nCheck defineWorkspace({ source }): the URL, ref and secret, or the local path.${hint}`, {
       cause: SandboxError.isInstance(error) ? error : undefined,
     })
   }
