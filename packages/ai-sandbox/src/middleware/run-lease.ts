@@ -37,8 +37,14 @@ const PROCESS_LOCKS = new InMemoryLockStore()
  * not stop the run). `locks` absent: a process-wide in-memory lock.
  */
 export async function holdStartedRunLease(locks: LockStore | undefined, runId: string, logger: InternalLogger | undefined): Promise<StartedRunLease> {
-  let release!: () => void
-  const released = new Promise<void>((resolve) => (release = resolve))
+  let resolveReleased!: () => void
+  const released = new Promise<void>((resolve) => (resolveReleased = resolve))
+  /** Set by `release()`: a lease lost after that (the store closing as the app shuts down) is no loss of a live run. */
+  let ended = false
+  const release = (): void => {
+    ended = true
+    resolveReleased()
+  }
   let held!: () => void
   const acquired = new Promise<void>((resolve) => (held = resolve))
   let lost = false
@@ -46,6 +52,7 @@ export async function holdStartedRunLease(locks: LockStore | undefined, runId: s
     .withLock(runDriverLockKey(runId), async (signal) => {
       held()
       const onLost = (): void => {
+        if (ended) return
         lost = true
         logger?.errors(`withSandbox: run ${runId} lost its driver lease while it was live here; a takeover may now drive it, and this host will not settle its record`)
       }

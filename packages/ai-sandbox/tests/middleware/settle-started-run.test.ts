@@ -7,7 +7,7 @@
 import { EventType, InMemoryRunStore, type RunRecord, type StreamChunk } from '@tanstack/ai'
 import { describe, expect, it, vi } from 'vitest'
 import type { EpochFencedRunStore } from '../../src/durability/epoch-fence.js'
-import { settleStartedRun } from '../../src/middleware/run-lease.js'
+import { holdStartedRunLease, settleStartedRun } from '../../src/middleware/run-lease.js'
 
 function fencedStore(): EpochFencedRunStore & { staleGet: (record: RunRecord | undefined) => void } {
   const inner = new InMemoryRunStore()
@@ -48,5 +48,38 @@ describe('settleStartedRun on an epoch-fenced store', () => {
     runs.staleGet(undefined)
     expect(await runs.get('r'), 'the record stays the driver’s').toMatchObject({ status: 'running', driverEpoch: 1 })
     expect(errors).toHaveBeenCalledWith(expect.stringContaining('refused the terminal status'))
+  })
+})
+
+describe('holdStartedRunLease', () => {
+  /** A lock store whose holder's signal the test aborts, as a store does when the lease is lost or the store closes. */
+  function abortableLocks() {
+    const controller = new AbortController()
+    const locks = { withLock: async <T>(_key: string, fn: (signal: AbortSignal) => Promise<T>) => fn(controller.signal) }
+    return { locks, loseLease: () => controller.abort(new Error('the store closed')) }
+  }
+  const recordingLogger = () => {
+    const errors: string[] = []
+    return { errors, logger: { errors: (message: string) => void errors.push(message) } as never }
+  }
+
+  it('reports a lease lost while the run is live', async () => {
+    const { locks, loseLease } = abortableLocks()
+    const { errors, logger } = recordingLogger()
+    const lease = await holdStartedRunLease(locks, 'run-live', logger)
+    loseLease()
+    expect(lease.lost).toBe(true)
+    expect(errors.join('\n')).toMatch(/lost its driver lease while it was live/)
+    lease.release()
+  })
+
+  it('says nothing when the lease goes after release, as when the app closes its stores right after a detach (second new-user run, L2)', async () => {
+    const { locks, loseLease } = abortableLocks()
+    const { errors, logger } = recordingLogger()
+    const lease = await holdStartedRunLease(locks, 'run-released', logger)
+    lease.release()
+    loseLease()
+    expect(lease.lost).toBe(false)
+    expect(errors).toEqual([])
   })
 })
