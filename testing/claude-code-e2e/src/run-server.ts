@@ -129,8 +129,11 @@ async function startRun(request: Request): Promise<Response> {
   return toServerSentEventsResponse(stream, { abortController, durability: { adapter: log, batch: 1 } })
 }
 
-function attachRun(request: Request): Response {
-  if (!resolveResumeRunId(request)) return Response.json({ error: 'name the run: ?runId=… or an X-Run-Id header' }, { status: 400 })
+async function attachRun(request: Request): Promise<Response> {
+  const runId = resolveResumeRunId(request)
+  if (!runId) return Response.json({ error: 'name the run: ?runId=… or an X-Run-Id header' }, { status: 400 })
+  // A run this deployment never started has nothing to replay or take over: say so instead of streaming a timeout.
+  if (!(await stores.runs.get(runId))) return Response.json({ error: `no run ${runId}` }, { status: 404 })
   return resumeServerSentEventsResponse({
     adapter: stores.stream(request),
     driver: sandboxRunDriver({

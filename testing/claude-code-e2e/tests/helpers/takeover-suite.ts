@@ -100,6 +100,12 @@ export function takeoverSuite(setting: Setting): void {
     rmSync(dir, { recursive: true, force: true })
   }, 60_000)
 
+  it('answers an attach to a run it never started with 404, at once (second new-user run, L3)', async () => {
+    const response = await fetch(`${successor.url}/api/run?runId=${encodeURIComponent(`never-${randomUUID()}`)}`)
+    expect(response.status).toBe(404)
+    expect(await response.json()).toMatchObject({ error: expect.stringMatching(/^no run never-/) })
+  })
+
   // Trial 0 kills at the first event, RUN_STARTED, which the harness emits before it launches the CLI: the agent may not exist yet.
   // Trial -1 kills right after the last event, RUN_FINISHED: the run's end is in the log, its record probably not settled.
   for (let i = -1; i <= TRIALS; i++) {
