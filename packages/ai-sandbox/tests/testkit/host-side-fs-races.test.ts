@@ -11,6 +11,10 @@
 // temp file of a temp-then-rename write landed outside, then the rename threw
 // ENOENT) must be reported as the escape, not only as the error type; and the
 // race runs for a time budget, so a fast provider gets hundreds of tries.
+//
+// Finding M1: the race folder of this provider is at its host path, so the kit
+// swaps it from the host (a worker thread); with a workspaceRoot the host does
+// not have, the shell loop in the sandbox swaps it instead.
 import { existsSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
@@ -71,6 +75,16 @@ describe.skipIf(!support.ok)(`a host-side fs with its own check-then-act race is
     const handle = fast(await sandbox())
     expect((await raceFsOperation(handle, 'write', 3, { budgetMs: 0 })).calls).toBe(3)
     expect((await raceFsOperation(handle, 'write', 5, { budgetMs: 60_000, maxIterations: 12 })).calls).toBe(12)
+  })
+
+  it('the race folder is swapped from the host when the host sees it, and by the shell loop in the sandbox when it does not', async () => {
+    const handle = await sandbox()
+    const host = await raceFsOperation(handle, 'write', 5, { budgetMs: 0 })
+    expect(host.swapper).toBe('host')
+    // The same sandbox with a workspaceRoot the host does not have: the kit cannot find the race folder, so the sandbox swaps it.
+    const hidden = await raceFsOperation({ ...handle, workspaceRoot: `/nonexistent-${Date.now()}` }, 'write')
+    expect(hidden.swapper).toBe('sandbox')
+    expect(hidden.hostEscapes).toBeGreaterThan(0)
   })
 
   it('a raced call that only throws foreign errors (no escape) is reported as the SandboxError rule, with the count', async () => {

@@ -1,8 +1,10 @@
 /**
  * Filesystem conformance, part three: confinement that holds while the agent
- * fights it. A background loop in the sandbox flips a directory between a real
- * folder and a symlink to an outside canary folder while the host calls
- * `read`/`write`/`list`/`remove`/`mkdir`/`exec({ cwd })` under it; the canary
+ * fights it. A loop flips a directory between a real folder and a symlink to
+ * an outside canary folder while the host calls
+ * `read`/`write`/`list`/`remove`/`mkdir`/`exec({ cwd })` under it: a worker
+ * thread of the kit when the host sees the race folder at the same path (see
+ * `host-swap.ts`), else a background shell loop in the sandbox; the canary
  * must come out untouched and no call may return outside data. The race runs
  * for a time budget (at least 30 calls, more while they took under 2 s, at
  * most 1 000), so a fast `fs` gets hundreds of tries and a slow one about 30;
@@ -24,6 +26,7 @@ import { annotateForeignError, describeError, expectSandboxPathError, isForeignE
 import { conformanceCase, skippedCase } from './context.js'
 import type { ProviderConformanceContext } from './context.js'
 import { q, scratch, sh } from './io.js'
+import { hostProbe, hostRaceFolder, startHostSwapper } from './host-swap.js'
 import { changedLines, emptyFilesLoop, HOST_COPY_MARKER, HOST_COPY_SUFFIX, plantOutsideFolder } from './outside.js'
 import type { OutsideFolder } from './outside.js'
 
@@ -51,6 +54,13 @@ export interface FsRaceOutcome {
   readonly succeeded: number
   /** Calls refused with a sandbox error (the path was mid-swap). */
   readonly refused: number
+  /**
+   * Who swapped the folder: `'host'` when the race folder is visible from the
+   * host where the kit runs at the same path (a worker thread of the kit
+   * swapped it in a tight loop), `'sandbox'` otherwise (a shell loop spawned
+   * in the sandbox).
+   */
+  readonly swapper: 'host' | 'sandbox'
 }
 
 /** How long {@link raceFsOperation} keeps racing after its minimum number of calls. */
@@ -94,6 +104,14 @@ const OUTSIDE_TEXT = 'outside'
  * maxIterations: 100_000 })`.
  * Needs `exec` and background processes (`spawn`).
  *
+ * The swapper: when the race folder the kit made through `exec` is visible
+ * from the host where the kit runs at the same absolute path (a probe file
+ * written through `exec` reads back with `node:fs`), a worker thread of the
+ * kit swaps it in a tight synchronous loop, every few dozen microseconds,
+ * so a check-then-act `fs` on the host is caught; otherwise a shell loop
+ * spawned in the sandbox swaps it (each swap forks `mv`/`ln`, far slower).
+ * `swapper` in the outcome says which.
+ *
  * The canary is one absolute path (`/tmp/conformance-canary-<hex>`) made
  * twice: inside the sandbox through `exec`, and on the host where the kit
  * runs through `node:fs` (see `plantOutsideFolder`). The link the swapper
@@ -124,7 +142,10 @@ export async function raceFsOperation(handle: SandboxHandle, operation: FsRaceOp
   const root = scratch('fs-race')
   // Only `remove` needs a file per possible call (`v<i>`), here and in the canary copies, where a remove through the link deletes one; one loop of builtins each.
   const numbered = { prefix: 'v', count: operation === 'remove' ? maximum : 0 }
-  await sh(handle, `mkdir -p ${q(`${root}/d`)} && printf inside > ${q(`${root}/d/f.txt`)} && cd ${q(`${root}/d`)} && ${emptyFilesLoop(numbered.prefix, numbered.count)}`)
+  const probe = hostProbe(root)
+  await sh(handle, `mkdir -p ${q(`${root}/d`)} && ${probe.command} && printf inside > ${q(`${root}/d/f.txt`)} && cd ${q(`${root}/d`)} && ${emptyFilesLoop(numbered.prefix, numbered.count)}`)
+  // The race folder seen from the host at the same path: the kit swaps it from there, far faster than a shell loop can.
+  const hostFolder = hostRaceFolder(handle, root, probe.token)
   let canary: OutsideFolder | undefined
   let reachedSandbox = 0
   let reachedHost = 0
@@ -136,7 +157,7 @@ export async function raceFsOperation(handle: SandboxHandle, operation: FsRaceOp
     canary = await plantOutsideFolder(handle, 'conformance-canary', { text: { 'f.txt': OUTSIDE_TEXT }, empty: ['canary-only'], numbered })
     const outside = canary
     const before = { sandbox: await outside.sandboxSnapshot(), host: outside.hostSnapshot() }
-    const swapper = await handle.process.spawn(swapLoop(root, outside.path))
+    const stopSwapper = await startSwapper(handle, root, hostFolder, outside.path)
     try {
       const started = performance.now()
       for (let i = 0; i < maximum && (i < minimum || performance.now() - started < budgetMs); i++) {
@@ -157,7 +178,7 @@ export async function raceFsOperation(handle: SandboxHandle, operation: FsRaceOp
         }
       }
     } finally {
-      await swapper.kill('SIGKILL').catch(() => undefined)
+      await stopSwapper()
     }
     if (!outside.shared) reachedSandbox += changedLines(before.sandbox, await outside.sandboxSnapshot())
     reachedHost += changedLines(before.host, outside.hostSnapshot())
@@ -175,6 +196,7 @@ export async function raceFsOperation(handle: SandboxHandle, operation: FsRaceOp
     calls,
     succeeded,
     refused,
+    swapper: hostFolder === undefined ? 'sandbox' : 'host',
   }
   if (foreign) {
     if (outcome.escapes > 0) throw escapeViolation(operation, outcome, foreign)
@@ -184,6 +206,16 @@ export async function raceFsOperation(handle: SandboxHandle, operation: FsRaceOp
     )
   }
   return outcome
+}
+
+/** Start the swapper of race folder `root`: the host one when the host sees the folder, else the shell loop in the sandbox. Resolves with its stop. */
+async function startSwapper(handle: SandboxHandle, root: string, hostFolder: string | undefined, canary: string): Promise<() => Promise<void>> {
+  if (hostFolder !== undefined) {
+    const swapper = await startHostSwapper(hostFolder, canary)
+    return async () => void (await swapper.stop())
+  }
+  const swapper = await handle.process.spawn(swapLoop(root, canary))
+  return () => swapper.kill('SIGKILL').catch(() => undefined)
 }
 
 /** The errors of a race that were not `SandboxError`s: the first one, the call that threw it, and how many calls threw one. */
@@ -257,7 +289,8 @@ function escapeViolation(operation: FsRaceOperation, outcome: FsRaceOutcome, for
         : `${outcome.hostEscapes} of ${calls} calls reached the outside folder on the host where the kit runs (${outcome.outsidePath}, made there with node:fs: the provider's fs resolved the symlink on the host)`,
     )
   }
-  const settled = `${outcome.succeeded} resolved, ${outcome.refused} refused${foreign ? `, ${foreign.count} threw` : ''}`
+  const swapped = outcome.swapper === 'host' ? 'the folder swapped from the host where the kit runs' : 'the folder swapped by a shell loop in the sandbox'
+  const settled = `${outcome.succeeded} resolved, ${outcome.refused} refused${foreign ? `, ${foreign.count} threw` : ''}; ${swapped}`
   const also = foreign
     ? `\n  the provider also broke "${SANDBOX_ERROR_RULE}": ${foreign.count} of ${calls} calls threw an error that is not a SandboxError (an escape may end in one: a temp file written outside, then a rename that fails); the first, call #${foreign.call}: ${describeError(foreign.error)}${stackTop(foreign.error)}`
     : ''
