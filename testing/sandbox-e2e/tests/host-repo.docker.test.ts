@@ -27,15 +27,20 @@ describeWithDocker('a workspace cloned from a mounted host repository (Docker)',
     expect(await dockerLeftovers(`tanstack-test.run=${RUN['tanstack-test.run']}`), 'no container, image or volume with our labels is left').toEqual({ containers: [], images: [], volumes: [] })
   }, 120_000)
 
-  it('clones under the default user a repository that belongs to another uid', async () => {
-    const repo = join(host, 'origin')
+  /** A one-commit repository under the host folder that is not the container user's (1000:1000): the cases mean nothing otherwise. */
+  function hostRepo(name: string, text: string, message: string): string {
+    const repo = join(host, name)
     const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: host, stdio: 'pipe' })
     git('init', '-q', '-b', 'main', repo)
-    writeFileSync(join(repo, 'README.md'), 'from the host\n')
+    writeFileSync(join(repo, 'README.md'), text)
     git('-C', repo, 'add', '-A')
-    git('-C', repo, 'commit', '-q', '-m', 'host commit')
-    // The container's user is 1000:1000; the repository must be someone else's for the case to mean anything.
+    git('-C', repo, 'commit', '-q', '-m', message)
     if (statSync(repo).uid === 1000) execFileSync('chown', ['-R', '12345:12345', repo])
+    return repo
+  }
+
+  it('clones under the default user a repository that belongs to another uid', async () => {
+    const repo = hostRepo('origin', 'from the host\n', 'host commit')
     const sandbox = defineSandbox({
       id: 'host-repo-docker',
       provider: dockerSandbox({ image: DEBIAN, labels: RUN, killGraceMs: 500, mounts: [{ source: repo, target: '/mnt/origin', readOnly: true }] }),
@@ -54,15 +59,9 @@ describeWithDocker('a workspace cloned from a mounted host repository (Docker)',
   }, 120_000)
 
   it("says to make the repository readable when the sandbox's user cannot read it, and leaves no container", async () => {
-    const repo = join(host, 'private')
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], { cwd: host, stdio: 'pipe' })
-    git('init', '-q', '-b', 'main', repo)
-    writeFileSync(join(repo, 'README.md'), 'private\n')
-    git('-C', repo, 'add', '-A')
-    git('-C', repo, 'commit', '-q', '-m', 'private commit')
+    const repo = hostRepo('private', 'private\n', 'private commit')
     // Owned by another uid and closed to everyone else, as a mkdtemp folder is (mode 0700).
     execFileSync('chmod', ['-R', 'go-rwx', repo])
-    if (statSync(repo).uid === 1000) execFileSync('chown', ['-R', '12345:12345', repo])
     const sandbox = defineSandbox({
       id: 'host-repo-private',
       provider: dockerSandbox({ image: DEBIAN, labels: RUN, killGraceMs: 500, mounts: [{ source: repo, target: '/mnt/private', readOnly: true }] }),

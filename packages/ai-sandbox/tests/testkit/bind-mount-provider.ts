@@ -55,13 +55,23 @@ const CWD_ESCAPE = 211
 /** The host folder the sandboxes live in: not `/tmp`, which the sandboxes' own `/tmp` hides. */
 const HOST_BASE = '/var/tmp'
 
-/** Whether this machine can run the provider; `{ ok: false, reason }` names what is missing. */
+/**
+ * Whether this machine can run the provider; `{ ok: false, reason }` names what is missing.
+ * @throws Error with that reason under `REQUIRE_USER_NAMESPACES=1` (CI sets it), so CI fails instead of skipping.
+ */
 export function bindMountSupport(): { ok: true } | { ok: false; reason: string } {
-  if (process.platform !== 'linux') return { ok: false, reason: 'needs Linux mount namespaces' }
-  if (!existsSync(HOST_BASE)) return { ok: false, reason: `${HOST_BASE} does not exist` }
+  const missing = missingBindMountSupport()
+  if (missing === undefined) return { ok: true }
+  if (process.env.REQUIRE_USER_NAMESPACES === '1') throw new Error(`REQUIRE_USER_NAMESPACES=1 but the bind-mount test provider cannot run: ${missing}`)
+  return { ok: false, reason: missing }
+}
+
+function missingBindMountSupport(): string | undefined {
+  if (process.platform !== 'linux') return 'needs Linux mount namespaces'
+  if (!existsSync(HOST_BASE)) return `${HOST_BASE} does not exist`
   const probe = spawnSync('unshare', ['-rm', '/bin/sh', '-c', 'mount -t tmpfs none /tmp'], { encoding: 'utf8' })
-  if (probe.status !== 0) return { ok: false, reason: `unshare -rm cannot mount (${(probe.stderr || String(probe.error)).trim()})` }
-  return { ok: true }
+  if (probe.status !== 0) return `unshare -rm cannot mount (${(probe.stderr || String(probe.error)).trim()})`
+  return undefined
 }
 
 /** Options of {@link naiveBindMountProvider}. */
