@@ -4,7 +4,8 @@
  * An unknown key also gets a "did you mean" (a key of that name one level or
  * more down, or a near spelling beside it) or the caller's own advice.
  */
-import type { z } from 'zod'
+import type { InternalLogger } from '@tanstack/ai/adapter-internals'
+import { z } from 'zod'
 import { SandboxConfigError } from './errors.js'
 
 /** Extra advice for {@link parseOptions}. */
@@ -165,3 +166,10 @@ function suggestKey(schema: z.ZodType, path: readonly string[], key: string, obj
   if (near.length > 0) return `Did you mean ${objectName}.${near[0]!.name}?`
   return `Known options: ${known.join(', ')}.`
 }
+
+/** The `logger` option of the durability entry points: chat()'s `InternalLogger` (anything with an `errors()` method), optional. */
+export const loggerSchema = z
+  .custom<InternalLogger>((v) => typeof v === 'object' && v !== null && typeof (v as { errors?: unknown }).errors === 'function', {
+    message: "expected chat()'s InternalLogger (an object with an errors() method), e.g. resolveDebugOption(debug)",
+  })
+  .optional()

@@ -10,8 +10,8 @@ import type { RunRecord, RunStore, StreamChunk, StreamDurability } from '@tansta
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { z } from 'zod'
 import { SandboxConfigError } from '../contracts/errors.js'
-import { parseOptions } from '../contracts/validate.js'
-import { driveRunLog, loggerSchema, runIdSchema, runStoreSchema, signalSchema, streamSchema, threadIdSchema } from './run-log.js'
+import { loggerSchema, parseOptions } from '../contracts/validate.js'
+import { driveRunLog, runIdSchema, runStoreSchema, signalSchema, streamSchema, threadIdSchema } from './run-log.js'
 
 /**
  * What a {@link RunController} drives with. Generic in the offset type so a

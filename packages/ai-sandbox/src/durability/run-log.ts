@@ -11,7 +11,7 @@
 import { EventType, RUN_ACCEPTED_EVENT, isCancelRequestedReason, isTerminalRunStatus, wasCancelRequested, type RunRecord, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { z } from 'zod'
-import { parseOptions } from '../contracts/validate.js'
+import { loggerSchema, parseOptions } from '../contracts/validate.js'
 import { runIdProblem } from '../contracts/run-id.js'
 import { listenForRunDetach } from './detach-notice.js'
 import { decideOutcome, isFinalFinish, type PumpEnd } from './run-outcome.js'
@@ -46,7 +46,6 @@ const isObjectWith = (v: unknown, methods: ReadonlyArray<string>): boolean =>
 export const runStoreSchema = z.custom<RunStore>((v) => isObjectWith(v, ['createOrResume', 'update', 'get']), {
   message: "expected a RunStore (createOrResume, update, get), e.g. new InMemoryRunStore() from '@tanstack/ai'",
 })
-export const loggerSchema = z.custom<InternalLogger>((v) => isObjectWith(v, ['errors']), { message: "expected chat()'s InternalLogger (an object with an errors() method), e.g. resolveDebugOption(debug)" }).optional()
 /** A run id that keeps the run-id rule (`runIdProblem`): refused here, before any record, log or journal exists under it. */
 export const runIdSchema = z.string('expected the run id as a string').superRefine((value, ctx) => {
   const problem = runIdProblem(value, 'the run id')

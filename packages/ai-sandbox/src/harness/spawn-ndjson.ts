@@ -10,20 +10,12 @@ import { SandboxError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { ProcessOptions, SpawnedProcess } from '../contracts/process.js'
 import type { JournalOptions } from '../journal/journal-options.js'
-import { readJournalNdjson, startJournaledAgent } from './journaled-spawn.js'
+import { readJournalNdjson, startJournaledAgent, type SpawnNdjsonExit } from '../journal/journaled-spawn.js'
 import { JournalError } from '../journal/errors.js'
-import { NOT_JSON, parseNdjsonLine } from './ndjson-line.js'
+import { NOT_JSON, parseNdjsonLine } from '../journal/ndjson-line.js'
 import { toLines } from '../journal/to-lines.js'
 
-/** How the process of a {@link spawnNdjson} run ended. */
-export interface SpawnNdjsonExit {
-  /** Exit code; 128+N when the process died of signal N. */
-  readonly exitCode: number
-  /** The signal name when the process was killed by one, e.g. `SIGTERM`. */
-  readonly signal?: string
-  /** The last `stderrTailLength` characters of stderr (all of it when shorter). */
-  readonly stderrTail: string
-}
+export type { SpawnNdjsonExit }
 
 /** Options of {@link spawnNdjson}. */
 export interface SpawnNdjsonOptions {

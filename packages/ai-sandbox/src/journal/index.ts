@@ -15,3 +15,7 @@ export { awaitAttachableJournal, JournalAttachUnavailableError, DEFAULT_ATTACH_J
 export type { AttachUnavailableReason, AwaitAttachableJournalOptions } from './attach-preflight.js'
 export { JournalError, MAX_JOURNAL_RUN_ID_LENGTH } from './errors.js'
 export type { JournalErrorReason } from './errors.js'
+export { startJournaledAgent, readJournalNdjson } from './journaled-spawn.js'
+export type { StartJournaledAgentOptions, ReadJournalNdjsonOptions } from './journaled-spawn.js'
+export { pruneJournals, DEFAULT_ORPHAN_TTL_MS, DEFAULT_MAX_DELETES } from './prune.js'
+export type { PruneJournalsOptions, PruneJournalsResult, KeptJournal, KeptJournalReason, PruneJournalsFailure } from './prune.js'

@@ -10,7 +10,7 @@ import type { ChatMiddlewareContext } from '@tanstack/ai'
 import type { SandboxDefinition } from '../definition/define-sandbox.js'
 import type { PumpEnd } from '../durability/run-outcome.js'
 import { clearDetach } from './durability.js'
-import { cleanUpJournalOnceRecorded } from './journal-cleanup.js'
+import { cleanUpJournalOnceRecorded } from '../durability/journal-cleanup.js'
 import { settleStartedRun } from './run-lease.js'
 import { destroyRun, endRun, takeDetachedUses, type RunState, type WithSandboxScope } from './run-state.js'
 
@@ -76,8 +76,8 @@ export function settleStarted(state: RunState, end: PumpEnd, cancelled: boolean)
  * end is recorded (`./journal-cleanup.ts`); until then a successor needs it.
  */
 export function cleanUpJournal(state: RunState): void {
-  if (!state.durable || state.destroying) return
-  cleanUpJournalOnceRecorded({ handle: state.handle, runId: state.runId, journalDir: state.durable.run.journalDir, runs: state.durable.run.runs, log: state.durable.run.log, ...(state.logger ? { logger: state.logger } : {}) })
+  if (!state.durable || !state.journalFiles || state.destroying) return
+  cleanUpJournalOnceRecorded({ handle: state.handle, files: state.journalFiles, runs: state.durable.run.runs, log: state.durable.run.log, ...(state.logger ? { logger: state.logger } : {}) })
 }
 
 /** A durable run ended here (finished, failed or cancelled): it is no longer reclaimable. */

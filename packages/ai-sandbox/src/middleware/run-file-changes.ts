@@ -7,8 +7,6 @@
 import type { ChatMiddlewareContext, SandboxFileEvent, StreamChunk } from '@tanstack/ai'
 import { getSandboxRuntime } from '@tanstack/ai/adapter-internals'
 import type { SandboxDefinition } from '../definition/define-sandbox.js'
-import { journalDirOf } from '../journal/commands.js'
-import { durableRunFiles } from '../journal/run-files.js'
 import { FILE_CHANGED_EVENT, SANDBOX_FILE_EVENT, startRunFileEvents, type FileEventSink, type RunFileEvents } from '../watch/run-file-events.js'
 import type { RunState } from './run-state.js'
 
@@ -57,7 +55,7 @@ export async function startFileEvents(sandbox: SandboxDefinition, ctx: ChatMiddl
   }
   try {
     // A durable run's baseline is kept under its run id: a host that takes the run over diffs against the run's start.
-    const baselineDir = state.durable ? durableRunFiles(state.runId, journalDirOf(state.handle, state.durable.run.journalDir)).baseline : undefined
+    const baselineDir = state.journalFiles?.baseline
     // An attach also sends the file events of writes no host watched, those the run's log lacks.
     const log = state.durable?.run.attach ? state.durable.run.log : undefined
     return await startRunFileEvents({

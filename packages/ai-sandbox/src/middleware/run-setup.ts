@@ -29,6 +29,7 @@ import { holdStartedRunLease, settleStartedRun } from './run-lease.js'
 import { destroyRun, type RunSetup, type RunState, type WithSandboxScope } from './run-state.js'
 import { queueThreadRun } from './thread-runs.js'
 import { createToolHistory } from './tool-history.js'
+import { runFilesOf } from '../journal/run-files.js'
 
 /**
  * The setup hook: resolve the stores and the key, refuse what must fail
@@ -132,7 +133,7 @@ async function setupRun(scope: WithSandboxScope, ctx: ChatMiddlewareContext, { k
   // Registered before anything else of setup: an abort during the rest of it (baseline capture, projection,
   // watcher start) finds what a detach or a destroy needs.
   const orphansFindable = durable !== undefined && isUndetachedRunLister(durable.run.runs) && locks !== undefined && isLockProbe(locks)
-  const state: RunState = { key, handle, instances, logger, orphansFindable, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, owner, lease, fileDiffs: new Set(), chunks: createRunChunks() }
+  const state: RunState = { key, handle, instances, logger, orphansFindable, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, journalFiles: durable ? runFilesOf(handle, { runId: ctx.runId, dir: durable.run.journalDir }) : undefined, owner, lease, fileDiffs: new Set(), chunks: createRunChunks() }
   runs.set(ctx, state)
   // An abort must stop the agent even while the adapter is blocked inside a
   // command, and an abort that landed while ensure() ran must not leak the

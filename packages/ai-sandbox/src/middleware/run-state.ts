@@ -11,7 +11,8 @@ import type { LockStore } from '@tanstack/ai/locks'
 import type { SandboxHandle } from '../contracts/handle.js'
 import type { SandboxDefinition } from '../definition/define-sandbox.js'
 import type { SandboxInstanceStore } from '../definition/instance-store.js'
-import { endJournaledRun } from '../harness/journal-run-end.js'
+import { endJournaledRun } from '../journal/run-end.js'
+import type { DurableRunFiles } from '../journal/run-files.js'
 import type { ChunkStreamScrubber, SecretScrubber } from '../secrets/secret-scrubber.js'
 import type { RunFileEvents } from '../watch/run-file-events.js'
 import type { ResolvedDurability, RunOwner } from './durability.js'
@@ -56,6 +57,8 @@ export interface RunState {
   readonly runId: string
   /** Set on a durable run. */
   readonly durable: ResolvedDurability | undefined
+  /** A durable run's journal, baseline and process tag (`runFilesOf`), derived once at setup. */
+  readonly journalFiles: DurableRunFiles | undefined
   /** A durable run's owner (this host, as starter or as claimed driver): its teardown touches the run only while it still owns it. */
   readonly owner: RunOwner | undefined
   /** A durable run's abort verdict, decided once (the signal listener and `onAbort` share it): true for a cancel. */
@@ -115,7 +118,7 @@ export function destroyRun(sandbox: SandboxDefinition, state: RunState, why: str
     }
     await state.files?.stop({ flush: false })
     // A durable run's agent may have been started by another host, and its journal may live outside the sandbox (local-process).
-    if (state.durable) await endJournaledRun(state.handle, { runId: state.runId, dir: state.durable.run.journalDir }, (message) => state.logger?.sandbox(`withSandbox: ${message}`))
+    if (state.journalFiles) await endJournaledRun(state.handle, state.journalFiles, (message) => state.logger?.sandbox(`withSandbox: ${message}`))
     state.logger?.sandbox(`destroying sandbox ${state.handle.id} (${why})`)
     takeDetachedUses(sandbox, state.key) // destroy forgets every use of the key
     try {

@@ -9,5 +9,3 @@ export { DEFAULT_ENDED_RUN_LOOKBACK_MS, isEndedRunLister } from './ended-runs.js
 export type { EndedRunEntry, EndedRunLister } from './ended-runs.js'
 export { DEFAULT_ORPHAN_GRACE_MS, isLockProbe, isUndetachedRunLister } from './orphans.js'
 export type { LockProbe, UndetachedRunLister } from './orphans.js'
-export { pruneJournals, DEFAULT_ORPHAN_TTL_MS, DEFAULT_MAX_DELETES } from './prune.js'
-export type { PruneJournalsOptions, PruneJournalsResult, KeptJournal, KeptJournalReason, PruneJournalsFailure } from './prune.js'

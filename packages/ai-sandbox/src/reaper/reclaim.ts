@@ -17,9 +17,9 @@ import { z } from 'zod'
 import { SandboxError } from '../contracts/errors.js'
 import type { SandboxProvider } from '../contracts/provider.js'
 import { instanceStoreSchema, type SandboxInstanceStore } from '../definition/instance-store.js'
-import { parseOptions } from '../contracts/validate.js'
-import { loggerSchema, runIdSchema } from '../durability/run-log.js'
-import { endJournaledRun } from '../harness/journal-run-end.js'
+import { loggerSchema, parseOptions } from '../contracts/validate.js'
+import { runIdSchema } from '../durability/run-log.js'
+import { endJournaledRun } from '../journal/run-end.js'
 
 /** What {@link reclaimSandbox} did. */
 export type ReclaimOutcome =

@@ -9,7 +9,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { InMemoryRunStore, memoryStream } from '@tanstack/ai'
 import { assertValidRunId, encodeRunId, InvalidRunIdError, isValidRunId, JournalError, MAX_RUN_ID_LENGTH, resolveStreamSource, runIdProblem, withSandbox } from '../../src/index.js'
-import { endJournaledRun, finishJournal } from '../../src/harness/journal-run-end.js'
+import { endJournaledRun, finishJournal } from '../../src/journal/run-end.js'
 import { naiveHostProvider } from '../testkit/naive-host-provider.js'
 import { agentAdapter, alive, drive, probe, sandboxLab, waitFor, warnings, type Probed } from './durability-helpers.js'
 

@@ -10,7 +10,8 @@
  */
 import { EventType, type StreamChunk, type TextAdapter } from '@tanstack/ai'
 import { SandboxCapability } from '../../capabilities/tokens.js'
-import { runHarness, type HarnessTranslator } from '../../harness/run-harness.js'
+import { runHarness } from '../../harness/run-harness.js'
+import type { HarnessTranslator } from '../../harness/harness-launch.js'
 import { EXIT_SENTINEL_KEY, EXIT_SENTINEL_NONCE_KEY } from '../../journal/sentinel.js'
 import { shellQuote } from '../../shell/quote.js'
 

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto'
 import { posix } from 'node:path'
 import { SandboxOperationError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
-import { shellQuote } from '../shell/quote.js'
+import { shellQuote } from './quote.js'
 
 /**
  * Base64 characters per exec (a multiple of 4, so every piece decodes on its

@@ -11,9 +11,10 @@
 import { isTerminalRunStatus, type RunStore } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import type { SandboxHandle } from '../contracts/handle.js'
-import type { SandboxDurabilityLog } from '../durability/capability.js'
-import { storedRunEnd } from '../durability/run-outcome.js'
-import { finishJournal } from '../harness/journal-run-end.js'
+import type { SandboxDurabilityLog } from './capability.js'
+import { storedRunEnd } from './run-outcome.js'
+import { finishJournal } from '../journal/run-end.js'
+import type { DurableRunFiles } from '../journal/run-files.js'
 
 /** How long, in ms, the cleanup waits for the run's end to be recorded before it leaves the journal to `pruneJournals`. */
 const JOURNAL_CLEANUP_WAIT_MS = 30_000
@@ -24,8 +25,8 @@ const POLL_MS = 200
 /** What {@link cleanUpJournalOnceRecorded} needs. */
 export interface JournalCleanupInput {
   handle: SandboxHandle
-  runId: string
-  journalDir: string | undefined
+  /** The run's journal files (`runFilesOf`). */
+  files: DurableRunFiles
   runs: RunStore
   log: SandboxDurabilityLog
   logger?: InternalLogger
@@ -33,23 +34,24 @@ export interface JournalCleanupInput {
 
 /** Start the cleanup in the background (see the module header). */
 export function cleanUpJournalOnceRecorded(input: JournalCleanupInput): void {
-  void cleanUp(input).catch((error: unknown) => input.logger?.errors(`withSandbox: deleting the journal of run ${input.runId} failed`, { error }))
+  void cleanUp(input).catch((error: unknown) => input.logger?.errors(`withSandbox: deleting the journal of run ${input.files.runId} failed`, { error }))
 }
 
 async function cleanUp(input: JournalCleanupInput): Promise<void> {
-  const { handle, runId, logger } = input
+  const { handle, files, logger } = input
+  const { runId } = files
   const deadline = Date.now() + JOURNAL_CLEANUP_WAIT_MS
   while (!(await endRecorded(input))) {
     if (Date.now() > deadline) return void logger?.sandbox(`withSandbox: the end of run ${runId} was not recorded within ${JOURNAL_CLEANUP_WAIT_MS} ms; its journal is left for pruneJournals`)
     await new Promise((resolve) => setTimeout(resolve, POLL_MS).unref())
   }
-  await finishJournal(handle, { runId, dir: input.journalDir }, (message) => logger?.sandbox(`withSandbox: ${message}`))
+  await finishJournal(handle, files, (message) => logger?.sandbox(`withSandbox: ${message}`))
 }
 
 /** Whether the run's end is recorded: a terminal record, or a terminal chunk in the log; or no record at all. A failed read answers no. */
 async function endRecorded(input: JournalCleanupInput): Promise<boolean> {
   try {
-    const record = await input.runs.get(input.runId)
+    const record = await input.runs.get(input.files.runId)
     // No record: no host can claim the run, so no successor will ever need its journal.
     if (!record || isTerminalRunStatus(record.status)) return true
     return storedRunEnd((await input.log.snapshot()).map((entry) => entry.chunk)) !== undefined

@@ -15,7 +15,7 @@
  * found only by the providers' process-group and tree walks.
  */
 import type { SandboxHandle } from '../contracts/handle.js'
-import { shellQuote } from '../shell/quote.js'
+import { shellQuote } from './quote.js'
 
 /** The environment variable that tags every process of one harness run: `<name>=<tag>`. */
 export const HARNESS_RUN_TAG_ENV = 'TANSTACK_HARNESS_RUN'

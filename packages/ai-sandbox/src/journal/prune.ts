@@ -18,10 +18,9 @@ import { isTerminalRunStatus, type RunStore } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
-import { parseOptions } from '../contracts/validate.js'
-import { loggerSchema } from '../durability/run-log.js'
-import { DEFAULT_JOURNAL_DIR, journalCleanupCommand, journalDirOf, journalMtimeListCommand, parseJournalMtimeListing, type JournalDirEntry } from '../journal/commands.js'
-import { baselineCleanupCommand, durableRunFiles } from '../journal/run-files.js'
+import { loggerSchema, parseOptions } from '../contracts/validate.js'
+import { DEFAULT_JOURNAL_DIR, journalCleanupCommand, journalDirOf, journalMtimeListCommand, parseJournalMtimeListing, type JournalDirEntry } from './commands.js'
+import { baselineCleanupCommand, durableRunFiles } from './run-files.js'
 
 /** A journal whose run has no record is kept until it is this old (by its mtime, on the sandbox clock): 1 hour, in ms. Default of `orphanTtlMs`. */
 export const DEFAULT_ORPHAN_TTL_MS = 60 * 60 * 1000

@@ -10,15 +10,24 @@
 import { randomBytes } from 'node:crypto'
 import { SandboxOperationError } from '../contracts/errors.js'
 import type { SandboxHandle } from '../contracts/handle.js'
-import { JOURNAL_EXISTS_EXIT, journalCleanupCommand, journalDirOf, journaledCommand, journalLaunchStdin, journalPaths, journalStderrTailCommand, type JournalPaths } from '../journal/commands.js'
-import { journalNonce } from '../journal/sentinel.js'
-import { JournalError } from '../journal/errors.js'
-import type { JournalOptions } from '../journal/journal-options.js'
-import { readJournal, type ReadJournalOptions } from '../journal/reader.js'
+import { JOURNAL_EXISTS_EXIT, journalCleanupCommand, journalDirOf, journaledCommand, journalLaunchStdin, journalPaths, journalStderrTailCommand, type JournalPaths } from './commands.js'
+import { journalNonce } from './sentinel.js'
+import { JournalError } from './errors.js'
+import type { JournalOptions } from './journal-options.js'
+import { readJournal, type ReadJournalOptions } from './reader.js'
 import { shellQuote } from '../shell/quote.js'
-import { writeSandboxRunFile } from './sandbox-run-file.js'
+import { writeSandboxRunFile } from '../shell/sandbox-run-file.js'
 import { NOT_JSON, parseNdjsonLine } from './ndjson-line.js'
-import type { SpawnNdjsonExit } from './spawn-ndjson.js'
+
+/** How the process of a {@link spawnNdjson} run ended. */
+export interface SpawnNdjsonExit {
+  /** Exit code; 128+N when the process died of signal N. */
+  readonly exitCode: number
+  /** The signal name when the process was killed by one, e.g. `SIGTERM`. */
+  readonly signal?: string
+  /** The last `stderrTailLength` characters of stderr (all of it when shorter). */
+  readonly stderrTail: string
+}
 
 /** Options of {@link startJournaledAgent}. */
 export interface StartJournaledAgentOptions {
