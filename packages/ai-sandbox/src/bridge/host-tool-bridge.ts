@@ -1,14 +1,16 @@
 /**
  * `startHostToolBridge`: the node:http transport of the tool bridge, one per
  * run. It listens on one address, admits only requests carrying the run's
- * bearer token (compared in constant time), and hands them to
- * `handleBridgeJsonRpc`. Closing it aborts tools still running and drops
- * every connection, so nothing of the run outlives it.
+ * bearer token (compared in constant time), bounds the body, and hands them to
+ * `handleBridgeJsonRpc` (`@hono/node-server` converts Node ⇄ Fetch). Closing
+ * it aborts tools still running and drops every connection, so nothing of the
+ * run outlives it.
  * Invariant: a request without the token gets 401 and reaches no tool.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { getRequestListener, RequestError } from '@hono/node-server'
 import { z } from 'zod'
 import { parseOptions } from '../contracts/validate.js'
 import { ToolBridgeError } from './errors.js'
@@ -72,45 +74,20 @@ export async function startHostToolBridge(options: HostToolBridgeOptions): Promi
   const { core, host = '127.0.0.1', port = 0, maxBodyBytes = 4 * 1024 * 1024, token = randomBytes(32).toString('base64url') } = parseOptions(optionsSchema, options, 'startHostToolBridge')
   const expected = digest(token)
   const closing = new AbortController()
-  const server = createServer((req, res) => {
-    serve(req, res).catch((error: unknown) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: `tool bridge: ${String(error)}` }, id: null }))
-    })
-  })
+  // @hono/node-server turns node:http's request into a Fetch `Request` (its signal fires when the client goes) and
+  // writes the `Response` back. It leaves the process's global Request and Response alone.
+  const server = createServer(getRequestListener(serve, { overrideGlobalObjects: false, errorHandler: (error) => rpcError(error instanceof RequestError ? 400 : 500, -32603, `tool bridge: ${String(error)}`) }))
 
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!authorized(req.headers.authorization, expected)) {
-      req.resume()
-      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
-      res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Unauthorized: send the run token as "Authorization: Bearer <token>".' }, id: null }))
-      return
+  async function serve(request: Request): Promise<Response> {
+    if (!authorized(request.headers.get('authorization'), expected)) {
+      return rpcError(401, -32001, 'Unauthorized: send the run token as "Authorization: Bearer <token>".', { 'www-authenticate': 'Bearer' })
     }
-    if (new URL(req.url ?? '/', 'http://bridge').pathname !== TOOL_BRIDGE_PATH) {
-      req.resume()
-      res.writeHead(404, { 'content-type': 'text/plain' }).end(`Not found: the MCP endpoint is ${TOOL_BRIDGE_PATH}.`)
-      return
-    }
-    const gone = new AbortController()
-    res.on('close', () => {
-      if (!res.writableFinished) gone.abort()
-    })
-    const body = await readBody(req, maxBodyBytes)
-    if (body === undefined) {
-      res.writeHead(413, { 'content-type': 'text/plain' }).end(`Request body over ${maxBodyBytes} bytes.`)
-      return
-    }
-    const request = new Request(`http://bridge${req.url}`, {
-      method: req.method ?? 'GET',
-      headers: headersOf(req),
-      ...(body.length > 0 ? { body: body.toString('utf8') } : {}),
-      signal: AbortSignal.any([gone.signal, closing.signal]),
-    })
-    const response = await handleBridgeJsonRpc(core, request)
-    const headers: Record<string, string> = {}
-    response.headers.forEach((value, name) => (headers[name] = value))
-    res.writeHead(response.status, headers)
-    res.end(Buffer.from(await response.arrayBuffer()))
+    if (new URL(request.url).pathname !== TOOL_BRIDGE_PATH) return plain(404, `Not found: the MCP endpoint is ${TOOL_BRIDGE_PATH}.`)
+    const body = await readBody(request, maxBodyBytes)
+    if (body === undefined) return plain(413, `Request body over ${maxBodyBytes} bytes.`)
+    // The bounded body, and a signal that also fires when the bridge closes.
+    const bounded = new Request(request.url, { method: request.method, headers: request.headers, ...(body.size > 0 ? { body } : {}), signal: AbortSignal.any([request.signal, closing.signal]) })
+    return handleBridgeJsonRpc(core, bounded)
   }
 
   await listen(server, host, port)
@@ -130,7 +107,7 @@ export async function startHostToolBridge(options: HostToolBridgeOptions): Promi
 }
 
 /** Constant-time check of an `Authorization: Bearer <token>` header (digests make the lengths equal). */
-function authorized(header: string | undefined, expected: Buffer): boolean {
+function authorized(header: string | null, expected: Buffer): boolean {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')
   return timingSafeEqual(digest(match?.[1] ?? ''), expected) && match !== null
 }
@@ -139,27 +116,25 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest()
 }
 
-function headersOf(req: IncomingMessage): Headers {
-  const headers = new Headers()
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue
-    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one)
+/** The body, or `undefined` when it passes `limit` bytes (the rest is read and discarded, so the 413 can be sent). */
+async function readBody(request: Request, limit: number): Promise<Blob | undefined> {
+  const reader = request.body?.getReader()
+  const parts: Uint8Array<ArrayBuffer>[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = (await reader?.read()) ?? { done: true }
+    if (done) return size > limit ? undefined : new Blob(parts)
+    size += value.byteLength
+    if (size <= limit) parts.push(value)
   }
-  return headers
 }
 
-/** The body, or `undefined` when it passes `limit` bytes (the rest is read and discarded, so the 413 can be sent). */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = []
-    let size = 0
-    req.on('data', (part: Buffer) => {
-      size += part.length
-      if (size <= limit) parts.push(part)
-    })
-    req.on('end', () => resolve(size > limit ? undefined : Buffer.concat(parts)))
-    req.on('error', reject)
-  })
+function rpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+  return Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status, headers })
+}
+
+function plain(status: number, text: string): Response {
+  return new Response(text, { status, headers: { 'content-type': 'text/plain' } })
 }
 
 function listen(server: Server, host: string, port: number): Promise<void> {
