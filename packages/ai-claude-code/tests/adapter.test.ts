@@ -6,37 +6,13 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { StreamChunk } from '@tanstack/ai'
-import { provideSandbox, SandboxConfigError, type SandboxHandle } from '@tanstack/ai-sandbox'
+import { SandboxConfigError } from '@tanstack/ai-sandbox'
+import { drainChatStream, standInSandbox } from '@testing/support/stand-in-sandbox'
 import { claudeCodeText } from '../src/index.js'
 
-/** A capability bus holding a sandbox whose `spawn` records the command and fails (no CLI runs). */
-function standIn(flags: { isolated?: boolean } = {}): { capabilities: object; spawned: string[]; envs: Record<string, string>[] } {
-  const spawned: string[] = []
-  const envs: Record<string, string>[] = []
-  const handle = {
-    id: 'stand-in',
-    workspaceRoot: '/workspace',
-    capabilities: { writableStdin: true, ...flags },
-    process: {
-      spawn: (command: string, options?: { env?: Record<string, string> }) => {
-        spawned.push(command)
-        envs.push(options?.env ?? {})
-        throw new Error('stand-in sandbox: no process runs here')
-      },
-    },
-  } as unknown as SandboxHandle
-  const capabilities = { capabilities: { markProvided: () => undefined } }
-  provideSandbox(capabilities as never, handle)
-  return { capabilities, spawned, envs }
-}
-
-const logger = new Proxy({}, { get: () => () => undefined })
-
 async function run(sessionId: string): Promise<{ chunks: StreamChunk[]; spawned: string[] }> {
-  const { capabilities, spawned } = standIn()
-  const chunks: StreamChunk[] = []
-  const stream = claudeCodeText('sonnet').chatStream({ model: 'sonnet', runId: 'run-1', threadId: 'thread-1', messages: [{ role: 'user', content: 'Continue' }], modelOptions: { sessionId }, capabilities, logger } as never)
-  for await (const chunk of stream) chunks.push(chunk as StreamChunk)
+  const { capabilities, spawned } = standInSandbox()
+  const chunks = await drainChatStream(claudeCodeText('sonnet'), { model: 'sonnet', runId: 'run-1', threadId: 'thread-1', messages: [{ role: 'user', content: 'Continue' }], modelOptions: { sessionId }, capabilities })
   return { chunks, spawned }
 }
 
@@ -64,9 +40,8 @@ describe('modelOptions.sessionId', () => {
 
 describe('isolation claims', () => {
   async function envOf(flags: { isolated?: boolean }): Promise<Record<string, string>> {
-    const { capabilities, envs } = standIn(flags)
-    const stream = claudeCodeText('sonnet').chatStream({ model: 'sonnet', runId: 'run-1', threadId: 'thread-1', messages: [{ role: 'user', content: 'hi' }], capabilities, logger } as never)
-    for await (const chunk of stream) void chunk
+    const { capabilities, envs } = standInSandbox({ flags })
+    await drainChatStream(claudeCodeText('sonnet'), { model: 'sonnet', runId: 'run-1', threadId: 'thread-1', messages: [{ role: 'user', content: 'hi' }], capabilities })
     expect(envs).toHaveLength(1)
     return envs[0]!
   }

@@ -8,27 +8,19 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import type { StreamChunk } from '@tanstack/ai'
-import { createRunScopedIdGen, provideSandbox, SandboxError, type SandboxHandle } from '@tanstack/ai-sandbox'
+import { SandboxError } from '@tanstack/ai-sandbox'
+import { chunkTypes as types, linesOf, translateWith } from '@testing/support/harness-recordings'
+import { drainChatStream, standInSandbox } from '@testing/support/stand-in-sandbox'
 import { buildClaudeArgs, CLAUDE_STRUCTURED_OUTPUT_TOOL, claudeCodeText, ClaudeCodeUnsupportedError, createClaudeCodeTranslator, STRUCTURED_OUTPUT_INVALID, withClaudeStructuredOutput } from '../src/index.js'
-import { cliVersions, linesOf, recording, translate } from './helpers/recordings.js'
+import { recording, translate, versionsWith } from './helpers/recordings.js'
 
-const versions = cliVersions().filter((version) => {
-  try {
-    recording(version, 'structured-output')
-    return true
-  } catch {
-    return false // recorded before structured output was supported
-  }
-})
+const versions = versionsWith('structured-output') // not in versions recorded before structured output was supported
 const CITY = { city: 'Lisbon', population: 545000, landmarks: ['Belém Tower', 'Alfama'] }
 
 /** Replay parsed lines through the wrapped translator, as the adapter does for a run with `outputSchema`. */
 function replayStructured(lines: readonly unknown[], exit = { exitCode: 0, stderrTail: '' }): StreamChunk[] {
-  const translator = withClaudeStructuredOutput(createClaudeCodeTranslator({ runId: 'run-1', threadId: 'thread-1', model: 'sonnet', genId: createRunScopedIdGen('run-1') }))
-  return [...translator.start(), ...lines.flatMap((line) => translator.push(line)), ...translator.finish(exit)]
+  return translateWith((run) => withClaudeStructuredOutput(createClaudeCodeTranslator({ ...run, model: 'sonnet' })), lines, { exit })
 }
-
-const types = (chunks: readonly StreamChunk[]) => chunks.map((c) => (c.type === 'CUSTOM' ? `CUSTOM:${c.name}` : c.type))
 
 describe.each(versions)('claude %s with --json-schema', (version) => {
   it('puts structured-output.complete with the accepted StructuredOutput input right before RUN_FINISHED', () => {
@@ -99,24 +91,10 @@ describe('--json-schema on the command line', () => {
   })
 
   it('the adapter converts outputSchema and runs the CLI with it; chat() gets the schema through chatStream', async () => {
-    const spawned: string[] = []
-    const handle = {
-      id: 'stand-in',
-      workspaceRoot: '/workspace',
-      capabilities: { writableStdin: true },
-      process: {
-        spawn: (command: string) => {
-          spawned.push(command)
-          throw new Error('stand-in sandbox: no process runs here')
-        },
-      },
-    } as unknown as SandboxHandle
-    const capabilities = { capabilities: { markProvided: () => undefined } }
-    provideSandbox(capabilities as never, handle)
+    const { capabilities, spawned } = standInSandbox()
     const adapter = claudeCodeText('sonnet')
     const outputSchema = z.object({ city: z.string(), population: z.number() })
-    const logger = new Proxy({}, { get: () => () => undefined })
-    for await (const chunk of adapter.chatStream({ model: 'sonnet', runId: 'run-1', threadId: 'thread-1', messages: [{ role: 'user', content: 'Describe Lisbon' }], outputSchema, capabilities, logger } as never)) void chunk
+    await drainChatStream(adapter, { model: 'sonnet', runId: 'run-1', threadId: 'thread-1', messages: [{ role: 'user', content: 'Describe Lisbon' }], outputSchema, capabilities })
 
     expect(spawned).toHaveLength(1)
     const expected = JSON.stringify({ type: 'object', properties: { city: { type: 'string' }, population: { type: 'number' } }, required: ['city', 'population'] })

@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest'
 import type { StreamChunk } from '@tanstack/ai'
 import { TOOL_BRIDGE_UNAVAILABLE_EVENT, createRunScopedIdGen } from '@tanstack/ai-sandbox'
 import { CLAUDE_CODE_SESSION_EVENT, CLAUDE_CODE_INIT_EVENT, CLAUDE_CODE_PERMISSION_DENIALS_EVENT, createClaudeCodeTranslator, translateClaudeCodeLines } from '../src/index.js'
-import { cliVersions, collapse, linesOf, recording, replay, resultOf, sessionOf, translate } from './helpers/recordings.js'
+import { BIG_TEXT, collapse, expectReplayAtEverySplit, expectReplayAtRandomCuts, expectReplayAtSplits, linesOf, multiByteStarts, piecesOf, reasoningMessage, seededRandom, textMessage, toolResult, withNoise } from '@testing/support/harness-recordings'
+import { cliVersions, recording, replay, resultOf, sessionOf, translate } from './helpers/recordings.js'
 
 const versions = cliVersions()
 const META = { providerExecuted: true, harness: 'claude-code' }
@@ -20,17 +21,11 @@ const init = (bytes: Buffer) => {
   const line = linesOf(bytes).find((l) => (l as { subtype?: string }).subtype === 'init') as { model?: string; tools?: string[]; mcp_servers?: { name: string; status: string }[]; permissionMode?: string }
   return { type: 'CUSTOM', name: CLAUDE_CODE_INIT_EVENT, value: { model: line.model, tools: line.tools ?? [], mcpServers: (line.mcp_servers ?? []).map((m) => ({ name: m.name, status: m.status })), permissionMode: line.permissionMode } }
 }
-const text = (messageId: string, delta: string) => [
-  { type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' },
-  { type: 'TEXT_MESSAGE_CONTENT', messageId, delta },
-  { type: 'TEXT_MESSAGE_END', messageId },
-]
 const tool = (toolCallId: string, name: string, input: unknown) => [
   { type: 'TOOL_CALL_START', toolCallId, toolCallName: name, toolName: name, metadata: META },
   { type: 'TOOL_CALL_ARGS', toolCallId, delta: JSON.stringify(input) },
   { type: 'TOOL_CALL_END', toolCallId, input },
 ]
-const result = (messageId: string, toolCallId: string, content: unknown) => ({ type: 'TOOL_CALL_RESULT', messageId, toolCallId, content, role: 'tool' })
 const finished = (bytes: Buffer, promptTokens: number, completionTokens: number) => ({
   type: 'RUN_FINISHED',
   ...run,
@@ -50,7 +45,7 @@ describe.each(versions)('claude %s recordings', (version) => {
   it('text: session id right after RUN_STARTED, the streamed text once, RUN_FINISHED with usage', () => {
     const bytes = load('text')
     const chunks = translate(linesOf(bytes))
-    expect(collapse(chunks)).toEqual([started, session(bytes), init(bytes), ...text('run-1-0', 'Hello from the fake model. This reply is long enough to arrive in several streamed deltas.'), finished(bytes, 21, 17)])
+    expect(collapse(chunks)).toEqual([started, session(bytes), init(bytes), ...textMessage('run-1-0', 'Hello from the fake model. This reply is long enough to arrive in several streamed deltas.'), finished(bytes, 21, 17)])
     expect(chunks.filter((c) => c.type === 'TEXT_MESSAGE_CONTENT').length, 'the text arrived as several deltas').toBeGreaterThan(1)
   })
 
@@ -61,13 +56,13 @@ describe.each(versions)('claude %s recordings', (version) => {
       started,
       session(bytes), init(bytes),
       ...tool('toolu_e2e_1_write', 'Write', { file_path: 'notes.txt', content: 'first draft\nsecond line "quoted" $HOME\n' }),
-      result('run-1-0', 'toolu_e2e_1_write', expect.stringMatching(/^File created successfully at: notes\.txt/)),
-      ...text('run-1-1', 'Created it; now the edit.'),
+      toolResult('run-1-0', 'toolu_e2e_1_write', expect.stringMatching(/^File created successfully at: notes\.txt/)),
+      ...textMessage('run-1-1', 'Created it; now the edit.'),
       ...tool('toolu_e2e_2_edit', 'Edit', { file_path: 'notes.txt', old_string: 'first draft', new_string: 'final draft' }),
-      result('run-1-2', 'toolu_e2e_2_edit', expect.stringMatching(/^The file notes\.txt has been updated successfully/)),
+      toolResult('run-1-2', 'toolu_e2e_2_edit', expect.stringMatching(/^The file notes\.txt has been updated successfully/)),
       ...tool('toolu_e2e_3_read', 'Read', { file_path: 'notes.txt' }),
-      result('run-1-3', 'toolu_e2e_3_read', '1\tfinal draft\n2\tsecond line "quoted" $HOME\n3\t'),
-      ...text('run-1-4', 'notes.txt now says final draft.'),
+      toolResult('run-1-3', 'toolu_e2e_3_read', '1\tfinal draft\n2\tsecond line "quoted" $HOME\n3\t'),
+      ...textMessage('run-1-4', 'notes.txt now says final draft.'),
       finished(bytes, 30 + 40 + 52 + 64, 11 + 12 + 8 + 9),
     ])
   })
@@ -76,7 +71,7 @@ describe.each(versions)('claude %s recordings', (version) => {
     const first = load('resume-first-turn')
     const bytes = load('resume')
     expect(sessionOf(bytes)).toBe(sessionOf(first))
-    expect(collapse(translate(linesOf(bytes)))).toEqual([started, session(bytes), init(bytes), ...text('run-1-0', 'You asked me to remember the word pelican.'), finished(bytes, 33, 10)])
+    expect(collapse(translate(linesOf(bytes)))).toEqual([started, session(bytes), init(bytes), ...textMessage('run-1-0', 'You asked me to remember the word pelican.'), finished(bytes, 33, 10)])
   })
 
   it('api error: RUN_ERROR with the server\'s message and status, no text from the CLI\'s synthetic message', () => {
@@ -111,12 +106,8 @@ describe.each(versions)('claude %s recordings', (version) => {
     expect(collapse(translate(linesOf(bytes)))).toEqual([
       started,
       session(bytes), init(bytes),
-      { type: 'REASONING_START', messageId: 'run-1-0' },
-      { type: 'REASONING_MESSAGE_START', messageId: 'run-1-0', role: 'reasoning' },
-      { type: 'REASONING_MESSAGE_CONTENT', messageId: 'run-1-0', delta: 'Option A is cheaper, option B is faster. Speed matters more here.' },
-      { type: 'REASONING_MESSAGE_END', messageId: 'run-1-0' },
-      { type: 'REASONING_END', messageId: 'run-1-0' },
-      ...text('run-1-1', 'Option B is better: it is faster.'),
+      ...reasoningMessage('run-1-0', 'Option A is cheaper, option B is faster. Speed matters more here.'),
+      ...textMessage('run-1-1', 'Option B is better: it is faster.'),
       finished(bytes, 25, 19),
     ])
   })
@@ -154,57 +145,45 @@ describe.each(versions)('claude %s recordings', (version) => {
     it('splits the text recording at every byte position', async () => {
       const bytes = load('text')
       const expected = reference('text')
-      for (let at = 0; at <= bytes.length; at++) {
-        const { chunks } = await replay([bytes.subarray(0, at), bytes.subarray(at)])
-        if (JSON.stringify(chunks) !== JSON.stringify(expected)) expect(chunks, `split at byte ${at}`).toEqual(expected)
-      }
+      await expectReplayAtEverySplit(bytes, expected, replay)
     })
 
     it('splits inside every multi-byte character of the tools recording', async () => {
       const bytes = load('tools')
       const expected = reference('tools')
-      const starts = [...bytes.entries()].filter(([, b]) => b >= 0xc0).map(([i]) => i)
+      const starts = multiByteStarts(bytes)
       expect(starts.length, 'the recording has multi-byte characters (the em dash in tool results)').toBeGreaterThan(0)
-      for (const start of starts) {
-        for (const at of [start + 1, start + 2]) expect((await replay([bytes.subarray(0, at), bytes.subarray(at)])).chunks, `split at byte ${at}`).toEqual(expected)
-      }
+      await expectReplayAtSplits(bytes, starts.flatMap((start) => [start + 1, start + 2]), expected, replay)
     })
 
     it('splits larger recordings at random positions (seeded)', async () => {
-      let seed = 7
-      const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+      const random = seededRandom(7)
       for (const scenario of ['tools', 'thinking', 'resume']) {
         const bytes = load(scenario)
         const expected = reference(scenario)
-        for (let trial = 0; trial < 200; trial++) {
-          const cuts = [...new Set(Array.from({ length: 1 + Math.floor(random() * 12) }, () => Math.floor(random() * bytes.length)))].sort((a, b) => a - b)
-          const pieces = [0, ...cuts].map((from, i) => bytes.subarray(from, [...cuts, bytes.length][i]))
-          expect((await replay(pieces)).chunks, `${scenario}: cuts ${cuts.join(',')}`).toEqual(expected)
-        }
+        await expectReplayAtRandomCuts(bytes, expected, replay, { random, trials: 200, label: scenario })
       }
     })
 
     it('carries a 2 MB text delta on one line intact', async () => {
       const lines = load('text').toString().split('\n')
       const deltaAt = lines.findIndex((line) => line.includes('"text_delta"'))
-      const big = `${'x'.repeat(1024 * 1024)}é${'🚀'.repeat(256 * 1024)}`
       const bigLine = JSON.parse(lines[deltaAt]!) as { event: { delta: { text: string } } }
-      bigLine.event.delta.text = big
+      bigLine.event.delta.text = BIG_TEXT
       const bytes = Buffer.from([...lines.slice(0, deltaAt), JSON.stringify(bigLine), ...lines.slice(deltaAt)].join('\n'))
       expect(bytes.length).toBeGreaterThan(2 * 1024 * 1024)
-      const pieces = Array.from({ length: Math.ceil(bytes.length / 65_521) }, (_, i) => bytes.subarray(i * 65_521, (i + 1) * 65_521))
-      const { chunks } = await replay(pieces)
+      const { chunks } = await replay(piecesOf(bytes))
       const deltas = chunks.filter((c) => c.type === 'TEXT_MESSAGE_CONTENT').map((c) => c.delta)
-      expect(deltas[0]!.length).toBe(big.length)
-      expect(deltas[0] === big).toBe(true)
-      expect(deltas.join('')).toBe(`${big}Hello from the fake model. This reply is long enough to arrive in several streamed deltas.`)
+      expect(deltas[0]!.length).toBe(BIG_TEXT.length)
+      expect(deltas[0] === BIG_TEXT).toBe(true)
+      expect(deltas.join('')).toBe(`${BIG_TEXT}Hello from the fake model. This reply is long enough to arrive in several streamed deltas.`)
       expect(chunks.at(-1)!.type).toBe('RUN_FINISHED')
     })
 
     it('skips noise: non-JSON lines, blank lines, CRLF endings and JSON that is not a CLI event', async () => {
       const lines = load('tools').toString().split('\n').filter((line) => line !== '')
       const noise = ['npm WARN something odd', '', '   ', '{not json', '\u001b[31mcolored\u001b[0m', '42', 'null', '"a string"', '[1,2]', '{"unrelated":true}']
-      const mixed = lines.flatMap((line, i) => [noise[i % noise.length]!, line]).join('\r\n')
+      const mixed = withNoise(lines, noise)
       const { chunks, nonJson } = await replay([mixed])
       expect(chunks).toEqual(reference('tools'))
       expect(new Set(nonJson)).toEqual(new Set(['npm WARN something odd', '{not json', '\u001b[31mcolored\u001b[0m']))

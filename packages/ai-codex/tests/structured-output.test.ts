@@ -7,27 +7,20 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { convertSchemaToJsonSchema, type StreamChunk } from '@tanstack/ai'
-import { createRunScopedIdGen, provideSandbox, SandboxError, sandboxRunFilePath, type SandboxHandle } from '@tanstack/ai-sandbox'
+import { SandboxError, sandboxRunFilePath } from '@tanstack/ai-sandbox'
+import { chunkTypes as types, linesOf, translateWith } from '@testing/support/harness-recordings'
+import { drainChatStream, standInSandbox } from '@testing/support/stand-in-sandbox'
 import { buildCodexArgs, codexText, CodexUnsupportedError, createCodexTranslator, STRUCTURED_OUTPUT_INVALID, withCodexStructuredOutput } from '../src/index.js'
-import { cliVersions, linesOf, recording, translate } from './helpers/recordings.js'
+import { recording, translate, versionsWith } from './helpers/recordings.js'
 
-const versions = cliVersions().filter((version) => {
-  try {
-    recording(version, 'structured-output')
-    return true
-  } catch {
-    return false // recorded before structured output was supported
-  }
-})
+const versions = versionsWith('structured-output') // not in versions recorded before structured output was supported
 const CITY = { city: 'Lisbon', population: 545000, landmarks: ['Belém Tower', 'Alfama'] }
 
 /** Replay parsed lines through the wrapped translator, as the adapter does for a run with `outputSchema`. */
 function replayStructured(lines: readonly unknown[], exit = { exitCode: 0, stderrTail: '' }): StreamChunk[] {
-  const translator = withCodexStructuredOutput(createCodexTranslator({ runId: 'run-1', threadId: 'thread-1', model: 'gpt-5.5', genId: createRunScopedIdGen('run-1') }))
-  return [...translator.start(), ...lines.flatMap((line) => translator.push(line)), ...translator.finish(exit)]
+  return translateWith((run) => withCodexStructuredOutput(createCodexTranslator({ ...run, model: 'gpt-5.5' })), lines, { exit })
 }
 
-const types = (chunks: readonly StreamChunk[]) => chunks.map((c) => (c.type === 'CUSTOM' ? `CUSTOM:${c.name}` : c.type))
 const agentMessage = (text: string) => ({ type: 'item.completed', item: { id: 'item_0', type: 'agent_message', text } })
 const turn = [{ type: 'thread.started', thread_id: '01a2' }, { type: 'turn.started' }]
 const completed = { type: 'turn.completed', usage: { input_tokens: 3, output_tokens: 2 } }
@@ -89,30 +82,10 @@ describe('--output-schema', () => {
   })
 
   it('the adapter writes the strict schema to a run file, runs the CLI with it and removes the file', async () => {
-    const spawned: string[] = []
-    const execs: string[] = []
-    const handle = {
-      id: 'stand-in',
-      workspaceRoot: '/workspace',
-      capabilities: { writableStdin: true },
-      fs: { remove: async () => undefined },
-      process: {
-        exec: async (command: string) => {
-          execs.push(command)
-          return { exitCode: 0, stdout: '', stderr: '' }
-        },
-        spawn: (command: string) => {
-          spawned.push(command)
-          throw new Error('stand-in sandbox: no process runs here')
-        },
-      },
-    } as unknown as SandboxHandle
-    const capabilities = { capabilities: { markProvided: () => undefined } }
-    provideSandbox(capabilities as never, handle)
+    const { capabilities, spawned, execs } = standInSandbox({ exec: true })
     const adapter = codexText('gpt-5.5')
     const outputSchema = z.object({ city: z.string(), population: z.number().optional() })
-    const logger = new Proxy({}, { get: () => () => undefined })
-    for await (const chunk of adapter.chatStream({ model: 'gpt-5.5', runId: 'run/1', threadId: 'thread-1', messages: [{ role: 'user', content: 'Describe Lisbon' }], outputSchema, capabilities, logger } as never)) void chunk
+    await drainChatStream(adapter, { model: 'gpt-5.5', runId: 'run/1', threadId: 'thread-1', messages: [{ role: 'user', content: 'Describe Lisbon' }], outputSchema, capabilities })
 
     // `run/1` is not a safe file name as it is: the run file's name carries a hash of the id (sandboxRunFilePath).
     const file = sandboxRunFilePath('/tmp/tanstack-codex', 'run/1', 'schema.json')

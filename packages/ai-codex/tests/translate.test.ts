@@ -9,23 +9,18 @@ import { describe, expect, it } from 'vitest'
 import type { StreamChunk } from '@tanstack/ai'
 import { createRunScopedIdGen } from '@tanstack/ai-sandbox'
 import { CODEX_ERROR_EVENT, CODEX_SESSION_EVENT, createCodexTranslator, translateCodexLines } from '../src/index.js'
-import { cliVersions, linesOf, recordedStderr, recording, replay, sessionOf, translate, usageOf } from './helpers/recordings.js'
+import { BIG_TEXT, byteByByte, expectReplayAtEverySplit, expectReplayAtRandomCuts, expectReplayAtSplits, linesOf, multiByteStarts, piecesOf, reasoningMessage, seededRandom, textMessage, toolResult, withNoise } from '@testing/support/harness-recordings'
+import { cliVersions, recordedStderr, recording, replay, sessionOf, translate, usageOf } from './helpers/recordings.js'
 
 const versions = cliVersions()
 const run = { runId: 'run-1', threadId: 'thread-1' }
 const started = { type: 'RUN_STARTED', ...run }
 const session = (bytes: Buffer) => ({ type: 'CUSTOM', name: CODEX_SESSION_EVENT, value: { sessionId: sessionOf(bytes) } })
-const text = (messageId: string, delta: string) => [
-  { type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' },
-  { type: 'TEXT_MESSAGE_CONTENT', messageId, delta },
-  { type: 'TEXT_MESSAGE_END', messageId },
-]
 const tool = (toolCallId: string, name: string, itemType: string, input: unknown, cliToolName?: string) => [
   { type: 'TOOL_CALL_START', toolCallId, toolCallName: name, toolName: name, metadata: { providerExecuted: true, harness: 'codex', itemType, ...(cliToolName ? { cliToolName } : {}) } },
   { type: 'TOOL_CALL_ARGS', toolCallId, delta: JSON.stringify(input) },
   { type: 'TOOL_CALL_END', toolCallId, input },
 ]
-const result = (messageId: string, toolCallId: string, content: unknown) => ({ type: 'TOOL_CALL_RESULT', messageId, toolCallId, content, role: 'tool' })
 const finished = (bytes: Buffer) => {
   const usage = usageOf(bytes)
   return { type: 'RUN_FINISHED', ...run, finishReason: 'stop', model: 'gpt-5.5', usage: { promptTokens: usage.input_tokens, completionTokens: usage.output_tokens, totalTokens: usage.input_tokens! + usage.output_tokens! } }
@@ -41,7 +36,7 @@ describe.each(versions)('codex %s recordings', (version) => {
 
   it('text: session id right after RUN_STARTED, the message once, RUN_FINISHED with usage', () => {
     const bytes = load('text')
-    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...text('run-1-0', 'Hello from the fake model. Codex reports a whole message at once.'), finished(bytes)])
+    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...textMessage('run-1-0', 'Hello from the fake model. Codex reports a whole message at once.'), finished(bytes)])
     expect(usageOf(bytes)).toMatchObject({ input_tokens: 21, output_tokens: 17 })
   })
 
@@ -50,12 +45,8 @@ describe.each(versions)('codex %s recordings', (version) => {
     expect(translate(linesOf(bytes))).toEqual([
       started,
       session(bytes),
-      { type: 'REASONING_START', messageId: 'run-1-0' },
-      { type: 'REASONING_MESSAGE_START', messageId: 'run-1-0', role: 'reasoning' },
-      { type: 'REASONING_MESSAGE_CONTENT', messageId: 'run-1-0', delta: 'Option A is cheaper, option B is faster. Speed matters more here.' },
-      { type: 'REASONING_MESSAGE_END', messageId: 'run-1-0' },
-      { type: 'REASONING_END', messageId: 'run-1-0' },
-      ...text('run-1-1', 'Option B is better: it is faster.'),
+      ...reasoningMessage('run-1-0', 'Option A is cheaper, option B is faster. Speed matters more here.'),
+      ...textMessage('run-1-1', 'Option B is better: it is faster.'),
       finished(bytes),
     ])
   })
@@ -71,13 +62,13 @@ describe.each(versions)('codex %s recordings', (version) => {
       started,
       session(bytes),
       ...tool('run-1-0', 'exec_command', 'command_execution', { command: write.item.command }),
-      result('run-1-1', 'run-1-0', ''),
-      ...text('run-1-2', 'Created it; now the edit.'),
+      toolResult('run-1-1', 'run-1-0', ''),
+      ...textMessage('run-1-2', 'Created it; now the edit.'),
       ...tool('run-1-3', 'apply_patch', 'file_change', { changes: [{ path, kind: 'update' }] }),
-      result('run-1-4', 'run-1-3', `update ${path}`),
+      toolResult('run-1-4', 'run-1-3', `update ${path}`),
       ...tool('run-1-5', 'exec_command', 'command_execution', { command: "/bin/bash -lc 'cat notes.txt'" }),
-      result('run-1-6', 'run-1-5', 'final draft\nsecond line "quoted" $HOME\n'),
-      ...text('run-1-7', 'notes.txt now says final draft.'),
+      toolResult('run-1-6', 'run-1-5', 'final draft\nsecond line "quoted" $HOME\n'),
+      ...textMessage('run-1-7', 'notes.txt now says final draft.'),
       finished(bytes),
     ])
     expect(write.item.command, 'the CLI reports the command as its shell ran it').toMatch(/^\/bin\/bash -lc .*notes\.txt/)
@@ -89,8 +80,8 @@ describe.each(versions)('codex %s recordings', (version) => {
       started,
       session(bytes),
       ...tool('run-1-0', 'get_weather', 'mcp_tool_call', { city: 'Paris' }, 'mcp__tanstack__get_weather'),
-      result('run-1-1', 'run-1-0', 'Sunny in Paris, 21 °C.'),
-      ...text('run-1-2', 'It is sunny in Paris.'),
+      toolResult('run-1-1', 'run-1-0', 'Sunny in Paris, 21 °C.'),
+      ...textMessage('run-1-2', 'It is sunny in Paris.'),
       finished(bytes),
     ])
   })
@@ -99,7 +90,7 @@ describe.each(versions)('codex %s recordings', (version) => {
     const first = load('resume-first-turn')
     const bytes = load('resume')
     expect(sessionOf(bytes)).toBe(sessionOf(first))
-    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...text('run-1-0', 'You asked me to remember the word pelican.'), finished(bytes)])
+    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...textMessage('run-1-0', 'You asked me to remember the word pelican.'), finished(bytes)])
     // Codex reports the whole thread's usage on a resumed turn (20+33 in, 4+10 out), not the turn's.
     expect(usageOf(bytes)).toMatchObject({ input_tokens: 53, output_tokens: 14 })
   })
@@ -129,7 +120,7 @@ describe.each(versions)('codex %s recordings', (version) => {
 
   it('policy denied: a command refused by an execpolicy rule leaves no tool item, only the answer', () => {
     const bytes = load('policy-denied')
-    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...text('run-1-0', 'The push was refused.'), finished(bytes)])
+    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...textMessage('run-1-0', 'The push was refused.'), finished(bytes)])
   })
 
   it('is deterministic: the same bytes give the same chunks, twice, with run-scoped ids', () => {
@@ -153,55 +144,45 @@ describe.each(versions)('codex %s recordings', (version) => {
     it('splits the tools recording at every byte position', async () => {
       const bytes = load('tools')
       const expected = reference('tools')
-      for (let at = 0; at <= bytes.length; at++) {
-        const { chunks } = await replay([bytes.subarray(0, at), bytes.subarray(at)])
-        if (JSON.stringify(chunks) !== JSON.stringify(expected)) expect(chunks, `split at byte ${at}`).toEqual(expected)
-      }
+      await expectReplayAtEverySplit(bytes, expected, replay)
     })
 
     it('splits inside every multi-byte character of the mcp recording', async () => {
       const bytes = load('mcp')
       const expected = reference('mcp')
-      const starts = [...bytes.entries()].filter(([, b]) => b >= 0xc0).map(([i]) => i)
+      const starts = multiByteStarts(bytes)
       expect(starts.length, 'the recording has multi-byte characters (the degree sign in the tool result)').toBeGreaterThan(0)
-      for (const start of starts) expect((await replay([bytes.subarray(0, start + 1), bytes.subarray(start + 1)])).chunks, `split at byte ${start + 1}`).toEqual(expected)
+      await expectReplayAtSplits(bytes, starts.map((start) => start + 1), expected, replay)
     })
 
     it('splits recordings at random positions (seeded), one byte at a time included', async () => {
-      let seed = 7
-      const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+      const random = seededRandom(7)
       for (const scenario of ['tools', 'thinking', 'mcp', 'resume']) {
         const bytes = load(scenario)
         const expected = reference(scenario)
-        expect((await replay([...bytes].map((b) => Uint8Array.of(b)))).chunks, `${scenario}: byte by byte`).toEqual(expected)
-        for (let trial = 0; trial < 100; trial++) {
-          const cuts = [...new Set(Array.from({ length: 1 + Math.floor(random() * 12) }, () => Math.floor(random() * bytes.length)))].sort((a, b) => a - b)
-          const pieces = [0, ...cuts].map((from, i) => bytes.subarray(from, [...cuts, bytes.length][i]))
-          expect((await replay(pieces)).chunks, `${scenario}: cuts ${cuts.join(',')}`).toEqual(expected)
-        }
+        expect((await replay(byteByByte(bytes))).chunks, `${scenario}: byte by byte`).toEqual(expected)
+        await expectReplayAtRandomCuts(bytes, expected, replay, { random, trials: 100, label: scenario })
       }
     })
 
     it('carries a 2 MB message on one line intact', async () => {
       const lines = load('text').toString().split('\n')
       const at = lines.findIndex((line) => line.includes('"agent_message"'))
-      const big = `${'x'.repeat(1024 * 1024)}é${'🚀'.repeat(256 * 1024)}`
       const bigLine = JSON.parse(lines[at]!) as { item: { text: string } }
-      bigLine.item.text = big
+      bigLine.item.text = BIG_TEXT
       const bytes = Buffer.from([...lines.slice(0, at), JSON.stringify(bigLine), ...lines.slice(at + 1)].join('\n'))
       expect(bytes.length).toBeGreaterThan(2 * 1024 * 1024)
-      const pieces = Array.from({ length: Math.ceil(bytes.length / 65_521) }, (_, i) => bytes.subarray(i * 65_521, (i + 1) * 65_521))
-      const { chunks } = await replay(pieces)
+      const { chunks } = await replay(piecesOf(bytes))
       const deltas = chunks.filter((c) => c.type === 'TEXT_MESSAGE_CONTENT').map((c) => c.delta)
       expect(deltas).toHaveLength(1)
-      expect(deltas[0] === big).toBe(true)
+      expect(deltas[0] === BIG_TEXT).toBe(true)
       expect(chunks.at(-1)!.type).toBe('RUN_FINISHED')
     })
 
     it('skips noise: non-JSON lines, blank lines, CRLF endings and JSON that is not a CLI event', async () => {
       const lines = load('tools').toString().split('\n').filter((line) => line !== '')
       const noise = ['npm WARN something odd', '', '   ', '{not json', '\u001b[31mcolored\u001b[0m', '42', 'null', '"a string"', '[1,2]', '{"unrelated":true}', '{"type":"item.updated","item":{"id":"item_0","type":"todo_list"}}']
-      const mixed = lines.flatMap((line, i) => [noise[i % noise.length]!, line]).join('\r\n')
+      const mixed = withNoise(lines, noise)
       const { chunks, nonJson } = await replay([mixed])
       expect(chunks).toEqual(reference('tools'))
       expect(new Set(nonJson)).toEqual(new Set(['npm WARN something odd', '{not json', '\u001b[31mcolored\u001b[0m']))

@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { createRunScopedIdGen } from '@tanstack/ai-sandbox'
 import { GROK_BUILD_INIT_EVENT, GROK_BUILD_PERMISSION_EVENT, GROK_BUILD_PLAN_EVENT, GROK_BUILD_SESSION_EVENT, translateGrokBuildTranscript } from '../src/index.js'
-import { agentStdout, cliVersions, collapse, recording, replay, sessionOf, translate } from './helpers/recordings.js'
+import { BIG_TEXT, byteByByte, collapse, expectReplayAtEverySplit, expectReplayAtRandomCuts, expectReplayAtSplits, multiByteStarts, piecesOf, reasoningMessage, seededRandom, textMessage, toolResult, withNoise } from '@testing/support/harness-recordings'
+import { agentStdout, cliVersions, recording, replay, sessionOf, translate } from './helpers/recordings.js'
 
 const versions = cliVersions()
 const run = { runId: 'run-1', threadId: 'thread-1' }
@@ -17,16 +18,11 @@ const META = { providerExecuted: true, harness: 'grok-build' }
 const started = { type: 'RUN_STARTED', ...run }
 const init = { type: 'CUSTOM', name: GROK_BUILD_INIT_EVENT, value: { agent: 'fake-grok', version: '0.1.0-fake', protocolVersion: 1, loadSession: true, mcpHttp: true } }
 const session = (id: string) => ({ type: 'CUSTOM', name: GROK_BUILD_SESSION_EVENT, value: { sessionId: id } })
-const text = (messageId: string, delta: string) => [
-  { type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' },
-  { type: 'TEXT_MESSAGE_CONTENT', messageId, delta },
-  { type: 'TEXT_MESSAGE_END', messageId },
-]
 const tool = (toolCallId: string, name: string, kind: string, input: unknown, status: string, resultId: string, content: string, title = name): Record<string, unknown>[] => [
   { type: 'TOOL_CALL_START', toolCallId, toolCallName: name, toolName: name, metadata: { ...META, kind, title } },
   { type: 'TOOL_CALL_ARGS', toolCallId, delta: JSON.stringify(input) },
   { type: 'TOOL_CALL_END', toolCallId, input, metadata: { status } },
-  { type: 'TOOL_CALL_RESULT', messageId: resultId, toolCallId, content, role: 'tool' },
+  toolResult(resultId, toolCallId, content),
 ]
 const permission = (toolCallId: string, title: string, kind: string, decision: string, optionId: string) => ({ type: 'CUSTOM', name: GROK_BUILD_PERMISSION_EVENT, value: { toolCallId, title, kind, decision, optionId } })
 const finished = (promptTokens: number, completionTokens: number, extra: Record<string, unknown> = {}) => ({
@@ -49,7 +45,7 @@ describe.each(versions)('grok-build %s recordings', (version) => {
   it('text: init and session id first, the streamed text once, RUN_FINISHED with usage and cost', () => {
     const entries = load('text')
     const chunks = translate(entries)
-    expect(collapse(chunks)).toEqual([started, init, session(sessionOf(entries)), ...text('run-1-0', 'Hello from the fake Grok agent. This reply is long enough to arrive in several chunks — über “quoted”.'), finished(21, 17)])
+    expect(collapse(chunks)).toEqual([started, init, session(sessionOf(entries)), ...textMessage('run-1-0', 'Hello from the fake Grok agent. This reply is long enough to arrive in several chunks — über “quoted”.'), finished(21, 17)])
     expect(chunks.filter((c) => c.type === 'TEXT_MESSAGE_CONTENT').length, 'the text arrived as several deltas').toBe(3)
   })
 
@@ -59,12 +55,8 @@ describe.each(versions)('grok-build %s recordings', (version) => {
       started,
       init,
       session(sessionOf(entries)),
-      { type: 'REASONING_START', messageId: 'run-1-0' },
-      { type: 'REASONING_MESSAGE_START', messageId: 'run-1-0', role: 'reasoning' },
-      { type: 'REASONING_MESSAGE_CONTENT', messageId: 'run-1-0', delta: 'Option A is cheaper, option B is faster. Speed matters more here.' },
-      { type: 'REASONING_MESSAGE_END', messageId: 'run-1-0' },
-      { type: 'REASONING_END', messageId: 'run-1-0' },
-      ...text('run-1-1', 'Option B is better: it is faster.'),
+      ...reasoningMessage('run-1-0', 'Option A is cheaper, option B is faster. Speed matters more here.'),
+      ...textMessage('run-1-1', 'Option B is better: it is faster.'),
       finished(25, 19, { completionTokensDetails: { reasoningTokens: 12 } }),
     ])
   })
@@ -76,10 +68,10 @@ describe.each(versions)('grok-build %s recordings', (version) => {
       init,
       session(sessionOf(entries)),
       PLAN,
-      ...text('run-1-0', "I'll write notes.txt first."),
+      ...textMessage('run-1-0', "I'll write notes.txt first."),
       ...tool('call_write_1', 'Write notes.txt', 'edit', NOTES, 'completed', 'run-1-1', '[diff /workspace/notes.txt]').toSpliced(2, 0, permission('call_write_1', 'Write notes.txt', 'edit', 'allow', 'allow-once')),
       ...tool('call_exec_2', 'cat notes.txt', 'execute', { command: 'cat notes.txt' }, 'failed', 'run-1-2', 'The client refused permission to run cat notes.txt.').toSpliced(2, 0, permission('call_exec_2', 'cat notes.txt', 'execute', 'deny', 'reject-once')),
-      ...text('run-1-3', 'Done: notes.txt is written.'),
+      ...textMessage('run-1-3', 'Done: notes.txt is written.'),
       finished(30, 24, { promptTokensDetails: { cachedTokens: 8 } }),
     ])
   })
@@ -98,13 +90,13 @@ describe.each(versions)('grok-build %s recordings', (version) => {
     expect(sessionOf(entries)).toBe(sessionOf(first))
     const replayed = entries.filter((e) => (e.message.params as { update?: { sessionUpdate?: string } } | undefined)?.update?.sessionUpdate === 'agent_message_chunk' && !(e.message.params as { update: { messageId?: string } }).update.messageId)
     expect(replayed.length, 'the recording holds the replayed history').toBeGreaterThan(0)
-    expect(collapse(translate(entries))).toEqual([started, init, session(sessionOf(first)), ...text('run-1-0', 'You first asked: "Remember the word pelican."'), finished(33, 10)])
+    expect(collapse(translate(entries))).toEqual([started, init, session(sessionOf(first)), ...textMessage('run-1-0', 'You first asked: "Remember the word pelican."'), finished(33, 10)])
   })
 
   it("api error: the text so far is closed, then RUN_ERROR with the agent's message and JSON-RPC code", () => {
     const entries = load('api-error')
     const message = 'Grok Build: session/prompt failed: xAI API error: 400 the widget count is invalid.'
-    expect(collapse(translate(entries))).toEqual([started, init, session(sessionOf(entries)), ...text('run-1-0', 'Let me check… '), { type: 'RUN_ERROR', ...run, message, code: 'acp_error_-32603', error: { message, code: 'acp_error_-32603' } }])
+    expect(collapse(translate(entries))).toEqual([started, init, session(sessionOf(entries)), ...textMessage('run-1-0', 'Let me check… '), { type: 'RUN_ERROR', ...run, message, code: 'acp_error_-32603', error: { message, code: 'acp_error_-32603' } }])
   })
 
   it('resume of an unknown session: the -32002 answer to session/load is RUN_ERROR session_not_found, with no session event', () => {
@@ -125,7 +117,7 @@ describe.each(versions)('grok-build %s recordings', (version) => {
       init,
       session(sessionOf(entries)),
       ...tool('call_mcp_1', 'get_weather', 'other', { city: 'Paris' }, 'completed', 'run-1-0', 'Sunny in Paris', 'tanstack: get_weather'),
-      ...text('run-1-1', 'The host tool said: Sunny in Paris'),
+      ...textMessage('run-1-1', 'The host tool said: Sunny in Paris'),
       finished(12, 9),
     ])
   })
@@ -150,55 +142,45 @@ describe.each(versions)('grok-build %s recordings', (version) => {
       const entries = load('text')
       const bytes = agentStdout(entries)
       const expected = translate(entries)
-      for (let at = 0; at <= bytes.length; at++) {
-        const { chunks } = await replay(entries, [bytes.subarray(0, at), bytes.subarray(at)])
-        if (JSON.stringify(chunks) !== JSON.stringify(expected)) expect(chunks, `split at byte ${at}`).toEqual(expected)
-      }
+      await expectReplayAtEverySplit(bytes, expected, (pieces) => replay(entries, pieces))
     })
 
     it('splits inside every multi-byte character', async () => {
       const entries = load('text')
       const bytes = agentStdout(entries)
       const expected = translate(entries)
-      const starts = [...bytes.entries()].filter(([, b]) => b >= 0xc0).map(([i]) => i)
+      const starts = multiByteStarts(bytes)
       expect(starts.length, 'the recording has multi-byte characters').toBeGreaterThan(3)
-      for (const start of starts) for (const at of [start + 1, start + 2, start + 3]) expect((await replay(entries, [bytes.subarray(0, at), bytes.subarray(at)])).chunks, `split at byte ${at}`).toEqual(expected)
+      await expectReplayAtSplits(bytes, starts.flatMap((start) => [start + 1, start + 2, start + 3]), expected, (pieces) => replay(entries, pieces))
     })
 
     it('splits larger recordings at random positions (seeded)', async () => {
-      let seed = 11
-      const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+      const random = seededRandom(11)
       for (const scenario of ['tools', 'resume', 'reasoning', 'host-tool']) {
         const entries = load(scenario)
         const bytes = agentStdout(entries)
         const expected = translate(entries)
-        for (let trial = 0; trial < 100; trial++) {
-          const cuts = [...new Set(Array.from({ length: 1 + Math.floor(random() * 12) }, () => Math.floor(random() * bytes.length)))].sort((a, b) => a - b)
-          const pieces = [0, ...cuts].map((from, i) => bytes.subarray(from, [...cuts, bytes.length][i]))
-          expect((await replay(entries, pieces)).chunks, `${scenario}: cuts ${cuts.join(',')}`).toEqual(expected)
-        }
+        await expectReplayAtRandomCuts(bytes, expected, (pieces) => replay(entries, pieces), { random, trials: 100, label: scenario })
       }
     })
 
     it('feeds one byte at a time', async () => {
       const entries = load('tools')
       const bytes = agentStdout(entries)
-      expect((await replay(entries, [...bytes].map((b) => Uint8Array.of(b)))).chunks).toEqual(translate(entries))
+      expect((await replay(entries, byteByByte(bytes))).chunks).toEqual(translate(entries))
     })
 
     it('carries a 2 MB text delta on one line intact', async () => {
       const entries = load('text')
       const at = entries.findIndex((e) => JSON.stringify(e).includes('agent_message_chunk'))
-      const big = `${'x'.repeat(1024 * 1024)}é${'🚀'.repeat(256 * 1024)}`
       const bigEntry = structuredClone(entries[at]!)
-      ;(bigEntry.message.params as { update: { content: { text: string } } }).update.content.text = big
+      ;(bigEntry.message.params as { update: { content: { text: string } } }).update.content.text = BIG_TEXT
       const withBig = [...entries.slice(0, at), bigEntry, ...entries.slice(at + 1)]
       const bytes = agentStdout(withBig)
       expect(bytes.length).toBeGreaterThan(2 * 1024 * 1024)
-      const pieces = Array.from({ length: Math.ceil(bytes.length / 65_521) }, (_, i) => bytes.subarray(i * 65_521, (i + 1) * 65_521))
-      const { chunks } = await replay(withBig, pieces)
+      const { chunks } = await replay(withBig, piecesOf(bytes))
       const deltas = chunks.filter((c) => c.type === 'TEXT_MESSAGE_CONTENT').map((c) => (c as { delta: string }).delta)
-      expect(deltas[0] === big).toBe(true)
+      expect(deltas[0] === BIG_TEXT).toBe(true)
       expect(chunks.at(-1)!.type).toBe('RUN_FINISHED')
     })
 
@@ -206,7 +188,7 @@ describe.each(versions)('grok-build %s recordings', (version) => {
       const entries = load('tools')
       const lines = agentStdout(entries).toString().split('\n').filter((line) => line !== '')
       const noise = ['fake grok 0.1.0 ready', '', '   ', '{not json', '\u001b[31mcolored\u001b[0m', '42', 'null', '"a string"', '[1,2]']
-      const mixed = lines.flatMap((line, i) => [noise[i % noise.length]!, line]).join('\r\n')
+      const mixed = withNoise(lines, noise)
       const { chunks, nonJson } = await replay(entries, [mixed])
       expect(chunks).toEqual(translate(entries))
       expect(new Set(nonJson)).toEqual(new Set(['fake grok 0.1.0 ready', '{not json', '\u001b[31mcolored\u001b[0m', '42', 'null', '"a string"', '[1,2]']))

@@ -9,24 +9,19 @@ import { describe, expect, it } from 'vitest'
 import type { StreamChunk } from '@tanstack/ai'
 import { createRunScopedIdGen } from '@tanstack/ai-sandbox'
 import { createOpencodeTranslator, OPENCODE_PERMISSION_DENIED_EVENT, OPENCODE_SESSION_EVENT, translateOpencodeLines } from '../src/index.js'
-import { cliVersions, exitOf, linesOf, recording, replay, sessionOf, translate } from './helpers/recordings.js'
+import { BIG_TEXT, expectReplayAtEverySplit, expectReplayAtRandomCuts, expectReplayAtSplits, linesOf, multiByteStarts, piecesOf, reasoningMessage, seededRandom, textMessage, toolResult, withNoise } from '@testing/support/harness-recordings'
+import { cliVersions, exitOf, recording, replay, sessionOf, translate } from './helpers/recordings.js'
 
 const versions = cliVersions()
 const META = { providerExecuted: true, harness: 'opencode' }
 const run = { runId: 'run-1', threadId: 'thread-1' }
 const started = { type: 'RUN_STARTED', ...run }
 const session = (bytes: Buffer) => ({ type: 'CUSTOM', name: OPENCODE_SESSION_EVENT, value: { sessionId: sessionOf(bytes) } })
-const text = (messageId: string, delta: string) => [
-  { type: 'TEXT_MESSAGE_START', messageId, role: 'assistant' },
-  { type: 'TEXT_MESSAGE_CONTENT', messageId, delta },
-  { type: 'TEXT_MESSAGE_END', messageId },
-]
 const tool = (toolCallId: string, name: string, input: unknown) => [
   { type: 'TOOL_CALL_START', toolCallId, toolCallName: name, toolName: name, metadata: META },
   { type: 'TOOL_CALL_ARGS', toolCallId, delta: JSON.stringify(input) },
   { type: 'TOOL_CALL_END', toolCallId, input },
 ]
-const result = (messageId: string, toolCallId: string, content: unknown) => ({ type: 'TOOL_CALL_RESULT', messageId, toolCallId, content, role: 'tool' })
 const finished = (promptTokens: number, completionTokens: number, finishReason = 'stop') => ({
   type: 'RUN_FINISHED',
   ...run,
@@ -46,7 +41,7 @@ describe.each(versions)('opencode %s recordings', (version) => {
 
   it('text: session id right after RUN_STARTED, the text part once, RUN_FINISHED with usage', () => {
     const bytes = load('text')
-    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...text('run-1-0', 'Hello from the fake model. OpenCode prints each text part whole, once it is complete.'), finished(21, 17)])
+    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...textMessage('run-1-0', 'Hello from the fake model. OpenCode prints each text part whole, once it is complete.'), finished(21, 17)])
   })
 
   it('tools: the bash and read calls with their input and output, the text between, usage summed over the steps', () => {
@@ -55,11 +50,11 @@ describe.each(versions)('opencode %s recordings', (version) => {
       started,
       session(bytes),
       ...tool('call_e2e_1_bash', 'bash', BASH_INPUT),
-      result('run-1-0', 'call_e2e_1_bash', 'created\n'),
-      ...text('run-1-1', 'Created it; now I read it back.'),
+      toolResult('run-1-0', 'call_e2e_1_bash', 'created\n'),
+      ...textMessage('run-1-1', 'Created it; now I read it back.'),
       ...tool('call_e2e_2_read', 'read', { filePath: 'notes.txt' }),
-      result('run-1-2', 'call_e2e_2_read', expect.stringContaining('1: first draft\n2: second line "quoted" $HOME — ünï')),
-      ...text('run-1-3', 'notes.txt holds the first draft.'),
+      toolResult('run-1-2', 'call_e2e_2_read', expect.stringContaining('1: first draft\n2: second line "quoted" $HOME — ünï')),
+      ...textMessage('run-1-3', 'notes.txt holds the first draft.'),
       finished(30 + 40 + 64, 11 + 12 + 9),
     ])
   })
@@ -69,12 +64,8 @@ describe.each(versions)('opencode %s recordings', (version) => {
     expect(translate(linesOf(bytes))).toEqual([
       started,
       session(bytes),
-      { type: 'REASONING_START', messageId: 'run-1-0' },
-      { type: 'REASONING_MESSAGE_START', messageId: 'run-1-0', role: 'reasoning' },
-      { type: 'REASONING_MESSAGE_CONTENT', messageId: 'run-1-0', delta: 'Option A is cheaper, option B is faster. Speed matters more here.' },
-      { type: 'REASONING_MESSAGE_END', messageId: 'run-1-0' },
-      { type: 'REASONING_END', messageId: 'run-1-0' },
-      ...text('run-1-1', 'Option B is better: it is faster.'),
+      ...reasoningMessage('run-1-0', 'Option A is cheaper, option B is faster. Speed matters more here.'),
+      ...textMessage('run-1-1', 'Option B is better: it is faster.'),
       finished(25, 19),
     ])
   })
@@ -83,8 +74,8 @@ describe.each(versions)('opencode %s recordings', (version) => {
     const first = load('resume-first-turn')
     const bytes = load('resume')
     expect(sessionOf(bytes)).toBe(sessionOf(first))
-    expect(translate(linesOf(first))).toEqual([started, session(first), ...text('run-1-0', 'Noted: pelican.'), finished(20, 4)])
-    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...text('run-1-0', 'You asked me to remember the word pelican.'), finished(33, 10)])
+    expect(translate(linesOf(first))).toEqual([started, session(first), ...textMessage('run-1-0', 'Noted: pelican.'), finished(20, 4)])
+    expect(translate(linesOf(bytes))).toEqual([started, session(bytes), ...textMessage('run-1-0', 'You asked me to remember the word pelican.'), finished(33, 10)])
   })
 
   it("api error: RUN_ERROR with the server's message and status; the exit adds nothing", () => {
@@ -100,11 +91,11 @@ describe.each(versions)('opencode %s recordings', (version) => {
       started,
       session(bytes),
       ...tool('call_e2e_policy_1_push', 'bash', push),
-      result('run-1-0', 'call_e2e_policy_1_push', expect.stringMatching(/^The user has specified a rule which prevents you from using this specific tool call.*git push \*/)),
+      toolResult('run-1-0', 'call_e2e_policy_1_push', expect.stringMatching(/^The user has specified a rule which prevents you from using this specific tool call.*git push \*/)),
       { type: 'CUSTOM', name: OPENCODE_PERMISSION_DENIED_EVENT, value: { toolCallId: 'call_e2e_policy_1_push', toolName: 'bash', input: push, reason: 'rule' } },
       ...tool('call_e2e_policy_2_ok', 'bash', { command: 'echo status-ok > status.txt', description: 'Write the status' }),
-      result('run-1-1', 'call_e2e_policy_2_ok', '(no output)'),
-      ...text('run-1-2', 'The push was refused; the status ran.'),
+      toolResult('run-1-1', 'call_e2e_policy_2_ok', '(no output)'),
+      ...textMessage('run-1-2', 'The push was refused; the status ran.'),
       finished(30 + 40 + 50, 8 + 8 + 9),
     ])
   })
@@ -130,49 +121,37 @@ describe.each(versions)('opencode %s recordings', (version) => {
     it('splits the text recording at every byte position', async () => {
       const bytes = load('text')
       const expected = reference('text')
-      for (let at = 0; at <= bytes.length; at++) {
-        const { chunks } = await replay([bytes.subarray(0, at), bytes.subarray(at)])
-        if (JSON.stringify(chunks) !== JSON.stringify(expected)) expect(chunks, `split at byte ${at}`).toEqual(expected)
-      }
+      await expectReplayAtEverySplit(bytes, expected, replay)
     })
 
     it('splits inside every multi-byte character of the tools recording', async () => {
       const bytes = load('tools')
       const expected = reference('tools')
-      const starts = [...bytes.entries()].filter(([, b]) => b >= 0xc0).map(([i]) => i)
+      const starts = multiByteStarts(bytes)
       expect(starts.length, 'the recording has multi-byte characters (— ünï in the command and the file)').toBeGreaterThan(0)
-      for (const start of starts) {
-        for (const at of [start + 1, start + 2]) expect((await replay([bytes.subarray(0, at), bytes.subarray(at)])).chunks, `split at byte ${at}`).toEqual(expected)
-      }
+      await expectReplayAtSplits(bytes, starts.flatMap((start) => [start + 1, start + 2]), expected, replay)
     })
 
     it('splits larger recordings at random positions (seeded)', async () => {
-      let seed = 7
-      const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+      const random = seededRandom(7)
       for (const scenario of ['tools', 'thinking', 'policy-denied']) {
         const bytes = load(scenario)
         const expected = reference(scenario)
-        for (let trial = 0; trial < 200; trial++) {
-          const cuts = [...new Set(Array.from({ length: 1 + Math.floor(random() * 12) }, () => Math.floor(random() * bytes.length)))].sort((a, b) => a - b)
-          const pieces = [0, ...cuts].map((from, i) => bytes.subarray(from, [...cuts, bytes.length][i]))
-          expect((await replay(pieces)).chunks, `${scenario}: cuts ${cuts.join(',')}`).toEqual(expected)
-        }
+        await expectReplayAtRandomCuts(bytes, expected, replay, { random, trials: 200, label: scenario })
       }
     })
 
     it('carries a 2 MB text part on one line intact', async () => {
       const lines = load('text').toString().split('\n')
       const at = lines.findIndex((line) => line.includes('"type":"text"'))
-      const big = `${'x'.repeat(1024 * 1024)}é${'🚀'.repeat(256 * 1024)}`
       const bigLine = JSON.parse(lines[at]!) as { part: { text: string } }
-      bigLine.part.text = big
+      bigLine.part.text = BIG_TEXT
       const bytes = Buffer.from([...lines.slice(0, at), JSON.stringify(bigLine), ...lines.slice(at)].join('\n'))
       expect(bytes.length).toBeGreaterThan(2 * 1024 * 1024)
-      const pieces = Array.from({ length: Math.ceil(bytes.length / 65_521) }, (_, i) => bytes.subarray(i * 65_521, (i + 1) * 65_521))
-      const { chunks } = await replay(pieces)
+      const { chunks } = await replay(piecesOf(bytes))
       const deltas = chunks.filter((c) => c.type === 'TEXT_MESSAGE_CONTENT').map((c) => c.delta)
-      expect(deltas[0]!.length).toBe(big.length)
-      expect(deltas[0] === big).toBe(true)
+      expect(deltas[0]!.length).toBe(BIG_TEXT.length)
+      expect(deltas[0] === BIG_TEXT).toBe(true)
       expect(deltas[1]).toBe('Hello from the fake model. OpenCode prints each text part whole, once it is complete.')
       expect(chunks.at(-1)!.type).toBe('RUN_FINISHED')
     })
@@ -180,7 +159,7 @@ describe.each(versions)('opencode %s recordings', (version) => {
     it('skips noise: non-JSON lines, blank lines, CRLF endings, the CLI\'s warnings and JSON that is not a CLI event', async () => {
       const lines = load('tools').toString().split('\n').filter((line) => line !== '')
       const noise = ['! permission requested: bash (rm -rf /); auto-rejecting', '', '   ', '{not json', '\u001b[91m\u001b[1mError: \u001b[0mSession not found', '42', 'null', '"a string"', '[1,2]', '{"unrelated":true}']
-      const mixed = lines.flatMap((line, i) => [noise[i % noise.length]!, line]).join('\r\n')
+      const mixed = withNoise(lines, noise)
       const { chunks, nonJson } = await replay([mixed])
       expect(chunks).toEqual(reference('tools'))
       expect(new Set(nonJson)).toEqual(new Set(['! permission requested: bash (rm -rf /); auto-rejecting', '{not json', '\u001b[91m\u001b[1mError: \u001b[0mSession not found']))
@@ -233,7 +212,7 @@ describe('translator edge cases', () => {
 
   it('gives a tool without a call id a generated one and reports a failed tool\'s error as its result', () => {
     const chunks = make().push({ type: 'tool_use', part: { type: 'tool', tool: 'read', state: { status: 'error', input: { filePath: 'nope.txt' }, error: 'File not found: /workspace/nope.txt' } } })
-    expect(chunks).toEqual([...tool('run-1-0', 'read', { filePath: 'nope.txt' }), result('run-1-1', 'run-1-0', 'File not found: /workspace/nope.txt')])
+    expect(chunks).toEqual([...tool('run-1-0', 'read', { filePath: 'nope.txt' }), toolResult('run-1-1', 'run-1-0', 'File not found: /workspace/nope.txt')])
   })
 
   it('reports an ask that the headless run rejected as a permission denial', () => {

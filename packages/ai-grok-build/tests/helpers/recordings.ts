@@ -6,26 +6,19 @@
  * `jsonLinesReadable` (noise set aside) → the SDK's `ndJsonStream` →
  * messages, interleaved with the client's own messages → translator.
  */
-import { readdirSync, readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { ndJsonStream } from '@agentclientprotocol/sdk'
 import type { StreamChunk } from '@tanstack/ai'
-import { createRunScopedIdGen } from '@tanstack/ai-sandbox'
-import { createGrokBuildTranslator, jsonLinesReadable, type GrokAcpTranscriptEntry, type GrokBuildExit } from '../../src/index.js'
+import { linesOf, recordingFolder, translateWith, type ReplayOptions } from '@testing/support/harness-recordings'
+import { createGrokBuildTranslator, jsonLinesReadable, type GrokAcpTranscriptEntry } from '../../src/index.js'
 
-const root = fileURLToPath(new URL('../fixtures/grok-build/', import.meta.url))
+const folder = recordingFolder(new URL('../fixtures/grok-build/', import.meta.url))
 
 /** Every recorded version folder, oldest name first. */
-export function cliVersions(): string[] {
-  return readdirSync(root).sort()
-}
+export const cliVersions = folder.versions
 
 /** The parsed entries of one recording. */
 export function recording(version: string, scenario: string): GrokAcpTranscriptEntry[] {
-  return readFileSync(`${root}${version}/${scenario}.ndjson`, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as GrokAcpTranscriptEntry)
+  return linesOf(folder.read(version, scenario)) as GrokAcpTranscriptEntry[]
 }
 
 /** What the agent wrote to stdout in a recording, as bytes (one JSON-RPC message per line). */
@@ -44,17 +37,9 @@ export function sessionOf(entries: readonly GrokAcpTranscriptEntry[]): string {
   throw new Error('no session id in the recording')
 }
 
-export interface ReplayOptions {
-  runId?: string
-  genId?: () => string
-  exit?: GrokBuildExit
-}
-
-/** Translate entries with a run-scoped id generator; `finish` runs with a clean exit unless given. */
+/** Translate entries (model `grok-4.5`); `finish` runs with a clean exit unless given. */
 export function translate(entries: readonly GrokAcpTranscriptEntry[], options: ReplayOptions = {}): StreamChunk[] {
-  const runId = options.runId ?? 'run-1'
-  const translator = createGrokBuildTranslator({ runId, threadId: 'thread-1', model: 'grok-4.5', genId: options.genId ?? createRunScopedIdGen(runId) })
-  return [...translator.start(), ...entries.flatMap((entry) => translator.push(entry)), ...translator.finish(options.exit ?? { exitCode: 0, stderrTail: '' })]
+  return translateWith((run) => createGrokBuildTranslator({ ...run, model: 'grok-4.5' }), entries, options)
 }
 
 /**
@@ -76,17 +61,4 @@ export async function replay(entries: readonly GrokAcpTranscriptEntry[], pieces:
   const merged = entries.map((entry) => (entry.from === 'agent' ? { from: 'agent' as const, message: received[next++]! } : entry))
   if (next !== received.length) throw new Error(`the transport produced ${received.length} agent messages, the recording has ${next}`)
   return { chunks: translate(merged, options), nonJson }
-}
-
-/** Merge consecutive content/args deltas of one message or tool call, so shapes do not depend on how the agent chunked its stream. */
-export function collapse(chunks: readonly StreamChunk[]): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = []
-  for (const chunk of chunks as unknown as Record<string, unknown>[]) {
-    const last = out.at(-1)
-    const key = chunk.type === 'TOOL_CALL_ARGS' ? 'toolCallId' : 'messageId'
-    const mergeable = chunk.type === 'TEXT_MESSAGE_CONTENT' || chunk.type === 'REASONING_MESSAGE_CONTENT' || chunk.type === 'TOOL_CALL_ARGS'
-    if (mergeable && last && last.type === chunk.type && last[key] === chunk[key]) last.delta = `${last.delta as string}${chunk.delta as string}`
-    else out.push({ ...chunk })
-  }
-  return out
 }

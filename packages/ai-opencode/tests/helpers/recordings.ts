@@ -1,35 +1,14 @@
 /**
  * Recorded `opencode` stdout (tests/fixtures/opencode/<cli-version>/<scenario>.ndjson,
- * written by testing/opencode-e2e/src/record.ts) and the small pipeline that
- * replays it the way the adapter reads a live CLI: bytes → `toLines` → JSON
- * (non-JSON lines set aside) → translator.
+ * written by testing/opencode-e2e/src/record.ts), replayed through the
+ * OpenCode translator the way the adapter reads a live CLI (the pipeline is
+ * @testing/support/harness-recordings), and what the CLI's lines say.
  */
-import { readdirSync, readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import type { StreamChunk } from '@tanstack/ai'
-import { createRunScopedIdGen, toLines } from '@tanstack/ai-sandbox'
+import { linesOf, ndjsonRecordings } from '@testing/support/harness-recordings'
 import { createOpencodeTranslator, type OpencodeExit } from '../../src/index.js'
 
-const root = fileURLToPath(new URL('../fixtures/opencode/', import.meta.url))
-
-/** Every recorded CLI version folder, oldest name first. */
-export function cliVersions(): string[] {
-  return readdirSync(root).sort()
-}
-
-/** The raw bytes of one recording. */
-export function recording(version: string, scenario: string): Buffer {
-  return readFileSync(`${root}${version}/${scenario}.ndjson`)
-}
-
-/** Parse complete NDJSON bytes into values (empty lines skipped). */
-export function linesOf(bytes: Buffer | string): unknown[] {
-  return bytes
-    .toString()
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as unknown)
-}
+/** The recordings, and the translator over them with model `aimock/fake-model`. */
+export const { cliVersions, recording, translate, replay } = ndjsonRecordings(new URL('../fixtures/opencode/', import.meta.url), (run) => createOpencodeTranslator({ ...run, model: 'aimock/fake-model' }))
 
 /** The `sessionID` of a recording's first line. */
 export function sessionOf(bytes: Buffer): string {
@@ -39,35 +18,4 @@ export function sessionOf(bytes: Buffer): string {
 /** The exit code each recorded scenario ended with (the api-error run exits 1). */
 export function exitOf(scenario: string): OpencodeExit {
   return scenario === 'api-error' ? { exitCode: 1, stderrTail: '' } : { exitCode: 0, stderrTail: '' }
-}
-
-export interface ReplayOptions {
-  runId?: string
-  genId?: () => string
-  exit?: OpencodeExit
-}
-
-/** Translate parsed lines with a run-scoped id generator; `finish` runs with a clean exit unless given. */
-export function translate(lines: readonly unknown[], options: ReplayOptions = {}): StreamChunk[] {
-  const runId = options.runId ?? 'run-1'
-  const translator = createOpencodeTranslator({ runId, threadId: 'thread-1', model: 'aimock/fake-model', genId: options.genId ?? createRunScopedIdGen(runId) })
-  return [...translator.start(), ...lines.flatMap((line) => translator.push(line)), ...translator.finish(options.exit ?? { exitCode: 0, stderrTail: '' })]
-}
-
-/** Replay byte chunks as the adapter reads stdout: `toLines`, skip blank lines, set non-JSON lines aside, translate. */
-export async function replay(chunks: Iterable<Uint8Array | string>, options: ReplayOptions = {}): Promise<{ chunks: StreamChunk[]; nonJson: string[] }> {
-  async function* source() {
-    yield* chunks
-  }
-  const values: unknown[] = []
-  const nonJson: string[] = []
-  for await (const line of toLines(source())) {
-    if (line.trim() === '') continue
-    try {
-      values.push(JSON.parse(line))
-    } catch {
-      nonJson.push(line)
-    }
-  }
-  return { chunks: translate(values, options), nonJson }
 }
