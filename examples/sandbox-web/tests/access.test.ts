@@ -12,28 +12,12 @@
  */
 import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readConfig } from '../src/server/config.js'
 import { SAMPLE_TASK } from '../src/server/model.js'
-import { freePort, readUntil, startRunOverApi, startServer, type AppServer } from './helpers/app.js'
-
-/** A request with exactly these headers (fetch will not send a foreign `Host`); the body read whole. */
-function rawRequest(server: AppServer, path: string, options: { method?: string; headers: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
-  const { hostname, port } = new URL(server.url)
-  return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: hostname, port, path, method: options.method ?? 'GET', headers: options.headers, agent: false }, (response) => {
-      let body = ''
-      response.setEncoding('utf8')
-      response.on('data', (data: string) => (body += data))
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }))
-    })
-    request.on('error', reject)
-    request.end(options.body)
-  })
-}
+import { freePort, rawRequest, readUntil, startRunOverApi, startServer, type AppServer } from './helpers/app.js'
 
 /** The runs the server lists for `threadId` (with the token). */
 async function runsOf(server: AppServer, threadId: string): Promise<{ runId: string; status: string }[]> {

@@ -3,13 +3,19 @@
  * process (offline): a body past the limit is refused before it is read
  * whole (413), an unknown API path is a JSON 404 (never the page), and ids
  * outside the accepted pattern are a 400 on every route, and so is a path
- * that is not valid percent-encoding (without a stack trace in the log). A
- * run writes only the log its `?runId` names, whatever `X-Run-Id` says.
+ * that is not valid percent-encoding (without a stack trace in the log). The
+ * built app's files are served, and no path (`..`, encoded or not) reads a
+ * file outside dist/client. A run writes only the log its `?runId` names,
+ * whatever `X-Run-Id` says.
  * Every call carries the server's access token (`server.api`); what happens
  * without it is tests/access.test.ts.
  */
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readRunLog, startServer, type AppServer } from './helpers/app.js'
+import { EXAMPLE_DIR, rawRequest, readRunLog, startServer, type AppServer } from './helpers/app.js'
+
+const CLIENT_DIR = join(EXAMPLE_DIR, 'dist/client')
 
 describe('examples/sandbox-web routes: bad input', () => {
   let server: AppServer
@@ -46,6 +52,21 @@ describe('examples/sandbox-web routes: bad input', () => {
     }
     const printed = server.output().slice(before)
     expect(printed).not.toMatch(/URIError|\n\s+at /)
+  })
+
+  it("serves the built app's files, and no path reads a file outside dist/client", async () => {
+    const asset = readdirSync(join(CLIENT_DIR, 'assets')).find((name) => name.endsWith('.js'))!
+    const served = await rawRequest(server, `/assets/${asset}`)
+    expect(served.status).toBe(200)
+    expect(served.body).toBe(readFileSync(join(CLIENT_DIR, 'assets', asset), 'utf8'))
+    const page = readFileSync(join(CLIENT_DIR, 'index.html'), 'utf8')
+    expect(await rawRequest(server, '/some/client/route')).toEqual({ status: 200, body: page })
+    // The example's package.json is two folders above dist/client. Each attempt gets the page or a 400, never the file.
+    for (const path of ['/../../package.json', '/assets/../../../package.json', '/%2e%2e/%2e%2e/package.json', '/.%2e/.%2e/package.json', '/..%2f..%2fpackage.json', '/assets/..%2F..%2F..%2Fpackage.json', '/%252e%252e/%252e%252e/package.json', '/..\\..\\package.json', '/..%5c..%5cpackage.json']) {
+      const response = await rawRequest(server, path)
+      expect(response.body, path).not.toContain('@example/sandbox-web')
+      expect(response.status === 400 || response.body === page, `${path}: ${response.status}`).toBe(true)
+    }
   })
 
   it("a POST whose X-Run-Id header names another run writes only the run its ?runId names; a finished log stays as it was", async () => {

@@ -17,9 +17,7 @@
  * past the caps with 429 (see run-limit.ts). The built browser app loads
  * without the token: it holds nothing but code.
  */
-import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
-import { extname, join, normalize } from 'node:path'
+import { serveStatic } from '@hono/node-server/serve-static'
 import { requestRunCancel, resolveResumeRunId, resumeServerSentEventsResponse, RUN_CANCEL_REASON, toServerSentEventsResponse, type RunRecord } from '@tanstack/ai'
 import { resolveDebugOption } from '@tanstack/ai/adapter-internals'
 import { sandboxRunDriver } from '@tanstack/ai-sandbox'
@@ -197,21 +195,22 @@ export function createApp({ config, stores, agent, prompts, reaper, limiter, sto
 
   app.all('/api/*', (c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404))
 
-  app.get('*', async (c) => {
+  // The built browser app. serveStatic reads only inside clientDir: it refuses `..` segments, backslashes and any
+  // escape left after decoding (`..%2f`), so such a path gets the page. Any other path is the page too (a client route).
+  app.get('*', async (c, next) => {
     const raw = new URL(c.req.url).pathname
-    let decoded: string
     try {
-      decoded = decodeURIComponent(raw)
+      decodeURIComponent(raw)
     } catch {
       // A malformed escape (`/%`, `/%zz`) is the client's mistake: a 400, not a 500 with a URIError stack in the log.
       return c.text(`The path ${JSON.stringify(raw)} is not valid percent-encoding.`, 400)
     }
-    const path = normalize(decoded).replace(/^(\.\.[/\\])+/, '')
-    const file = join(config.clientDir, path)
-    const found = file.startsWith(config.clientDir) && extname(file) !== '' && existsSync(file) ? file : join(config.clientDir, 'index.html')
-    if (!existsSync(found)) return c.text('The browser app is not built: run `pnpm --filter @example/sandbox-web build` (pnpm dev does it).', 500)
-    return new Response(await readFile(found), { headers: { 'content-type': CONTENT_TYPES[extname(found)] ?? 'application/octet-stream', ...PAGE_HEADERS } })
+    for (const [name, value] of Object.entries(PAGE_HEADERS)) c.header(name, value)
+    await next()
   })
+  app.get('*', serveStatic({ root: config.clientDir }))
+  app.get('*', serveStatic({ root: config.clientDir, path: 'index.html' }))
+  app.get('*', (c) => c.text('The browser app is not built: run `pnpm --filter @example/sandbox-web build` (pnpm dev does it).', 500))
 
   return app
 }
@@ -221,5 +220,3 @@ export function createApp({ config, stores, agent, prompts, reaper, limiter, sto
  * did not mean), and no request of the page sends its address onward (the first load's address holds the token).
  */
 const PAGE_HEADERS = { 'x-frame-options': 'DENY', 'content-security-policy': "frame-ancestors 'none'", 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' }
-
-const CONTENT_TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json' }

@@ -4,10 +4,12 @@
  * Playwright's own), the browser app built with vite, and the example's
  * server as its own process on a free port with a fresh data folder. Each
  * helper returns the way to stop what it started. The server's access token
- * is read from its start line; `server.api` sends it on every call.
+ * is read from its start line; `server.api` sends it on every call, and
+ * `rawRequest` sends a path and headers exactly as written.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -145,6 +147,21 @@ export async function startServer(options: ServerOptions = {}): Promise<AppServe
       if (!keepData) rmSync(dataDir, { recursive: true, force: true })
     },
   }
+}
+
+/** A request with exactly this path and these headers (fetch resolves `..` and will not send a foreign `Host`); the body read whole. */
+export function rawRequest(server: Pick<AppServer, 'url'>, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(server.url)
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: hostname, port, path, method: options.method ?? 'GET', headers: options.headers, agent: false }, (response) => {
+      let body = ''
+      response.setEncoding('utf8')
+      response.on('data', (data: string) => (body += data))
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }))
+    })
+    request.on('error', reject)
+    request.end(options.body)
+  })
 }
 
 /** One chunk of the run log as the attach route serves it. */
