@@ -6,24 +6,21 @@
  * builds the `claude -p` command. `chat({ outputSchema })` runs the same loop
  * with `--json-schema` (see structured-output.ts).
  */
-import type { TextAdapter, TextOptions } from '@tanstack/ai'
+import type { TextOptions } from '@tanstack/ai'
 import {
   defineSandboxPolicy,
   getProjection,
   getSandboxPolicy,
   harnessOptionFields,
   harnessSystemPrompt,
-  credentialOptionAdvice,
-  declareHarnessPromptLimit,
-  parseOptions,
   harnessCliEnv,
-  runHarness,
-  SandboxCapability,
+  harnessTextAdapter,
   sandboxRunFilePath,
   toSandboxPath,
   writeSandboxRunFile,
   type HarnessCommonOptions,
   type HarnessLaunch,
+  type HarnessTextAdapter,
   type HarnessPrepareContext,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
@@ -59,7 +56,7 @@ export interface ClaudeCodeModelOptions {
 }
 
 /** The adapter type. */
-export type ClaudeCodeTextAdapter = TextAdapter<string, ClaudeCodeModelOptions, readonly ['text'], any>
+export type ClaudeCodeTextAdapter = HarnessTextAdapter<ClaudeCodeModelOptions>
 
 /** Host environment variables forwarded to the CLI when the workspace does not set them. */
 const FORWARDED_HOST_ENV = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'CLAUDE_CODE_OAUTH_TOKEN'] as const
@@ -95,7 +92,8 @@ const optionsSchema = z
  */
 const CLAUDE_CODE_PROMPT_LIMIT = { maxPromptChars: 3_000_000, source: 'Claude Code refuses about 2.9 million characters as "Prompt is too long"' }
 
-const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@/[\]-]*$/
+/** The model ids the CLI takes. */
+const MODEL_RULE = { pattern: /^[A-Za-z0-9][A-Za-z0-9._:@/[\]-]*$/, expected: 'expected a model alias such as "sonnet" or a model id such as "claude-sonnet-4-5"' }
 /** A Claude Code session id (a UUID; other id forms allowed): never starts with `-`, so the CLI cannot read it as a flag. */
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 
@@ -111,42 +109,28 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
  * ```
  */
 export function claudeCodeText(model: string, options: ClaudeCodeOptions = {}): ClaudeCodeTextAdapter {
-  parseOptions(z.string().regex(MODEL, 'expected a model alias such as "sonnet" or a model id such as "claude-sonnet-4-5"'), model, 'claudeCodeText.model')
-  declareHarnessPromptLimit('claude-code', CLAUDE_CODE_PROMPT_LIMIT)
-  const config = parseOptions(optionsSchema, options, 'claudeCodeText.options', credentialOptionAdvice('claudeCodeText', ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN'])) as ClaudeCodeOptions
-
-  return {
-    kind: 'text',
-    name: 'claude-code',
-    model,
-    requires: [SandboxCapability],
-    '~types': undefined as unknown as ClaudeCodeTextAdapter['~types'],
-    chatStream: (textOptions) =>
-      runHarness({
-        harness: 'claude-code',
-        runIdPrefix: 'claude',
-        // stream-json on stdout: on a durable run it goes to the run journal, and an attach replays it (docs/replay.md).
-        journal: true,
-        model,
-        options: textOptions,
-        secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },
-        ...(config.timeoutMs ? { timeoutMs: config.timeoutMs } : {}),
-        ...(config.exitGraceMs !== undefined ? { exitGraceMs: config.exitGraceMs } : {}),
-        ...(config.maxLineBytes !== undefined ? { maxLineBytes: config.maxLineBytes } : {}),
-        sessionId: { pattern: SESSION_ID, refused: refusedSessionId },
-        translator: (ids) => {
-          const translator = createClaudeCodeTranslator({ ...ids, model })
-          return textOptions.outputSchema === undefined ? translator : withClaudeStructuredOutput(translator)
-        },
-        prepare: (run) => prepareClaudeCode(model, config, textOptions, run),
-      }),
+  return harnessTextAdapter<ClaudeCodeOptions, ClaudeCodeModelOptions>(model, options, {
+    harness: 'claude-code',
+    modelRule: MODEL_RULE,
+    optionsSchema,
+    credentials: ['ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN'],
+    forwardedHostEnv: FORWARDED_HOST_ENV,
+    promptLimit: CLAUDE_CODE_PROMPT_LIMIT,
     // chat({ outputSchema }) hands the schema to chatStream (--json-schema), which emits structured-output.complete.
-    supportsCombinedToolsAndSchema: () => true,
-    combinedStructuredOutputSource: () => 'event',
-    async structuredOutput() {
-      throw new ClaudeCodeUnsupportedError()
-    },
-  }
+    structuredOutput: 'event',
+    unsupported: () => new ClaudeCodeUnsupportedError(),
+    run: (config, textOptions) => ({
+      runIdPrefix: 'claude',
+      // stream-json on stdout: on a durable run it goes to the run journal, and an attach replays it (docs/replay.md).
+      journal: true,
+      sessionId: { pattern: SESSION_ID, refused: refusedSessionId },
+      translator: (ids) => {
+        const translator = createClaudeCodeTranslator({ ...ids, model })
+        return textOptions.outputSchema === undefined ? translator : withClaudeStructuredOutput(translator)
+      },
+      prepare: (run) => prepareClaudeCode(model, config, textOptions, run),
+    }),
+  })
 }
 
 function refusedSessionId(sessionId: string): string {

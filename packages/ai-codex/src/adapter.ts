@@ -7,7 +7,7 @@
  * builds the command. `chat({ outputSchema })` runs the same loop with
  * `--output-schema <run file>` (see structured-output.ts).
  */
-import type { StreamChunk, TextAdapter, TextOptions } from '@tanstack/ai'
+import type { StreamChunk, TextOptions } from '@tanstack/ai'
 import {
   defineSandboxPolicy,
   excludeFromGit,
@@ -16,16 +16,14 @@ import {
   harnessOptionFields,
   harnessRunError,
   harnessSystemPrompt,
-  credentialOptionAdvice,
-  parseOptions,
   removeSandboxRunFiles,
   harnessCliEnv,
-  runHarness,
-  SandboxCapability,
+  harnessTextAdapter,
   sandboxRunFilePath,
   toSandboxPath,
   writeSandboxRunFile,
   type HarnessCommonOptions,
+  type HarnessTextAdapter,
   type HarnessLaunch,
   type HarnessPrepareContext,
   type SandboxHandle,
@@ -57,7 +55,7 @@ export interface CodexModelOptions {
 }
 
 /** The adapter type. */
-export type CodexTextAdapter = TextAdapter<string, CodexModelOptions, readonly ['text'], any>
+export type CodexTextAdapter = HarnessTextAdapter<CodexModelOptions>
 
 /** Host credentials forwarded to the CLI when the workspace does not set them. (Codex ignores `OPENAI_BASE_URL`: for another server declare a provider in `config`, `model_providers.<id>` with `wire_api = "responses"`; see docs/adapters/codex.md.) */
 const FORWARDED_HOST_ENV = ['OPENAI_API_KEY', 'CODEX_API_KEY'] as const
@@ -82,7 +80,8 @@ const optionsSchema = z
   })
   .strict()
 
-const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/
+/** The model ids the CLI takes. */
+const MODEL_RULE = { pattern: /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/, expected: 'expected a model id such as "gpt-5.5"' }
 /** A Codex thread id (a UUID) or thread name: never starts with `-`, so it cannot pass as a flag. */
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/
 
@@ -98,44 +97,30 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/
  * ```
  */
 export function codexText(model: string, options: CodexOptions = {}): CodexTextAdapter {
-  parseOptions(z.string().regex(MODEL, 'expected a model id such as "gpt-5.5"'), model, 'codexText.model')
-  const config = parseOptions(optionsSchema, options, 'codexText.options', credentialOptionAdvice('codexText', ['OPENAI_API_KEY', 'CODEX_API_KEY'])) as CodexOptions
-
-  return {
-    kind: 'text',
-    name: 'codex',
-    model,
-    requires: [SandboxCapability],
-    '~types': undefined as unknown as CodexTextAdapter['~types'],
-    chatStream: (textOptions) =>
-      runHarness({
-        harness: 'codex',
-        // --json on stdout: on a durable run it goes to the run journal, and an attach replays it (docs/replay.md).
-        journal: true,
-        model,
-        options: textOptions,
-        secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },
-        ...(config.timeoutMs ? { timeoutMs: config.timeoutMs } : {}),
-        ...(config.exitGraceMs !== undefined ? { exitGraceMs: config.exitGraceMs } : {}),
-        ...(config.maxLineBytes !== undefined ? { maxLineBytes: config.maxLineBytes } : {}),
-        sessionId: { pattern: SESSION_ID, refused: (id) => `codex: modelOptions.sessionId ${JSON.stringify(id.slice(0, 80))} is not a Codex thread id. Pass the value of an earlier run's codex.session-id event.` },
-        sessionGone: (stderrTail) => {
-          const gone = codexThreadGone(stderrTail)
-          return gone ? codexSessionGoneMessage(gone) : undefined
-        },
-        translator: (ids) => {
-          const translator = createCodexTranslator({ ...ids, model })
-          return textOptions.outputSchema === undefined ? translator : withCodexStructuredOutput(translator)
-        },
-        prepare: (run) => prepareCodex(model, config, textOptions, run),
-      }),
+  return harnessTextAdapter<CodexOptions, CodexModelOptions>(model, options, {
+    harness: 'codex',
+    modelRule: MODEL_RULE,
+    optionsSchema,
+    credentials: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
+    forwardedHostEnv: FORWARDED_HOST_ENV,
     // chat({ outputSchema }) hands the schema to chatStream (--output-schema), which emits structured-output.complete.
-    supportsCombinedToolsAndSchema: () => true,
-    combinedStructuredOutputSource: () => 'event',
-    async structuredOutput() {
-      throw new CodexUnsupportedError()
-    },
-  }
+    structuredOutput: 'event',
+    unsupported: () => new CodexUnsupportedError(),
+    run: (config, textOptions) => ({
+      // --json on stdout: on a durable run it goes to the run journal, and an attach replays it (docs/replay.md).
+      journal: true,
+      sessionId: { pattern: SESSION_ID, refused: (id) => `codex: modelOptions.sessionId ${JSON.stringify(id.slice(0, 80))} is not a Codex thread id. Pass the value of an earlier run's codex.session-id event.` },
+      sessionGone: (stderrTail) => {
+        const gone = codexThreadGone(stderrTail)
+        return gone ? codexSessionGoneMessage(gone) : undefined
+      },
+      translator: (ids) => {
+        const translator = createCodexTranslator({ ...ids, model })
+        return textOptions.outputSchema === undefined ? translator : withCodexStructuredOutput(translator)
+      },
+      prepare: (run) => prepareCodex(model, config, textOptions, run),
+    }),
+  })
 }
 
 /** Codex's part of a run: policy settings and rules, projected files, the tool bridge, the command and its environment. */

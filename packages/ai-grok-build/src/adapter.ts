@@ -7,7 +7,7 @@
  * sandbox and driven over the Agent Client Protocol (initialize, new or
  * loaded session, prompt, permission answers from the policy).
  */
-import type { ModelMessage, StreamChunk, TextAdapter, TextOptions } from '@tanstack/ai'
+import type { ModelMessage, StreamChunk, TextOptions } from '@tanstack/ai'
 import {
   buildHarnessPrompt,
   defineSandboxPolicy,
@@ -16,17 +16,15 @@ import {
   harnessOptionFields,
   harnessRunError,
   harnessSystemPrompt,
-  credentialOptionAdvice,
-  parseOptions,
   harnessCliEnv,
-  runHarness,
-  SandboxCapability,
+  harnessTextAdapter,
   toSandboxPath,
   DEFAULT_EXIT_GRACE_MS,
   type HarnessCommonOptions,
   type HarnessEventSource,
   type HarnessExit,
   type HarnessLaunch,
+  type HarnessTextAdapter,
   type HarnessPrepareContext,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
@@ -65,7 +63,7 @@ export interface GrokBuildModelOptions {
 }
 
 /** The adapter type. */
-export type GrokBuildTextAdapter = TextAdapter<string, GrokBuildModelOptions, readonly ['text'], any>
+export type GrokBuildTextAdapter = HarnessTextAdapter<GrokBuildModelOptions>
 
 /** Host environment variables forwarded to the CLI when the workspace does not set them. */
 const FORWARDED_HOST_ENV = ['XAI_API_KEY'] as const
@@ -81,7 +79,8 @@ const optionsSchema = z
   })
   .strict()
 
-const MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/
+/** The model ids the CLI takes. */
+const MODEL_RULE = { pattern: /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/, expected: 'expected a model id such as "grok-4.5"' }
 /** An ACP session id: never starts with `-`. */
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
 
@@ -99,43 +98,26 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/
  * ```
  */
 export function grokBuildText(model: string, options: GrokBuildOptions = {}): GrokBuildTextAdapter {
-  parseOptions(z.string().regex(MODEL, 'expected a model id such as "grok-4.5"'), model, 'grokBuildText.model')
-  const config = parseOptions(optionsSchema, options, 'grokBuildText.options', credentialOptionAdvice('grokBuildText', ['XAI_API_KEY'])) as GrokBuildOptions
-  return {
-    kind: 'text',
-    name: 'grok-build',
-    model,
-    requires: [SandboxCapability],
-    '~types': undefined as unknown as GrokBuildTextAdapter['~types'],
-    // Declared so that chat({ outputSchema }) hands the schema to chatStream, which refuses it before
-    // the sandbox runs anything; otherwise chat() would run a whole agent turn, then call structuredOutput().
-    supportsCombinedToolsAndSchema: () => true,
-    combinedStructuredOutputSource: () => 'event',
-    chatStream: (textOptions) => {
-      if (textOptions.outputSchema !== undefined) throw new GrokBuildUnsupportedError()
-      return runHarness({
-        harness: 'grok-build',
-        runIdPrefix: 'grok',
-        // No `journal`: an ACP conversation over stdio is not a replayable stream, so runHarness refuses an attach (DurableAttachNotSupportedError).
-        model,
-        options: textOptions,
-        secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },
-        ...(config.timeoutMs ? { timeoutMs: config.timeoutMs } : {}),
-        ...(config.exitGraceMs !== undefined ? { exitGraceMs: config.exitGraceMs } : {}),
-        ...(config.maxLineBytes !== undefined ? { maxLineBytes: config.maxLineBytes } : {}),
-        sessionId: { pattern: SESSION_ID, refused: (id) => `grok-build: modelOptions.sessionId ${JSON.stringify(id.slice(0, 80))} is not an ACP session id. Pass the value of an earlier run's grok-build.session-id event.` },
-        prompt: (messages, resumed) => withSystemPrompts(buildHarnessPrompt(messages, resumed), textOptions.systemPrompts),
-        translator: (ids) => {
-          const translator = createGrokBuildTranslator({ ...ids, model })
-          return { start: translator.start, finish: translator.finish, push: (event) => (GrokBuildSessionError.isInstance(event) ? [] : translator.push(event as GrokAcpTranscriptEntry)) }
-        },
-        prepare: (run) => prepareGrokBuild(model, config, textOptions, run),
-      })
-    },
-    async structuredOutput() {
-      throw new GrokBuildUnsupportedError()
-    },
-  }
+  return harnessTextAdapter<GrokBuildOptions, GrokBuildModelOptions>(model, options, {
+    harness: 'grok-build',
+    modelRule: MODEL_RULE,
+    optionsSchema,
+    credentials: ['XAI_API_KEY'],
+    forwardedHostEnv: FORWARDED_HOST_ENV,
+    structuredOutput: 'refused',
+    unsupported: () => new GrokBuildUnsupportedError(),
+    run: (config, textOptions) => ({
+      runIdPrefix: 'grok',
+      // No `journal`: an ACP conversation over stdio is not a replayable stream, so runHarness refuses an attach (DurableAttachNotSupportedError).
+      sessionId: { pattern: SESSION_ID, refused: (id) => `grok-build: modelOptions.sessionId ${JSON.stringify(id.slice(0, 80))} is not an ACP session id. Pass the value of an earlier run's grok-build.session-id event.` },
+      prompt: (messages, resumed) => withSystemPrompts(buildHarnessPrompt(messages, resumed), textOptions.systemPrompts),
+      translator: (ids) => {
+        const translator = createGrokBuildTranslator({ ...ids, model })
+        return { start: translator.start, finish: translator.finish, push: (event) => (GrokBuildSessionError.isInstance(event) ? [] : translator.push(event as GrokAcpTranscriptEntry)) }
+      },
+      prepare: (run) => prepareGrokBuild(model, config, textOptions, run),
+    }),
+  })
 }
 
 /** Grok Build's part of a run: the capability check, projected files, the tool bridge, and the ACP event source. */

@@ -6,23 +6,21 @@
  * files, opens the tool bridge and builds the command.
  */
 import { posix } from 'node:path'
-import type { TextAdapter, TextOptions } from '@tanstack/ai'
+import type { TextOptions } from '@tanstack/ai'
 import {
   defineSandboxPolicy,
   getProjection,
   getSandboxPolicy,
   harnessOptionFields,
   harnessSystemPrompt,
-  credentialOptionAdvice,
-  parseOptions,
   removeSandboxRunFiles,
-  runHarness,
-  SandboxCapability,
+  harnessTextAdapter,
   sandboxRunFilePath,
   toSandboxPath,
   writeSandboxRunFile,
   type HarnessCommonOptions,
   type HarnessLaunch,
+  type HarnessTextAdapter,
   type HarnessPrepareContext,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
@@ -67,7 +65,7 @@ export interface OpencodeModelOptions {
 }
 
 /** The adapter type. */
-export type OpencodeTextAdapter = TextAdapter<string, OpencodeModelOptions, readonly ['text'], any>
+export type OpencodeTextAdapter = HarnessTextAdapter<OpencodeModelOptions>
 
 /** Where run files go: the prompt on providers without writable stdin, and the system-prompt instruction file. Removed when the run ends. */
 const RUN_FILES_DIR = '/tmp/tanstack-opencode'
@@ -87,7 +85,8 @@ const optionsSchema = z
   })
   .strict()
 
-const MODEL = /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/
+/** The model ids the CLI takes. */
+const MODEL_RULE = { pattern: /^[A-Za-z0-9][A-Za-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:@/+-]*$/, expected: 'expected "provider/model", such as "anthropic/claude-sonnet-4-5"' }
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,199}$/
 /** What OpenCode prints when `--session` names a session it does not have. */
 const SESSION_GONE = /Session not found/
@@ -105,40 +104,22 @@ const SESSION_GONE = /Session not found/
  * ```
  */
 export function opencodeText(model: string, options: OpencodeOptions = {}): OpencodeTextAdapter {
-  parseOptions(z.string().regex(MODEL, 'expected "provider/model", such as "anthropic/claude-sonnet-4-5"'), model, 'opencodeText.model')
-  const config = parseOptions(optionsSchema, options, 'opencodeText.options', credentialOptionAdvice('opencodeText', ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY', 'OPENCODE_API_KEY'])) as OpencodeOptions
-
-  return {
-    kind: 'text',
-    name: 'opencode',
-    model,
-    requires: [SandboxCapability],
-    '~types': undefined as unknown as OpencodeTextAdapter['~types'],
-    // Declared so that chat({ outputSchema }) hands the schema to chatStream, which refuses it before
-    // the sandbox runs anything; otherwise chat() would run a whole agent turn, then call structuredOutput().
-    supportsCombinedToolsAndSchema: () => true,
-    combinedStructuredOutputSource: () => 'event',
-    chatStream: (textOptions) => {
-      if (textOptions.outputSchema !== undefined) throw new OpencodeUnsupportedError()
-      return runHarness({
-        harness: 'opencode',
-        // No `journal`: OpenCode runs are not journaled, so runHarness refuses an attach (DurableAttachNotSupportedError).
-        model,
-        options: textOptions,
-        secrets: { forwardedHostEnv: FORWARDED_HOST_ENV, env: config.env },
-        ...(config.timeoutMs ? { timeoutMs: config.timeoutMs } : {}),
-        ...(config.exitGraceMs !== undefined ? { exitGraceMs: config.exitGraceMs } : {}),
-        ...(config.maxLineBytes !== undefined ? { maxLineBytes: config.maxLineBytes } : {}),
-        sessionId: { pattern: SESSION_ID, refused: (id) => `opencode: modelOptions.sessionId ${JSON.stringify(id.slice(0, 80))} is not an OpenCode session id. Pass the value of an earlier run's opencode.session-id event.` },
-        sessionGone: (stderrTail) => (SESSION_GONE.test(stderrTail) ? `opencode: could not resume the session: Session not found (sessions live in OpenCode's data directory under $HOME inside the sandbox that ran them). Leave modelOptions.sessionId out to start a new session.` : undefined),
-        translator: (ids) => createOpencodeTranslator({ ...ids, model, ...(ids.sessionId ? { resumeSessionId: ids.sessionId } : {}) }),
-        prepare: (run) => prepareOpencode(model, config, textOptions, run),
-      })
-    },
-    async structuredOutput() {
-      throw new OpencodeUnsupportedError()
-    },
-  }
+  return harnessTextAdapter<OpencodeOptions, OpencodeModelOptions>(model, options, {
+    harness: 'opencode',
+    modelRule: MODEL_RULE,
+    optionsSchema,
+    credentials: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY', 'OPENCODE_API_KEY'],
+    forwardedHostEnv: FORWARDED_HOST_ENV,
+    structuredOutput: 'refused',
+    unsupported: () => new OpencodeUnsupportedError(),
+    run: (config, textOptions) => ({
+      // No `journal`: OpenCode runs are not journaled, so runHarness refuses an attach (DurableAttachNotSupportedError).
+      sessionId: { pattern: SESSION_ID, refused: (id) => `opencode: modelOptions.sessionId ${JSON.stringify(id.slice(0, 80))} is not an OpenCode session id. Pass the value of an earlier run's opencode.session-id event.` },
+      sessionGone: (stderrTail) => (SESSION_GONE.test(stderrTail) ? `opencode: could not resume the session: Session not found (sessions live in OpenCode's data directory under $HOME inside the sandbox that ran them). Leave modelOptions.sessionId out to start a new session.` : undefined),
+      translator: (ids) => createOpencodeTranslator({ ...ids, model, ...(ids.sessionId ? { resumeSessionId: ids.sessionId } : {}) }),
+      prepare: (run) => prepareOpencode(model, config, textOptions, run),
+    }),
+  })
 }
 
 /** OpenCode's part of a run: permissions, run files, inline config, the tool bridge, the command and its environment. */
