@@ -1,11 +1,9 @@
 /**
  * chat() tools projected into Claude Code: the run's tool bridge becomes an
- * HTTP MCP server named `tanstack` given inline with `--mcp-config`, so the
- * agent calls `mcp__tanstack__<tool>`, and those names are added to
- * `--allowedTools`. The token never touches argv, a log or a file: the config
- * says `Bearer ${TANSTACK_TOOL_BRIDGE_TOKEN}`, which the CLI expands from the
- * environment the adapter gives it. Tools that cannot run headless on the
- * host (no `execute`, or `needsApproval`) are left out with a warning.
+ * inline HTTP MCP server `tanstack` (`mcp__tanstack__<tool>`, allowed in
+ * `--allowedTools`). Invariant: the bridge token never reaches argv, a log or
+ * a file. Tools that cannot run headless on the host are left out.
+ * Design notes: docs/design/harness-adapters.md
  */
 import type { TextOptions } from '@tanstack/ai'
 import { openRunToolBridge, type BridgeableTool, type RunToolBridge, type SandboxHandle } from '@tanstack/ai-sandbox'

@@ -1,11 +1,9 @@
 /**
  * The sandbox policy mapped onto Claude Code's native permissions, so the CLI
- * itself refuses what the policy denies. The default verdict picks
- * `--permission-mode`; command globs become `Bash(<glob>)` entries of
- * `--allowedTools`/`--disallowedTools` (Claude Code enforces disallowed tools
- * in every mode, `bypassPermissions` included); the capability gates disallow
- * whole tools; `script:<name>` rules become the workspace script's commands.
- * A headless run has nobody to answer an `ask`, so asks are denied.
+ * itself refuses what the policy denies: `--permission-mode`, `Bash(<glob>)`
+ * entries in `--allowedTools`/`--disallowedTools`, whole tools for the
+ * capability gates. A headless run has nobody to answer, so `ask` is denied.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { expandScriptPattern, type SandboxPolicy } from '@tanstack/ai-sandbox'
 import type { ClaudePermissionMode } from './command.js'

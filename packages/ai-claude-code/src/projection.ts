@@ -1,12 +1,10 @@
 /**
- * The workspace projected for Claude Code: MCP skills become `.mcp.json`
- * (loaded with `--mcp-config`), agent skills and git skill repositories become
- * folders under `.claude/skills/`, and plugin directories become
- * `--plugin-dir` flags. Instructions need nothing here: Claude Code reads
- * `CLAUDE.md`, which core points at `AGENTS.md`. File skills are already in
- * the workspace. Source: Claude Code's settings and skills documentation.
+ * The workspace projected for Claude Code: MCP skills → `.mcp.json`, agent and
+ * git skills → `.claude/skills/`, plugin directories → `--plugin-dir`.
+ * Source: Claude Code's settings and skills documentation.
  * Invariant: an MCP header reaches the server as the UTF-8 bytes declared
  * (see {@link claudeMcpEntry}), whatever `${…}` it holds.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { posix } from 'node:path'
 import { writeSkillFolders, SandboxOperationError, shellQuote, writeSandboxRunFile, type HarnessProjection, type McpSkill, type ProjectionContext, type SecretRef } from '@tanstack/ai-sandbox'

@@ -1,13 +1,9 @@
 /**
- * Structured output for Claude Code (`chat({ outputSchema })`). With
- * `--json-schema <schema>` the CLI offers the model a `StructuredOutput` tool
- * whose input schema is the schema, checks every call against it (a mismatch
- * goes back to the model as a tool error, 5 attempts at most) and reports the
- * accepted input on its `result` line as `structured_output`. This wraps the
- * run's translator: it reads that field and puts core's
- * `structured-output.complete` chunk right before the `RUN_FINISHED`, or ends
- * the run with `RUN_ERROR` `structured_output_invalid` instead. Pure; every
- * other chunk passes unchanged. Source: `claude` 2.1.332 against aimock.
+ * Structured output for Claude Code (`chat({ outputSchema })`): wraps the run's
+ * translator, reads `structured_output` from the `result` line and emits core's
+ * `structured-output.complete` right before `RUN_FINISHED`, or ends with
+ * `RUN_ERROR` `structured_output_invalid`. Pure; other chunks pass unchanged.
+ * Source: `claude` 2.1.332 against aimock. Design notes: docs/design/harness-adapters.md
  */
 import { convertSchemaToJsonSchema, EventType, type JSONSchema, type RunErrorEvent, type StreamChunk, type StructuredOutputCompleteEvent, type StructuredOutputStartEvent, type TextOptions } from '@tanstack/ai'
 import type { HarnessTranslator } from '@tanstack/ai-sandbox'

@@ -1,12 +1,9 @@
 /**
  * Claude Code stream-json lines → `@tanstack/ai` stream chunks. Pure and
- * deterministic: the output depends only on the parsed lines, the run/thread
- * ids and the injected `genId`, never on the clock or randomness, so replaying
- * the same bytes yields the same chunks. It does no IO.
- * Text comes from the partial-message deltas; the CLI's complete `assistant`
- * lines are used only for messages that were not streamed, so nothing doubles.
- * Bridged tools (`mcp__tanstack__<tool>`) carry the app's name. `promptTokens`
- * is the whole input (cache reads and writes included); no usage, no `usage`.
+ * deterministic (only the lines, the ids and the injected `genId`); no IO.
+ * Text comes from partial deltas, so nothing doubles. One file: one translator
+ * state that every line type reads and updates in order.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { EventType, type StreamChunk, type TokenUsage } from '@tanstack/ai'
 import { TOOL_BRIDGE_SERVER_NAME, TOOL_BRIDGE_UNAVAILABLE_EVENT, type ToolBridgeUnavailableValue } from '@tanstack/ai-sandbox'

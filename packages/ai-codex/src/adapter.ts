@@ -1,11 +1,8 @@
 /**
- * `codexText`: the Codex harness adapter. Its `chatStream` is core's shared
- * run loop (`runHarness`) with what is Codex's own: the thread-id rule, the
- * `codex exec --json` translator, a check that a resume did not land in a new
- * thread, and `prepare`, which maps the policy to sandbox settings and
- * execpolicy rules, projects skills and MCP servers, opens the tool bridge and
- * builds the command. `chat({ outputSchema })` runs the same loop with
- * `--output-schema <run file>` (see structured-output.ts).
+ * `codexText`: the Codex harness adapter. Its `chatStream` is core's shared run
+ * loop (`runHarness`) plus what is Codex's own: the thread-id rule, the
+ * `codex exec --json` translator, the resume check, and `prepare`.
+ * Design notes: docs/design/harness-adapters.md
  */
 import type { StreamChunk, TextOptions } from '@tanstack/ai'
 import {

@@ -1,11 +1,9 @@
 /**
  * chat() tools projected into Codex: the run's tool bridge becomes a
- * streamable-HTTP MCP server named `tanstack`, declared with `-c` overrides
- * for this run only, so the agent calls `mcp__tanstack__<tool>`. The token
- * never touches argv, a log or a file: the server entry names the environment
- * variable (`bearer_token_env_var`) the adapter sets for the CLI. Tools that
- * cannot run headless on the host (no `execute`, or `needsApproval`) are left
- * out with a warning.
+ * streamable-HTTP MCP server `tanstack` declared with per-run `-c` overrides
+ * (`mcp__tanstack__<tool>`). Invariant: the token never reaches argv, a log or
+ * a file. Tools that cannot run headless on the host are left out.
+ * Design notes: docs/design/harness-adapters.md
  */
 import type { TextOptions } from '@tanstack/ai'
 import { openRunToolBridge, type BridgeableTool, type RunToolBridge, type SandboxHandle } from '@tanstack/ai-sandbox'

@@ -1,11 +1,9 @@
 /**
- * The merge of the workspace definition's MCP servers into a repository's
- * `.codex/config.toml`, on parsed TOML (smol-toml), never on text. Pure: text
- * in, text out. What wins: a definition server replaces the repository's
- * server of the same name as a whole table (never key by key, which could
- * leave `command` next to `url`); every other repository server and setting
- * is kept. Invariant: the text returned parses as TOML, and an integer stays
- * an integer and a float a float (`20.0` is written back as `20.0`).
+ * Merges the workspace definition's MCP servers into a repository's
+ * `.codex/config.toml`, on parsed TOML (smol-toml), never on text. Pure.
+ * A definition server replaces a same-name server as a whole table.
+ * Invariant: the result parses as TOML, and integers and floats keep their kind.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { parse, stringify, TomlError, type TomlTable } from 'smol-toml'
 

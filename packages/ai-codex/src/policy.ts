@@ -1,12 +1,9 @@
 /**
- * The sandbox policy mapped onto Codex's native settings: its sandbox mode,
- * its approval policy, and execpolicy prefix rules (`.codex/rules/*.rules`),
- * which Codex enforces on every command, in every sandbox mode, including
- * `--dangerously-bypass-approvals-and-sandbox`. Pure: the adapter writes the
- * rules file. A headless run has nobody to approve anything, so `ask` rules
- * become `forbidden` and approvals are `never`. `script:<name>` rules become
- * rules for the workspace script's commands. What cannot be expressed as a
- * prefix rule is reported as a warning, never silently dropped.
+ * The sandbox policy mapped onto Codex's native settings: sandbox mode,
+ * approval policy and execpolicy prefix rules (`.codex/rules/*.rules`), which
+ * Codex enforces in every mode. Pure: the adapter writes the rules file.
+ * What cannot be a prefix rule is reported as a warning, never dropped.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { expandScriptPattern, type SandboxPolicy } from '@tanstack/ai-sandbox'
 import { codexConfigFlag, type CodexSandboxMode } from './command.js'

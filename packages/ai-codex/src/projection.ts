@@ -1,12 +1,8 @@
 /**
- * The workspace projected for Codex: MCP skills become `[mcp_servers.<name>]`
- * tables in the workspace's `.codex/config.toml` (which Codex loads only for a
- * trusted project, so `args` adds `--trust`), agent skills and git skill
- * repositories become folders under `.codex/skills/`, and plugins are skipped
- * with a warning. Instructions need nothing: Codex reads `AGENTS.md`, which
- * core writes. A `.codex/config.toml` the repository already has is parsed and
- * merged with the definition's servers (`codex-config.ts`): the definition's
- * server wins a name clash, everything else of the repository's is kept.
+ * The workspace projected for Codex: MCP skills → `[mcp_servers.<name>]` in
+ * `.codex/config.toml` (merged with the repository's, see `codex-config.ts`),
+ * agent and git skills → `.codex/skills/`; plugins are skipped with a warning.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { posix } from 'node:path'
 import { stringify } from 'smol-toml'

@@ -1,13 +1,9 @@
 /**
- * Structured output for Codex (`chat({ outputSchema })`). `codex exec
- * --output-schema <file>` sends the file's JSON Schema to the model as the
- * Responses API's `text.format` (`json_schema`, `strict: true`), so the
- * agent's final `agent_message` is that JSON; the CLI itself checks nothing.
- * This wraps the run's translator: it keeps the text of the last
- * `agent_message` and, at the `RUN_FINISHED`, parses it (strict `JSON.parse`)
- * into core's `structured-output.complete` chunk placed right before it, or
- * ends the run with `RUN_ERROR` `structured_output_invalid` instead. Pure;
- * every other chunk passes unchanged. Source: `codex` 0.171.0 against aimock.
+ * Structured output for Codex (`chat({ outputSchema })`): wraps the run's
+ * translator, keeps the last `agent_message` and at `RUN_FINISHED` parses it
+ * (strict `JSON.parse`) into core's `structured-output.complete`, or ends with
+ * `RUN_ERROR` `structured_output_invalid`. Pure; other chunks pass unchanged.
+ * Source: `codex` 0.171.0 against aimock. Design notes: docs/design/harness-adapters.md
  */
 import { convertSchemaToJsonSchema, EventType, type JSONSchema, type RunErrorEvent, type StreamChunk, type StructuredOutputCompleteEvent, type StructuredOutputStartEvent, type TextOptions } from '@tanstack/ai'
 import type { HarnessTranslator } from '@tanstack/ai-sandbox'

@@ -1,16 +1,9 @@
 /**
  * `codex exec --json` lines → `@tanstack/ai` stream chunks. Pure and
- * deterministic: the output depends only on the parsed lines, the run/thread
- * ids and the injected `genId`, never on the clock or randomness, so replaying
- * the same bytes yields the same chunks. It does no IO.
- * Codex reports whole items (no token deltas): a message is one
- * `TEXT_MESSAGE_CONTENT`, a tool call opens at `item.started` and gets its
- * result at `item.completed`. Tool-call ids come from `genId`, because the
- * CLI's item ids (`item_0`, …) restart in every run of a thread. A call to a
- * bridged host tool (server `tanstack`) is reported by the app's tool name.
- * Usage (core's `TokenUsage`): `promptTokens` is Codex's `input_tokens`, the
- * whole input with the cached part inside it; a turn that ends without usage
- * gives a `RUN_FINISHED` without `usage`, never zeros.
+ * deterministic (only the lines, the ids and the injected `genId`); no IO.
+ * Tool-call ids come from `genId`. One file: one translator state that every
+ * item type reads and updates in order.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { EventType, type StreamChunk, type TokenUsage } from '@tanstack/ai'
 import { TOOL_BRIDGE_SERVER_NAME } from '@tanstack/ai-sandbox'

@@ -1,11 +1,9 @@
 /**
  * `grokBuildText`: the Grok Build harness adapter. Its `chatStream` is core's
- * shared run loop (`runHarness`) with what is Grok Build's own: the prompt
- * (system prompts go in front: ACP has none of its own), the ACP translator,
- * and `prepare`, which projects skills and MCP servers, opens the tool bridge
- * and hands the loop an event source: `grok agent … stdio` spawned in the
- * sandbox and driven over the Agent Client Protocol (initialize, new or
- * loaded session, prompt, permission answers from the policy).
+ * shared run loop (`runHarness`) plus what is Grok Build's own: the prompt, the
+ * ACP translator, and `prepare`, which hands the loop an event source driving
+ * `grok agent … stdio` over the Agent Client Protocol.
+ * Design notes: docs/design/harness-adapters.md
  */
 import type { ModelMessage, StreamChunk, TextOptions } from '@tanstack/ai'
 import {

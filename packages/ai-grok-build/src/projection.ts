@@ -1,12 +1,9 @@
 /**
- * The workspace projected for Grok Build. Agent skills and git skill
- * repositories become folders under `.grok/skills/` (one `SKILL.md` each).
- * MCP servers are not written to any file: an ACP client hands them to the
- * agent in `session/new` / `session/load`, so {@link grokMcpServers} builds
- * that list at run time with secrets resolved in memory only. Instructions
- * need nothing here (core writes `AGENTS.md`); file skills are already in the
- * workspace; plugin directories have no Grok Build equivalent and are skipped
- * with a warning.
+ * The workspace projected for Grok Build: agent and git skills become folders
+ * under `.grok/skills/`. MCP servers go in no file: {@link grokMcpServers}
+ * builds the list for `session/new` / `session/load`, secrets resolved in
+ * memory only. Plugins have no equivalent and are skipped with a warning.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { writeSkillFolders, isSecretRef, resolveSecret, type HarnessProjection, type McpSkill, type ResolvedWorkspace, type SecretRef } from '@tanstack/ai-sandbox'
 

@@ -1,15 +1,9 @@
 /**
  * Grok Build's Agent Client Protocol traffic → `@tanstack/ai` stream chunks.
- * Pure and deterministic: the output depends only on the transcript entries
- * pushed in (the agent's messages, plus the client's own requests and
- * permission answers, which say what each response answers), the run/thread
- * ids and the injected `genId`; never on the clock or randomness, so a
- * recorded transcript replays to the same chunks. It does no IO. History the
- * agent replays while a session loads is never re-emitted as new output.
- * A bridged host tool (MCP server `tanstack`) is reported by the app's name.
- * Usage (core's `TokenUsage`): `promptTokens` is ACP's `inputTokens`, the whole
- * input, with the cache counts as parts of it; a prompt answer without usage
- * gives a `RUN_FINISHED` without `usage`, never zeros.
+ * Pure and deterministic (only the transcript, the ids and `genId`); no IO.
+ * History replayed while a session loads is never re-emitted. One file: one
+ * translator state that every ACP message reads and updates in order.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { EventType, type StreamChunk, type TokenUsage } from '@tanstack/ai'
 import { TOOL_BRIDGE_SERVER_NAME } from '@tanstack/ai-sandbox'

@@ -1,13 +1,9 @@
 /**
- * The ACP transport over a sandbox process: the spawned CLI's stdout and stdin
- * become the byte streams of the SDK's `ndJsonStream`, and every JSON-RPC
- * message on the wire, in either direction, is handed to `onMessage` in wire
- * order (the translator's input and the transcript recorder's). Lines on
- * stdout that are not JSON objects (a banner, a warning) are set aside, never
- * parsed by the SDK, so they cannot make it answer the agent with an error.
- * It owns no process lifecycle: the adapter spawns, waits and kills.
- * Memory is bounded: a stdout line longer than `maxLineBytes` (default
- * `DEFAULT_MAX_LINE_BYTES`, 32 MiB) errors the stream instead of growing.
+ * The ACP transport over a sandbox process: the CLI's stdout/stdin become the
+ * SDK's `ndJsonStream`, and every JSON-RPC message, either way, goes to
+ * `onMessage` in wire order. It owns no process lifecycle. Invariant: memory is
+ * bounded; a stdout line over `maxLineBytes` (32 MiB) errors the stream.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { ndJsonStream, type AnyMessage, type Stream } from '@agentclientprotocol/sdk'
 import { DEFAULT_MAX_LINE_BYTES, LineTooLongError, toLines, type SpawnedProcess } from '@tanstack/ai-sandbox'

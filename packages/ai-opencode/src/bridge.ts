@@ -1,11 +1,9 @@
 /**
- * chat() tools projected into OpenCode: the run's tool bridge becomes a
- * remote MCP server named `tanstack` in the run's inline config
- * (`OPENCODE_CONFIG_CONTENT`), so the agent calls `tanstack_<tool>`. The
- * token never touches argv, a log or a file: the config says
- * `Bearer {env:TANSTACK_TOOL_BRIDGE_TOKEN}`, which the CLI fills in from the
- * environment the adapter gives it. Tools that cannot run headless on the
- * host (no `execute`, or `needsApproval`) are left out with a warning.
+ * chat() tools projected into OpenCode: the run's tool bridge becomes a remote
+ * MCP server `tanstack` in the inline config (`OPENCODE_CONFIG_CONTENT`), so the
+ * agent calls `tanstack_<tool>`. Invariant: the token never reaches argv, a log
+ * or a file. Tools that cannot run headless on the host are left out.
+ * Design notes: docs/design/harness-adapters.md
  */
 import type { TextOptions } from '@tanstack/ai'
 import { openRunToolBridge, type BridgeableTool, type RunToolBridge, type SandboxHandle } from '@tanstack/ai-sandbox'

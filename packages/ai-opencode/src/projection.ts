@@ -1,15 +1,9 @@
 /**
- * The workspace projected for OpenCode: one `opencode.json` in a folder of
- * its own (`.tanstack-opencode/`), which the adapter loads with
- * `OPENCODE_CONFIG`, so a project's own `opencode.json` is never touched and
- * still wins where both set the same key. MCP skills become `mcp` servers,
- * agent skills become `SKILL.md` folders listed in `skills.paths`, and git
- * skill repositories are listed there as they are. Instructions need nothing:
- * OpenCode reads `AGENTS.md` itself. Plugins are skipped with a warning.
- * Invariant: OpenCode ends up with every header, env and command value
- * exactly as declared (see `verbatim-value.ts`), and a workspace secret is
- * written as `{env:NAME}`, never as its value, whenever OpenCode's textual
- * substitution can carry it unchanged.
+ * The workspace projected for OpenCode: one `opencode.json` in its own folder
+ * (`.tanstack-opencode/`, loaded with `OPENCODE_CONFIG`). Invariant: every
+ * header, env and command value arrives exactly as declared
+ * (`verbatim-value.ts`); a secret is written as `{env:NAME}` whenever it can be.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { posix } from 'node:path'
 import {

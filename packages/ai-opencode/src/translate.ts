@@ -1,18 +1,9 @@
 /**
  * `opencode run --format json` lines → `@tanstack/ai` stream chunks. Pure and
- * deterministic: the output depends only on the parsed lines, the run/thread
- * ids and the injected `genId`, never on the clock or randomness, so replaying
- * the same bytes yields the same chunks. It does no IO.
- * OpenCode prints whole parts (no token deltas): a text or reasoning part is
- * one content chunk, a tool call arrives once it finished, with its input and
- * its output or error. There is no final result line: a `step_finish` with
- * reason `stop` (the agent's last step) closes the run with `RUN_FINISHED`;
- * otherwise the outcome comes from `finish` (the exit code) unless an `error`
- * line closed it first.
- * A bridged host tool (`tanstack_<tool>`) is reported by the app's tool name.
- * Usage (core's `TokenUsage`), summed over the steps: `promptTokens` is the
- * whole input (OpenCode's uncached `input` plus cache reads and writes), split
- * in `promptTokensDetails`; a run with no step usage has no `usage`, never zeros.
+ * deterministic (only the lines, the ids and the injected `genId`); no IO.
+ * One file: one translator state that every part type reads and updates in
+ * order, up to the line that closes the run.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { EventType, type StreamChunk, type TokenUsage } from '@tanstack/ai'
 import { TOOL_BRIDGE_SERVER_NAME } from '@tanstack/ai-sandbox'

@@ -1,11 +1,8 @@
 /**
- * Values OpenCode reads exactly as declared. OpenCode rewrites a config
- * file's text before it parses it (1.18.x): every `{env:NAME}` becomes that
- * variable's value, inserted raw, then every `{file:path}` becomes that
- * file's content, trimmed and JSON-escaped. Neither form has an escape. So a
- * value that holds `{env:` or `{file:` goes into a file of its own and the
- * config says `{file:<path>}` instead: OpenCode escapes what it reads there
- * and substitutes nothing inside it. Pure.
+ * Values OpenCode reads exactly as declared: a value holding `{env:` or
+ * `{file:` goes into a file of its own and the config says `{file:<path>}`,
+ * because OpenCode escapes what it reads there and substitutes nothing in it.
+ * Pure. Design notes: docs/design/harness-adapters.md
  */
 
 /** A value as it goes into the config text, and the file it needs, if any. */
