@@ -1,13 +1,10 @@
 /**
- * The configuration of `dockerSandbox()`: its public type, the zod schema that
- * is the single source of validation messages, and the defaults. Pure: no
- * engine calls. Invariant: everything downstream reads the parsed, defaulted
- * {@link ResolvedDockerConfig}, never the caller's object.
- *
- * The defaults are the hardened ones (issue 16): a non-root user, every Linux
- * capability dropped, `no-new-privileges`, memory, CPU and process limits, and
- * a provider-managed network on which sandboxes cannot reach each other. Each
- * one is loosened by an explicit option, never implicitly.
+ * The configuration of `dockerSandbox()`: its public type, the zod schema (the
+ * single source of validation messages) and the hardened defaults. Pure.
+ * Invariant: everything downstream reads the parsed, defaulted
+ * {@link ResolvedDockerConfig}, never the caller's object. One file: the type,
+ * schema and defaults describe the same options and must change together.
+ * Design notes: docs/design/docker.md
  */
 import { createHash } from 'node:crypto'
 import type Docker from 'dockerode'

@@ -1,11 +1,9 @@
 /**
  * Pure translation of the resolved config and one create request into the
- * Engine API's container-create body. Owns the choices every sandbox
- * container shares: an init process (so orphans are reaped and stop is quick),
- * a BusyBox-compatible keep-alive (`tail -f /dev/null`), the workspace as the
- * working directory, identifying labels, network, limits and mounts, and
- * the hardening: every capability dropped (then `capAdd` given back),
- * `no-new-privileges`, memory without extra swap, a CFS CPU quota, a pids limit.
+ * Engine API's container-create body. Owns the choices every sandbox container
+ * shares: init process, keep-alive, working directory, labels, network,
+ * limits, mounts and the hardening.
+ * Design notes: docs/design/docker.md
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import type Docker from 'dockerode'

@@ -1,11 +1,9 @@
 /**
- * One `docker exec` over the Engine API: create, start hijacked (so stdin is
- * the same connection), demultiplex stdout/stderr into sinks, and report the
- * exit code. Owns the connection's life: it is destroyed once the output
- * ended, and never left open for node to wait on; and its flow control
- * (pause/resume for spawn backpressure).
- * Invariant: `exit` resolves only after the stream ended and every byte was
- * handed to the sinks; then the exit code comes from the engine.
+ * One `docker exec` over the Engine API: create, start hijacked, demultiplex
+ * stdout/stderr into sinks, report the exit code. Owns the connection's life
+ * and its flow control. Invariant: `exit` resolves only after the stream ended
+ * and every byte reached the sinks; the exit code then comes from the engine.
+ * Design notes: docs/design/docker.md
  */
 import type { Duplex } from 'node:stream'
 import type Docker from 'dockerode'

@@ -1,22 +1,10 @@
 /**
- * The one shell script behind every `handle.fs` call, run inside the container
- * as the sandbox user (so ownership and permissions are the agent's own):
- * `sh -c FS_SCRIPT tanstack-sandbox-fs <op> <physical root> <args...>`, each
- * path argument workspace-relative (`.` for the root). Paths travel as
- * arguments, never inside the script text, so no quoting is involved.
- * BusyBox- and dash-compatible (cd -P, pwd -P, readlink, stat -c, mv -T,
- * head -c, printf with NUL). The text is a plain template literal: `\${` is a
- * shell expansion, `\\0` a NUL.
- * Invariant: an operation first pins a directory: it `cd -P`s into it (one
- * chdir, following whatever links are there) and then checks with `pwd -P`
- * where it really landed, refusing (exit 10) anything outside the physical
- * workspace root. From then on it names only plain entries of that pinned
- * directory, so swapping a directory on the path for a symlink can make a
- * call fail but never reach outside. A final symlink is followed hop by hop,
- * each hop pinned the same way. Only regular files are read or written (a
- * FIFO or device is refused before it is opened, so nothing blocks on it), a
- * file with other hard links is not read, and a write goes to a fresh
- * exclusive temp file renamed over the name, so no other link is ever written.
+ * The one shell script behind every `handle.fs` call, run in the container as
+ * the sandbox user with paths as arguments (never in the script text).
+ * BusyBox- and dash-compatible. Invariant: each operation pins a directory
+ * (`cd -P`, checked with `pwd -P`, exit 10 outside the root) and then names
+ * only plain entries in it, so a swapped-in symlink can fail a call, never escape.
+ * Design notes: docs/design/docker.md
  */
 
 /** Exit codes the script uses for outcomes the host turns into typed errors. */

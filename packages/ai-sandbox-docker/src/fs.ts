@@ -1,15 +1,10 @@
 /**
  * `handle.fs` of the Docker provider: each call is one run of {@link FS_SCRIPT}
- * inside the container as the sandbox user, with the workspace-relative path
- * as an argument. The script does the no-follow work (pin a directory, check
- * where it is, name plain entries in it), so a directory swapped for a symlink
- * mid-call is refused, never followed. Bytes travel raw over the exec
- * connection (stdin for writes, stdout for reads, at every size); a read
- * returns at most `maxReadBytes` (`SandboxLimitError` `file-too-large`).
- * Reads never use the engine's archive API: the engine runs that as root, so
- * a symlink swapped in between the check and the copy would hand a non-root
- * sandbox user's caller root-only files. Owns mapping the script's exit codes
- * onto typed errors. It never builds a shell string from a path.
+ * in the container as the sandbox user, the path as an argument; bytes travel
+ * raw over the exec connection. Owns mapping the script's exit codes onto typed
+ * errors. It never builds a shell string from a path, and never reads through
+ * the engine's archive API.
+ * Design notes: docs/design/docker.md
  */
 import { SandboxError, SandboxLimitError, SandboxPathError, toWorkspaceRelative } from '@tanstack/ai-sandbox'
 import type { SandboxDirEntry, SandboxFileStat, SandboxFs } from '@tanstack/ai-sandbox'

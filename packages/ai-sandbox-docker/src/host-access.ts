@@ -1,19 +1,9 @@
 /**
  * `handle.hostAccess` of the Docker provider: how a process in the container
- * reaches a server on the host. On a bridge network that is an address of
- * the host on the container's side, so a host server listens there and not
- * on every interface:
- * - the managed `tanstack-sandbox` network (the default) and the default
- *   bridge: `host.docker.internal`, which the provider maps to
- *   `host-gateway` (the default bridge's host address, `172.17.0.1` on a
- *   default engine); the host listens on the address that name has in the
- *   container's `/etc/hosts`, read once per handle. The default bridge's
- *   gateway is that same address.
- * - a user-defined network: its gateway address, as hostname and listen address.
- * - `host`: the host's loopback; `none`: nothing (`undefined`).
- * `dockerHostAccess` answers the same question before any sandbox exists,
- * from the engine's network settings, so a host-side server (a model proxy,
- * an MCP server) can listen before the first `create`.
+ * reaches a server on the host, per network kind (managed or default bridge,
+ * user-defined network, `host`, `none`). `dockerHostAccess` answers the same
+ * before any sandbox exists, so a host server can listen before `create`.
+ * Design notes: docs/design/docker.md
  */
 import Docker from 'dockerode'
 import { z } from 'zod'

@@ -1,14 +1,9 @@
 /**
  * The provider-managed network (`tanstack-sandbox`): one user-defined bridge
- * with inter-container communication disabled, so no sandbox can open a
- * connection to another, while each still reaches the host (its gateway and
- * `host.docker.internal`) and the host reaches published ports. Owns creating
- * it on first use, idempotently and safely when several processes create
- * sandboxes at once: the engine's duplicate-name check is only best effort, so
- * after creating, every caller lists the networks of that name and agrees on
- * the oldest; the extra ones are removed when unused. Never removed by the
- * provider (it is shared infrastructure, like an image); `docker network rm
- * tanstack-sandbox` is safe once no sandbox uses it.
+ * with inter-container communication off, so sandboxes cannot reach each other
+ * but still reach the host. Owns creating it on first use, idempotently and
+ * safely under concurrent creators. Never removed by the provider.
+ * Design notes: docs/design/docker.md
  */
 import type Docker from 'dockerode'
 import { SandboxError } from '@tanstack/ai-sandbox'

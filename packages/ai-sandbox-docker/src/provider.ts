@@ -1,10 +1,10 @@
 /**
  * `dockerSandbox()`: the public factory and the private provider class behind
- * it (the config type and schema live in `config.ts`, which keeps this file
- * about lifecycle). Owns the engine client and the live state of every sandbox
- * this instance touched; one container per sandbox, `handle.id` is the
- * container id. It never knows harness names, and it never leaves a container
- * behind when create fails or is aborted.
+ * it. Owns the engine client and the live state of every sandbox this instance
+ * touched; one container per sandbox, `handle.id` is the container id.
+ * Invariant: it never leaves a container behind when create fails or aborts.
+ * One file: the factory and class share that state through every lifecycle step.
+ * Design notes: docs/design/docker.md
  */
 import Docker from 'dockerode'
 import { z } from 'zod'

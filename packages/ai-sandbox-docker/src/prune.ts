@@ -1,11 +1,9 @@
 /**
  * `pruneDockerSandboxes`: remove what this provider left on an engine
- * (containers, snapshot and fork images, volumes carrying the sandbox label),
- * optionally narrowed by more labels. The janitor for tests, CI and servers
- * that restart; it never touches anything without the `tanstack.sandbox`
- * label. Images are removed newest child first, retrying while progress is made.
- * The shared `tanstack-sandbox` network is left alone: other sandboxes on the
- * engine (other processes, other labels) use it, and it holds no data.
+ * (containers, snapshot and fork images, volumes with the sandbox label),
+ * optionally narrowed by more labels. Invariant: it never touches anything
+ * without the `tanstack.sandbox` label, and leaves the shared network alone.
+ * Design notes: docs/design/docker.md
  */
 import Docker from 'dockerode'
 import { dockerClientFrom, endpointOf } from './config.js'

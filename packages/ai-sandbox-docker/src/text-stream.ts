@@ -1,12 +1,9 @@
 /**
- * A buffered, single-producer text stream for spawned-process output: bytes in,
- * UTF-8 text chunks out through a streaming `TextDecoder`, so a character split
- * across two frames is never mangled. It buffers until read, so a consumer that
- * starts iterating late loses nothing; {@link throttle} pauses the exec's
- * connection while unread output is above {@link OUTPUT_HIGH_WATER_MARK}, so the
- * process blocks on its next write instead of filling host memory.
- * Invariant: chunks come out in the order bytes went in, and iteration ends only
- * after `end()` and once the buffer is empty.
+ * A buffered, single-producer text stream for spawned-process output: bytes
+ * in, UTF-8 chunks out, buffered until read; {@link throttle} pauses the exec
+ * connection above {@link OUTPUT_HIGH_WATER_MARK}. Invariant: chunks come out
+ * in input order, and iteration ends only after `end()` with an empty buffer.
+ * Design notes: docs/design/docker.md
  */
 
 /**

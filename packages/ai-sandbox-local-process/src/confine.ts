@@ -1,17 +1,9 @@
 /**
  * Symlink-aware confinement of caller paths to the host workspace directory,
- * in two steps. {@link confinePath} walks a path one component at a time from
- * the real workspace root, following symlinks that stay inside, and returns a
- * host path with no symlink left in it (except the last component when asked
- * not to follow it). {@link openConfinedDir} then opens that path's
- * directories again, one component at a time, each relative to the directory
- * opened before and never following a link, so an agent that swaps a
- * directory for a symlink between the two steps gets a refusal, not an escape.
- * Invariant: every path it returns is the workspace root or lies under it, and
- * every directory it opens is one the no-follow walk reached from the root.
- * On Linux the walk is race-free: `/proc/self/fd/<fd>/<name>` names `<name>`
- * inside the already opened directory (what `openat` does in C). Other
- * platforms fall back to the host path and are only as safe as the first step.
+ * in two steps: {@link confinePath} resolves, {@link openConfinedDir} reopens
+ * with no-follow. Invariant: every path returned is the root or under it, and
+ * every directory opened is one the no-follow walk reached from the root.
+ * Design notes: docs/design/local-process.md
  */
 import { constants } from 'node:fs'
 import { lstat, mkdir, open, readlink, realpath } from 'node:fs/promises'

@@ -1,21 +1,10 @@
 /**
  * `handle.fs` of the local-process provider: host filesystem calls on paths
- * confined by {@link withConfinedPath}. Owns error mapping (missing path ->
- * `SandboxPathError` `not-found`, anything else -> `SandboxOperationError`
- * `fs-failed`) and the rules for what the host will touch:
- * - every call works inside a directory opened by the no-follow walk
- *   ({@link openConfinedDir}) and names one plain entry in it, so a directory
- *   swapped for a symlink mid-call is refused (and retried), never followed;
- * - only regular files are read or written: a FIFO, socket or device is
- *   refused (`special-file`) after an `lstat`, and files are opened
- *   `O_NOFOLLOW | O_NONBLOCK` and checked again on the descriptor, so nothing
- *   ever blocks a libuv thread;
- * - a regular file with other hard links is not read (`hard-link`) and a
- *   write replaces its directory entry (temp file + rename), so the other
- *   links keep their content;
- * - reads hold at most `maxReadBytes` (`SandboxLimitError` `file-too-large`).
- * It must never hand a caller's string to `node:fs`, and the workspace root
- * itself is never removed or moved.
+ * confined by {@link withConfinedPath}, the error mapping, and the rules for
+ * what the host will touch (no-follow dirs, regular files only, hard links).
+ * Invariant: no caller string reaches `node:fs`; the root is never removed.
+ * One file: every operation shares the same confinement and error rules.
+ * Design notes: docs/design/local-process.md
  */
 import { randomUUID } from 'node:crypto'
 import { constants } from 'node:fs'

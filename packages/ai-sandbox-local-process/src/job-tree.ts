@@ -1,15 +1,10 @@
 /**
- * The processes of one job on Linux: the live members of its process group,
- * every process whose environment carries the job's marker entry
- * (`TANSTACK_SANDBOX_JOB=<id>`, inherited, so a child that left the group
- * with `setsid` and whose parent already exited is still found), plus every
- * descendant of them (by parent pid, recursively). Also the sweep of a
- * sandbox's processes by its marker. Read from `/proc`; without it (macOS)
- * the scan finds nothing and the group signal is the only reach. A process
- * that dropped its environment (`env -i`) is found only through the group
- * and the tree.
- * Invariant: a process is identified by pid AND start time, so a pid reused by
- * an unrelated process is never signalled, and zombies are never returned.
+ * The processes of one job on Linux (its process group, every process with
+ * the job's marker `TANSTACK_SANDBOX_JOB=<id>`, and their descendants), plus
+ * the sweep of a sandbox's processes by marker. Read from `/proc`.
+ * Invariant: a process is identified by pid AND start time, so a reused pid is
+ * never signalled, and zombies are never returned.
+ * Design notes: docs/design/local-process.md
  */
 import { readFile, readdir } from 'node:fs/promises'
 import { errnoCode } from './errors.js'

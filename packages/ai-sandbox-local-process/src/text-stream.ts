@@ -1,13 +1,9 @@
 /**
- * A buffered, single-producer text stream for spawned-process output: bytes in,
- * UTF-8 text chunks out through a streaming `TextDecoder`, so a character split
- * across two pipe reads is never mangled. It buffers until read, so a consumer
- * that starts iterating late loses nothing; once more than
- * {@link OUTPUT_HIGH_WATER_MARK} bytes are unread it pauses the pipe it reads
- * from (the process then blocks on its next write) and resumes it when the
- * consumer catches up, so unread output never grows past about that mark.
- * Invariant: chunks come out in the order bytes went in, and the iterator ends
- * only after `end()` and once the buffer is empty.
+ * A buffered, single-producer text stream for spawned-process output: bytes
+ * in, UTF-8 chunks out, buffered until read; above
+ * {@link OUTPUT_HIGH_WATER_MARK} unread bytes it pauses its pipe. Invariant:
+ * chunks come out in input order; the iterator ends only after `end()` and
+ * once the buffer is empty. Design notes: docs/design/local-process.md
  */
 
 /**

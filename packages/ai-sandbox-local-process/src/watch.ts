@@ -1,21 +1,10 @@
 /**
  * `fs.watch` of the local-process provider: the host workspace watched
- * recursively, turned into create/change/delete events. On Linux one
- * non-recursive `fs.watch` per directory (Node 20's own recursive mode there
- * watches every file and re-reads a whole directory per event, so a burst of
- * 10,000 files stalls it and drops events); elsewhere Node's native recursive
- * watch. Node reports only "rename" or "change", so the kind is decided by
- * checking whether the path exists now and whether it was known before
- * (seeded by a walk of the tree at start); a known file is a `change` only
- * when its signature (inode, size, mtime in ns) moved.
- * Nothing is lost: a new directory is walked as soon as it is seen (files
- * made before its watch was attached are reported), a burst of more than
- * {@link BURST_RESCAN_EVENTS} unhandled events (where the kernel queue may
- * overflow, silently) is settled by one rescan of the whole tree against
- * the known listing, and if a watch cannot be attached (the inotify watch
- * limit) or fails, the tree is rescanned every {@link FALLBACK_POLL_MS}.
- * Events are handled one at a time, in arrival order.
+ * recursively and turned into create/change/delete events, handled one at a
+ * time in arrival order. Nothing is lost: new directories are walked, bursts
+ * and watch failures fall back to rescans.
  * Invariant: after `close()` resolves, `onEvent` is never called again.
+ * Design notes: docs/design/local-process.md
  */
 import { existsSync, lstatSync, watch, type BigIntStats, type FSWatcher } from 'node:fs'
 import { lstat, readdir } from 'node:fs/promises'

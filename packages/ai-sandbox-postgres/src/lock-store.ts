@@ -1,14 +1,10 @@
 /**
  * The leased `LockStore` over the `locks` table: one row `(key, holder,
- * expires_at)` per held key, judged by the DATABASE clock
- * (`clock_timestamp()`), taken in one `INSERT … ON CONFLICT DO UPDATE … WHERE
- * expired or its holder's backend is gone`, renewed every `leaseMs / 3`
- * through one dedicated connection, deleted by its own holder only. The
- * holder column is `<uuid> backend:<pid>`, the pid of the lease connection's
- * server backend, which the server ends when the holder process dies.
- * Invariant: a key has at most one unexpired row whose backend still runs,
- * so at most one holder; a holder stops (its signal aborts) before its row
- * can expire unless it renewed, and when its lease connection drops.
+ * expires_at)` per held key, judged by the database clock, taken in one
+ * upsert, renewed every `leaseMs / 3`, deleted by its own holder only.
+ * Invariant: a key has at most one unexpired row whose backend still runs; a
+ * holder stops before its row can expire or when its lease connection drops.
+ * Design notes: docs/design/stores.md
  */
 import { randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'

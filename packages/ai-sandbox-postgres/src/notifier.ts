@@ -1,12 +1,9 @@
 /**
- * Tail wake-ups over LISTEN/NOTIFY: ONE listening connection per pool, shared
- * by every reader of every stream log on that pool and fanned out in-process
- * by channel (one per schema) and run (an md5 digest of the run id, the
- * NOTIFY payload). Owns re-LISTEN after the connection drops. Must not be the
- * only way a reader learns of new data: a reader also re-queries on a long
- * timeout (`recheckMs`), the backstop for a notification that never came.
- * Invariant: after every (re)connect, once LISTEN is in place, every waiting
- * reader is woken, so nothing committed while nobody listened is missed.
+ * Tail wake-ups over LISTEN/NOTIFY: ONE listening connection per pool, fanned
+ * out in-process by channel (per schema) and run. Owns re-LISTEN after a drop.
+ * Not the only signal: readers also re-query every `recheckMs`. Invariant:
+ * after every (re)connect and LISTEN, every waiting reader is woken.
+ * Design notes: docs/design/stores.md
  */
 import { createHash } from 'node:crypto'
 import type { PostgresContext, PostgresPool } from './database.js'

@@ -1,13 +1,10 @@
 /**
  * A run's delivery-durability log over `stream_logs` and `stream_chunks`:
- * 0-based integer offsets as strings, one transaction per batch, a tail woken
- * by LISTEN/NOTIFY (see notifier.ts), and the engine-enforced epoch fence
- * (`atEpoch`). Mirrors the observable contract of core's `memoryStream`,
- * including the from-start join's first-chunk deadline. Invariants: offsets
- * are gap-free and unique under concurrent appenders (the `stream_logs` row is
- * the per-run counter, locked by the appending transaction), and a fenced
- * batch is stored only while the run's `driver_epoch` is the writer's, checked
- * under a share lock on the run's record in the transaction that stores it.
+ * string offsets, one transaction per batch, a LISTEN/NOTIFY tail and the
+ * epoch fence (`atEpoch`); mirrors core's `memoryStream`. Invariants: offsets
+ * are gap-free and unique under concurrent appenders, and a fenced batch is
+ * stored only while the run's `driver_epoch` is the writer's.
+ * Design notes: docs/design/stores.md
  */
 import type { StreamChunk, StreamDurability, UpsertableStreamDurability } from '@tanstack/ai'
 import { encodeStreamChunks, parseOptions, parseSequenceOffset, planSequenceUpsert, resolveStreamSource, StaleEpochError, type EpochFencedStreamDurability, type StreamSourceInit } from '@tanstack/ai-sandbox'

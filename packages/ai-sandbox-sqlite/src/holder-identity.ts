@@ -1,14 +1,9 @@
 /**
- * Who holds a lock row, and whether that process is gone. A holder id is a
- * random UUID followed by the holding process's pid and a scope that names
- * the machine and pid namespace it lives in (`<uuid> pid:<n> scope:<hex>`).
- * Another process in the same scope can then tell, from the row alone, that
- * a holder died (SIGKILL, OOM, a crash) and take the key at once instead of
- * waiting out the lease. Invariant: a holder is judged dead only when its
- * scope is this process's own and the OS says its pid no longer runs (or is
- * a zombie); every other row (another machine, another container, an id
- * written by an older version, and every row where `/proc` does not name this
- * process's boot and pid namespace) keeps the lease rule.
+ * Who holds a lock row, and whether that process is gone: a holder id is
+ * `<uuid> pid:<n> scope:<hex>`. Invariant: a holder is judged dead only when
+ * its scope is this process's own and the OS says its pid no longer runs (or is
+ * a zombie); every other row keeps the lease rule.
+ * Design notes: docs/design/stores.md
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { readFileSync, readlinkSync } from 'node:fs'
