@@ -1,11 +1,9 @@
 /**
- * Live bridged-tool events as chat chunks. `createBridgeEventChannel` turns
- * the core's {@link ToolBridgeEvent}s into `CUSTOM` chunks, and
- * `mergeChunkStreams` splices them into an adapter's translated stream as they
- * happen. The chunks come from live tool execution, so a journal replay cannot
- * reproduce them: `isBridgeCustomChunk` is the out-of-band predicate alignment uses.
+ * Live bridged-tool events as chat chunks: `createBridgeEventChannel` turns
+ * {@link ToolBridgeEvent}s into `CUSTOM` chunks, `mergeChunkStreams` splices
+ * them into the adapter's stream, `isBridgeCustomChunk` marks them out of band.
  * Invariant: the merged stream ends when the adapter's stream ends; it never
- * waits on the bridge.
+ * waits on the bridge. Design notes: docs/design/bridge.md
  */
 import type { StreamChunk } from '@tanstack/ai'
 import type { ToolBridgeEvent } from './tool-bridge-core.js'

@@ -1,13 +1,9 @@
 /**
  * `handleBridgeJsonRpc`: MCP's Streamable HTTP transport over a
- * {@link ToolBridgeCore}, as a Web `Request` → `Response` function, so the
- * same core is served by node:http on the host or by an edge `fetch` handler.
- * Stateless: each POST gets a fresh SDK server and transport (the SDK's
- * pattern for session-less servers), answered with plain JSON, never SSE; GET
- * and DELETE get 405, which MCP clients read as "no server stream".
- * It uses the SDK's low-level `Server` on purpose: `McpServer` wants zod
- * shapes and answers an unknown tool with a tool result, where an unknown
- * tool or bad arguments must be a JSON-RPC error. It does not authenticate.
+ * {@link ToolBridgeCore} as a Web `Request` → `Response` function, served by
+ * node:http or an edge `fetch` handler alike. Stateless, plain JSON, never SSE;
+ * GET and DELETE get 405. It does not authenticate.
+ * Design notes: docs/design/bridge.md
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'

@@ -1,11 +1,9 @@
 /**
  * `startHostToolBridge`: the node:http transport of the tool bridge, one per
- * run. It listens on one address, admits only requests carrying the run's
- * bearer token (compared in constant time), bounds the body, and hands them to
- * `handleBridgeJsonRpc` (`@hono/node-server` converts Node ⇄ Fetch). Closing
- * it aborts tools still running and drops every connection, so nothing of the
- * run outlives it.
- * Invariant: a request without the token gets 401 and reaches no tool.
+ * run: one address, the run's bearer token, a bounded body, then
+ * `handleBridgeJsonRpc`. Closing it aborts running tools and drops every
+ * connection. Invariant: a request without the token gets 401, reaching no tool.
+ * Design notes: docs/design/bridge.md
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer, type Server } from 'node:http'

@@ -1,11 +1,8 @@
 /**
- * The sandbox side of the co-located seam: when the agent AND its MCP bridge
- * run inside the sandbox (an edge orchestrator cannot hold a listener), only
- * tool EXECUTION crosses back to the host. `toolDescriptors` makes the
- * serialisable list to send in, `remoteToolStubs` turns it into tools whose
- * `execute` asks an executor, and `httpRemoteToolExecutor` is that executor
- * over HTTP to a host route that calls `executeHostTool`.
- * Invariant: descriptors carry no code and no closure, only name, description, schema.
+ * The sandbox side of the co-located seam: only tool EXECUTION crosses back to
+ * the host. `toolDescriptors`, `remoteToolStubs` and `httpRemoteToolExecutor`.
+ * Invariant: descriptors carry no code and no closure, only name, description,
+ * schema. Design notes: docs/design/bridge.md
  */
 import { ToolBridgeError, type ToolBridgeErrorReason } from './errors.js'
 import { toolJsonSchema, type BridgeableTool, type JsonSchemaObject } from './tool-call.js'

@@ -1,11 +1,9 @@
 /**
- * `createToolBridgeCore`: the transport-free heart of the tool bridge. It
- * holds the chat tools, lists them as MCP tools, and runs one call at a time
- * per request through the shared tool-call path, reporting each call and
- * result as a {@link ToolBridgeEvent}. It knows no HTTP, no token, no harness:
- * transports (`handleBridgeJsonRpc`, `startHostToolBridge`) wrap it.
- * Invariant: a refused call (unknown tool, bad arguments) throws and runs
- * nothing; a call that ran never throws, a failing tool is an `isError` result.
+ * `createToolBridgeCore`: the transport-free heart of the tool bridge. It holds
+ * the chat tools, lists them as MCP tools, runs calls through the shared path
+ * and reports each as a {@link ToolBridgeEvent}. Invariant: a refused call
+ * throws and runs nothing; a call that ran never throws (`isError` result).
+ * Design notes: docs/design/bridge.md
  */
 import { randomUUID } from 'node:crypto'
 import { TOOL_BRIDGE_SERVER_NAME } from './server-name.js'

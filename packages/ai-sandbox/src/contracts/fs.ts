@@ -1,15 +1,10 @@
 /**
- * The filesystem contract of a sandbox handle. Paths are workspace-relative
- * (`src/a.ts`), under the virtual root (`/workspace/src/a.ts`) or absolute
- * inside the workspace as the provider sees it; anything that resolves outside
- * the workspace is refused with `SandboxPathError` (reason `escape`, or
- * `symlink-escape` through a link), also while the agent swaps a directory on
- * the path for a symlink: an operation may fail then, never reach outside.
- * Only regular files are read or written (a FIFO, socket or device is
- * `special-file`); a file with other hard links is not read (`hard-link`) and
- * a write replaces it, so the other links keep their content; reads are
- * bounded by the provider's `maxReadBytes` (`SandboxLimitError` `file-too-large`).
- * The provider conformance kit checks each rule (`fs-races.ts`).
+ * The filesystem contract of a sandbox handle. Invariant: anything resolving
+ * outside the workspace is refused (`SandboxPathError` `escape` /
+ * `symlink-escape`), also while a directory is swapped for a symlink; only
+ * regular files are read or written; reads are bounded by `maxReadBytes`.
+ * The conformance kit checks each rule (`fs-races.ts`).
+ * Design notes: docs/design/contracts.md
  */
 
 /** One directory entry returned by {@link SandboxFs.list}. */

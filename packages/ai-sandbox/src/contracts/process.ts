@@ -1,14 +1,9 @@
 /**
  * The process contract of a sandbox handle: `exec` to completion and a duplex
- * `spawn`. Commands are POSIX shell strings run with `sh -c`; `cwd` is a path
- * inside the sandbox (the virtual `/workspace` is accepted everywhere).
- * Invariant: `exec` and `wait()` settle when that shell exits, once its
- * output is drained: everything the shell wrote is delivered, and a
- * background child still holding the pipes is read only for a short drain
- * window (provider-defined, under a few seconds), never waited for.
- * Memory is bounded: `exec` holds at most the provider's `maxExecOutputBytes`
- * (default 64 MiB) and `spawn` streams apply backpressure (see
- * {@link SpawnedProcess.stdout}).
+ * `spawn` of POSIX shell strings (`sh -c`). Invariant: `exec` and `wait()`
+ * settle when that shell exits and its output is drained; memory is bounded
+ * (`maxExecOutputBytes`, spawn backpressure, see {@link SpawnedProcess.stdout}).
+ * Design notes: docs/design/contracts.md
  */
 
 /** Options shared by {@link SandboxProcess.exec} and {@link SandboxProcess.spawn}. */

@@ -1,11 +1,9 @@
 /**
- * Recording a sandbox `ensure` just made, when another process may have made
- * one for the same key at the same moment (two processes without a shared
- * lock). The store holds one record per key, so one of the two sandboxes
- * would be recorded nowhere: whoever finds another sandbox recorded, before
- * or after its own write, uses that one and destroys its own.
- * Invariant: the handle returned is the one the store records, except in the
- * window a plain get/upsert store cannot close (see docs/lifecycle.md).
+ * Recording a sandbox `ensure` just made when another process may have made
+ * one for the same key at once: whoever finds another sandbox recorded uses
+ * that one and destroys its own. Invariant: the handle returned is the one the
+ * store records, except in the window a plain get/upsert store cannot close
+ * (see docs/lifecycle.md). Design notes: docs/design/definition.md
  */
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import type { SandboxHandle } from '../contracts/handle.js'

@@ -1,13 +1,10 @@
 /**
- * `defineSandbox`: a lazy sandbox definition. Nothing is created at definition
- * time; `ensure` finds or makes the sandbox for one run under a lock keyed by
- * the compound sandbox key: resume the recorded sandbox, else restore a
- * snapshot or create and bootstrap a new one, and record it. `destroy` tears
- * one down. Over 300 lines: the definition's types and its one closure (the
- * per-process timers, use counts and stores) belong together.
- * Invariant: a sandbox whose bootstrap failed is destroyed before the error
- * leaves `ensure`, and never recorded; a sandbox that lost a race to another
- * process's record is destroyed too (`claimRecord`).
+ * `defineSandbox`: a lazy sandbox definition; `ensure` finds or makes one run's
+ * sandbox under a lock on the compound key, `destroy` tears one down.
+ * Invariant: a sandbox whose bootstrap failed, or that lost a race to another
+ * record (`claimRecord`), is destroyed and never recorded. One file: the types
+ * and the one closure (timers, use counts, stores) belong together.
+ * Design notes: docs/design/definition.md
  */
 import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'

@@ -1,13 +1,9 @@
 /**
- * Snapshot-after-setup: after a sandbox is bootstrapped, take a provider
- * snapshot and remember it twice, on the thread's instance record and on a
- * workspace-level record (same tenant, definition, provider and workspace
- * hash), so a later run of that thread, or a new thread of the same
- * workspace, restores it and skips the setup. Snapshots older than
- * `snapshotMaxAge` are not restored; the next bootstrap replaces them.
- * Invariant: only spec 003's record fields are read. A snapshot's age is the
- * `updatedAt` of the workspace record, which is written only when a snapshot
- * is recorded. Providers without the `snapshots` capability never reach here.
+ * Snapshot-after-setup: after bootstrap, take a provider snapshot and record it
+ * on the thread's instance record and on a workspace-level record, so later
+ * runs restore it and skip setup. Invariant: only spec 003's record fields are
+ * read; a snapshot's age is the workspace record's `updatedAt`.
+ * Design notes: docs/design/definition.md
  */
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import type { SandboxHandle } from '../contracts/handle.js'

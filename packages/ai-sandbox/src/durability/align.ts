@@ -1,12 +1,9 @@
 /**
  * Replay alignment: makes a takeover's re-read of the journal from byte 0
- * idempotent. The run's event log is read once with `snapshot()`, the replay
- * is checked against it chunk by chunk (`chunkFingerprint`), the reproduced
- * prefix is suppressed and only what lies past the stored log is yielded, for
- * the caller to `append` (never `upsert`: the log is the checkpoint).
- * Never writes the log. Invariant: nothing is yielded that the log already
- * holds, and a replay that does not reproduce the log throws instead of
- * yielding anything past the mismatch.
+ * idempotent by checking the replay against the run's log (`snapshot()`,
+ * `chunkFingerprint`) and yielding only what lies past it. Never writes the
+ * log. Invariant: nothing already logged is yielded, and a mismatching replay
+ * throws. Design notes: docs/design/durability.md
  */
 import type { StreamChunk, StreamDurability } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'

@@ -1,11 +1,9 @@
 /**
- * The single-writer claim behind `sandboxRunDriver`: a per-run lease
- * (`LockStore.withLock`), an epoch (`RunRecord.driverEpoch`, bumped by each
- * successful claim) and the quiescence gate. It fences BOTH seams a driver
- * writes through: the event log (`append`) and the run record (a terminal
- * `update`); `close()` stays outside both. Internal: the barrel exports only
- * the error classes and `DEFAULT_FENCE_QUIET_MS`. Invariant: once a fence
- * refuses, it stays shut. Source: spec 000 "Single-writer safety".
+ * The single-writer claim behind `sandboxRunDriver`: a per-run lease, an epoch
+ * (`RunRecord.driverEpoch`) and the quiescence gate, fencing the event log and
+ * the run record. Invariant: once a fence refuses, it stays shut.
+ * Source: spec 000 "Single-writer safety". One file: lease, epoch and fences
+ * share one claim state. Design notes: docs/design/durability.md
  */
 import { isTerminalRunStatus, type RunRecord, type RunStore, type StreamDurability } from '@tanstack/ai'
 import type { LockStore } from '@tanstack/ai/locks'

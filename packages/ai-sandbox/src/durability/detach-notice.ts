@@ -1,11 +1,8 @@
 /**
- * In-process word from `withSandbox` to the run driver's pump that a run it
- * pumps detached: the pump sees only the `chat()` stream end, with no
- * terminal chunk, and would otherwise settle the run as failed and close its
- * log under the host that takes it over next. `withSandbox` says so
- * ({@link noteRunDetached}) when it detaches a run; a pump listens for its run
- * while it pumps ({@link listenForRunDetach}). Only runs with a listening
- * pump are remembered, so nothing accumulates. Internal.
+ * In-process word from `withSandbox` to the run driver's pump that its run
+ * detached ({@link noteRunDetached}, {@link listenForRunDetach}). Only runs
+ * with a listening pump are remembered, so nothing accumulates. Internal.
+ * Design notes: docs/design/durability.md
  */
 
 /** The pumps listening, per run id: each one's flag. */

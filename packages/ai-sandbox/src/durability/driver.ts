@@ -1,11 +1,9 @@
 /**
- * `sandboxRunDriver`: fills core's `RunDriverOptions` (`claim`, `pipe`) for
- * `resumeServerSentEventsResponse({ adapter, driver })`, so the request that
- * replays a run's log also takes the run over. `claim` is `withRunClaim`
- * (lease + epoch); `pipe` waits for quiescence, then runs `pipeToRunLog`
- * through the fenced log and record. It never decides detach or cancel.
- * Invariant: a `pipe` outside its `claim` drives nothing. Source: spec 000
- * "`sandboxRunDriver` — the supported way to drive a resumed run".
+ * `sandboxRunDriver`: fills core's `RunDriverOptions` (`claim` = `withRunClaim`,
+ * `pipe` = `pipeToRunLog` through the fenced log and record). It never decides
+ * detach or cancel. Invariant: a `pipe` outside its `claim` drives nothing.
+ * Source: spec 000 "`sandboxRunDriver` — the supported way to drive a resumed run".
+ * Design notes: docs/design/durability.md
  */
 import type { RunDriverOptions, StreamChunk, StreamDurability } from '@tanstack/ai'
 import type { LockStore } from '@tanstack/ai/locks'

@@ -1,12 +1,9 @@
 /**
- * The journal of a durable run that ended on this host, deleted only once the
- * run's end is recorded: its record is terminal, or its log holds the run's
- * `RUN_FINISHED` / `RUN_ERROR` (or it has no record, so nobody can claim it). Until then a host that takes the run over
- * needs the journal to deliver the end (a host killed between the CLI's exit
- * and the store of `RUN_FINISHED` used to leave a run no successor could
- * finish). Runs in the background, never rejects, and gives up after
- * {@link JOURNAL_CLEANUP_WAIT_MS}, leaving the journal to `pruneJournals`.
+ * Deletes the journal of a durable run that ended on this host, only once the
+ * run's end is recorded. Runs in the background, never rejects, and gives up
+ * after {@link JOURNAL_CLEANUP_WAIT_MS}, leaving it to `pruneJournals`.
  * Source: issue 28 "the end of a run", spec 000 "Durable runs (the run journal)".
+ * Design notes: docs/design/durability.md
  */
 import { isTerminalRunStatus, type RunStore } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'

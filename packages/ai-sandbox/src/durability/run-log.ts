@@ -1,12 +1,9 @@
 /**
  * The run driver's pump: `pipeToRunLog` moves one `chat()` stream into a run's
- * event log (core's `StreamDurability`) and its lifecycle record (core's
- * `RunStore`). It owns the record's terminal status and the log's `close()`;
- * it never decides a detach (`withSandbox` does) and never claims a run
- * (`sandboxRunDriver` does). Invariant: total. Once its options are valid it
- * never throws and its promise never rejects; every store, log and stream
- * failure is reported to `logger.errors`. Source: spec 000 "Edge / serverless
- * execution", spec 002 (review findings on the run driver).
+ * event log and record; it owns the terminal status and the log's `close()`.
+ * Invariant: total; with valid options it never throws or rejects.
+ * Source: spec 000 "Edge / serverless execution", spec 002. One file: the pump
+ * and its terminal bookkeeping read in order. Design notes: docs/design/durability.md
  */
 import { EventType, RUN_ACCEPTED_EVENT, isCancelRequestedReason, isTerminalRunStatus, wasCancelRequested, type RunRecord, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'

@@ -1,12 +1,8 @@
 /**
- * `SandboxGit` over `process.exec`: every provider with a shell and a `git`
- * binary gets git for free. Tokens travel as an HTTP header through
- * `GIT_CONFIG_*` environment variables of the one command that needs them, so
- * they never land in `.git/config`, a remote URL, argv (`ps`) or an error.
- * `clone` never follows a symlink on the way to its `dir`: a shell in the
- * sandbox enters the path one component at a time, refusing any symlink and
- * checking with `pwd -P` that it is still inside the workspace, then clones
- * into the directory it stands in (git itself would create and follow them).
+ * `SandboxGit` over `process.exec`: every provider with a shell and `git`
+ * gets git for free. Invariant: tokens never land in `.git/config`, a remote
+ * URL, argv or an error, and `clone` never follows a symlink to its `dir`.
+ * Design notes: docs/design/git.md
  */
 import { SandboxConfigError, SandboxOperationError, SandboxPathError } from '../contracts/errors.js'
 import type { GitAuth, GitCloneOptions, GitRemoteOptions, GitStatus, SandboxGit } from '../contracts/git.js'

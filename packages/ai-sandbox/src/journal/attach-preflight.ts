@@ -1,13 +1,9 @@
 /**
  * The attach preflight: turns an attach that can never deliver anything into
- * an error instead of an endless tail. The journal follow creates the file
- * before tailing it (so an attach racing the agent's first write works), which
- * means an attach for a run that never had a journal would tail an empty file
- * forever. Absence alone cannot tell "not written yet" from "never will be";
- * the run record can, so this gate asks the sandbox first and the store second.
- * Never creates, reads or deletes the journal. Invariant: it either resolves
- * (the journal exists, or the caller aborted) or throws within `waitMs`, and
- * never resolves because a probe failed.
+ * an error instead of an endless tail, asking the sandbox first and the run
+ * store second. Never creates, reads or deletes the journal. Invariant: it
+ * resolves (journal exists, or aborted) or throws within `waitMs`, and never
+ * resolves because a probe failed. Design notes: docs/design/journal.md
  */
 import { isTerminalRunStatus, type RunRecord, type RunStore } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'

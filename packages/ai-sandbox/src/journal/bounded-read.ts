@@ -1,11 +1,8 @@
 /**
- * The bounded journal read: a shell command that reads at most N bytes of a
- * journal from an offset, and the parser our reader uses on its result.
- * Contract (spec 000 "Reading strategy"): the command's stdout is one base64
- * frame of exactly the bytes read, so `decodeBase64Stream` over it recovers
- * them; whether the journal exists, and its size, travel on stderr, where
- * they cannot corrupt the frame. POSIX `sh`, GNU coreutils and BusyBox alike
- * (`base64` without `-w`: the decoders ignore its line wrapping).
+ * The bounded journal read: a shell command reading at most N bytes from an
+ * offset, and the parser for its result. Source: spec 000 "Reading strategy".
+ * Invariant: stdout is one base64 frame of exactly the bytes read; existence
+ * and size travel on stderr. Design notes: docs/design/journal.md
  */
 import { shellQuote } from '../shell/quote.js'
 import { checkedJournalOffset, type JournalPaths } from './commands.js'

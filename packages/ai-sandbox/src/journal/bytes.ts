@@ -1,12 +1,9 @@
 /**
- * Byte framing of journal reads (spec 003 `journal-bytes.ts`): base64 text
- * decoded as it streams (the bounded read), provider-decoded text turned back
- * into UTF-8 bytes (the follow read), and bytes cut into lines that carry the
- * absolute byte position just past their newline.
- * Owns positions: every reader resumes from a line's `endPosition`, so a
- * position counts the journal's bytes exactly, never characters.
- * Invariant: a trailing partial line is never yielded; it is the next read's
- * start.
+ * Byte framing of journal reads (spec 003 `journal-bytes.ts`): streaming base64
+ * decode, provider text back to UTF-8 bytes, and lines carrying the absolute
+ * byte position past their newline. Owns positions: they count bytes, never
+ * characters. Invariant: a trailing partial line is never yielded.
+ * Design notes: docs/design/journal.md
  */
 import { SandboxConfigError } from '../contracts/errors.js'
 import { LineTooLongError } from './to-lines.js'

@@ -1,19 +1,10 @@
 /**
  * Where a run's journal lives and the shell commands that write, follow,
- * list, probe and delete it (the bounded read is in `bounded-read.ts`). Pure
- * string builders and output parsers; running them is the reader's and the
- * sweep's job.
- *
- * Rules every command here keeps (tested on GNU coreutils and BusyBox):
- * 1. Only POSIX `sh`, `mkdir`, `chmod`, `cp`, `rm`, `test`, `tail -c`, `head -c`, `dd`, `wc -c`,
- *    `base64` (decode side tolerates BusyBox's line wrapping, so no `--wrap`),
- *    `find -type f -name`, `date -r`, `od`, `tr`, `sha256sum`. No `find
- *    -printf`, no `stat -c`, no `base64 -w`.
- * 2. Every value is quoted with `shellQuote`; run ids reach a command only
- *    through `encodeRunId`, so a hostile id executes nothing.
- * 3. Journals are probed with shell `test -f`, never `handle.fs`: on
- *    local-process the shell's `/tmp` is the host's, while `handle.fs` paths
- *    are confined to the sandbox folder.
+ * list, probe and delete it (bounded read: `bounded-read.ts`). Pure builders
+ * and parsers. Invariant: values are quoted with `shellQuote` and run ids pass
+ * `encodeRunId`, so a hostile id executes nothing. One file: every command
+ * shares one path layout and one set of portable-shell rules.
+ * Design notes: docs/design/journal.md
  */
 import { posix } from 'node:path'
 import { shellQuote } from '../shell/quote.js'

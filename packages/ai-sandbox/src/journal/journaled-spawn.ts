@@ -1,11 +1,9 @@
 /**
- * The journaled path of `spawnNdjson`: start an agent CLI so its stdout goes
- * to the run's journal inside the sandbox (`startJournaledAgent`), and read
- * the journal back as parsed NDJSON (`readJournalNdjson`). The host holds no
- * process of the agent: it keeps running when the host dies, and any host can
- * read its output again from byte 0. Owns starting, the exit report and the
- * deletion of the journal once its own reader saw the sentinel; reading is
- * `journal/reader.ts`. Source: spec 000 "Durable runs (the run journal)".
+ * The journaled path of `spawnNdjson`: start an agent CLI with stdout going to
+ * the run's journal in the sandbox (`startJournaledAgent`) and read it back as
+ * NDJSON (`readJournalNdjson`). Owns starting, the exit report and deleting the
+ * journal after its own reader saw the sentinel; reading is `journal/reader.ts`.
+ * Source: spec 000 "Durable runs (the run journal)". Design notes: docs/design/journal.md
  */
 import { randomBytes } from 'node:crypto'
 import { SandboxOperationError } from '../contracts/errors.js'

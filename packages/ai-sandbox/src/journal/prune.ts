@@ -1,18 +1,9 @@
 /**
- * `pruneJournals`: bound the journals nothing else deletes. A run that ends
- * while detached has no reader to see its sentinel, so its journal stays in
- * the sandbox's journal folder. This sweep lists that folder (with the
- * sandbox's own clock), asks the run store about each run id it decodes, and
- * deletes the journals (and the run's file baseline beside each) whose runs
- * the store proves terminal, at once, and those of runs the store has no
- * record of once they are older than `orphanTtlMs` (orphans). A journal holds
- * the agent CLI's raw output, secrets it saw included, so it lives no longer
- * than it is needed. Everything else is kept, because deleting a live run's
- * journal makes it unresumable, with no undo. Invariant: total; once its
- * options are valid it resolves and never rejects. Source: spec 000
- * "Cleanup" ("keeps everything it cannot prove dead (non-terminal,
- * undecodable, or too young to be an orphan)"), read as: the age applies to
- * orphans; a terminal record is proof enough.
+ * `pruneJournals`: bound the journals nothing else deletes, removing those (and
+ * their file baselines) whose runs the store proves terminal, or has no record
+ * of past `orphanTtlMs`; everything else is kept. Invariant: total; with valid
+ * options it resolves and never rejects. Source: spec 000 "Cleanup".
+ * Design notes: docs/design/journal.md
  */
 import { isTerminalRunStatus, type RunStore } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'

@@ -1,12 +1,9 @@
 /**
  * `readJournal`: stream a run's journal from a byte offset until its genuine
- * exit sentinel, by following (`tail -f` through `process.spawn`) or by
- * bounded polls (`exec`), chosen from the sandbox's capabilities, never from
- * the provider's name. Owns the reader's whole life: the `tail` it starts is
- * killed whenever the reader stops, and a stream that ends without a sentinel
- * is followed again rather than taken for an exit. It never deletes a
- * journal and never interprets an agent's lines. Source: spec 000 "Reading
- * strategy".
+ * exit sentinel, by following or by bounded polls, chosen from capabilities.
+ * Owns the reader's life: its `tail` is killed whenever it stops. Never deletes
+ * a journal. Source: spec 000 "Reading strategy". One file: both read modes
+ * share the reader's state and sentinel check. Design notes: docs/design/journal.md
  */
 import type { SandboxCapabilities } from '../contracts/capabilities.js'
 import type { SandboxHandle } from '../contracts/handle.js'

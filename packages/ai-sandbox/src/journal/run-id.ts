@@ -1,16 +1,8 @@
 /**
- * Run ids as journal file names: `encodeRunId` maps any run id to a path that
- * is safe in a shell word and on every filesystem, and `decodeJournalRunId`
- * maps a listed journal back to its run id, failing closed on anything
- * `encodeRunId` could not have produced. Pure; no I/O.
- *
- * The encoding keeps `A-Z a-z 0-9 -` as they are (so a UUID names its own
- * file) and writes every other UTF-16 code unit as `_` plus four lowercase
- * hex digits. One escape form per code unit makes it injective for every
- * JavaScript string. Only ids that keep the run-id rule (`assertValidRunId`:
- * no lone surrogate, no control character, 1 to 512 code units) are encoded. A result longer than
- * {@link SEGMENT_CHARS} characters is split into folders of that length, so no
- * path component passes the 255-byte `NAME_MAX` of Linux filesystems.
+ * Run ids as journal file names: `encodeRunId` maps any valid run id to a path
+ * safe in a shell word and on every filesystem; `decodeJournalRunId` maps it
+ * back, failing closed on anything `encodeRunId` could not produce. Pure.
+ * Invariant: the encoding is injective. Design notes: docs/design/journal.md
  */
 import { runIdProblem } from '../contracts/run-id.js'
 import { JournalError, MAX_JOURNAL_RUN_ID_LENGTH } from './errors.js'

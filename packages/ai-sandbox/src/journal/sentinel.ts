@@ -1,20 +1,9 @@
 /**
- * The two lines a journal's shell writes around the agent's output: the
- * header `{"__journal":1,"__nonceHash":H}` before the agent starts, and the exit
- * sentinel `{"__exit":N,"__nonce":X}` after it exited. Owns their format and
- * the rule that makes the sentinel unforgeable; it never reads a journal.
- *
- * Why a nonce, and why only its hash up front: the agent's stdout lands in
- * the same file, so a line `{"__exit":0}` printed by the agent (or a journal
- * of another run it `cat`s) would otherwise end the run. The shell draws the
- * nonce X from `/dev/urandom` itself, keeps it in a shell variable the agent
- * never inherits, and writes only sha256(X) in the header. A sentinel is
- * genuine when sha256 of its nonce is the header's hash, so nothing the agent
- * can read from the journal, its argv or its environment lets it write one.
- * Where the provider keeps a secret outside the sandbox (`journalSecret`), the
- * nonce is derived from it instead (`journalNonce`) and readers compute the
- * expected hash themselves (`expectedJournalHeader`), so a header the agent
- * wrote itself matches nothing.
+ * The two lines a journal's shell writes around the agent's output: the header
+ * `{"__journal":1,"__nonceHash":H}` and the exit sentinel
+ * `{"__exit":N,"__nonce":X}`. Owns their format and the rule that makes the
+ * sentinel unforgeable (sha256 of its nonce matches the header's hash). It
+ * never reads a journal. Design notes: docs/design/journal.md
  */
 import { createHash, createHmac } from 'node:crypto'
 import { JournalError } from './errors.js'
