@@ -1,12 +1,10 @@
 /**
- * `withSandbox`'s durability: the one opt-in (`runs` + `durability`, both or
- * nothing), the per-run `SandboxRunDurability` the harness reads, the warning
- * for an in-memory lock, and the detach-versus-cancel verdict of an abort with
- * the run-record writes it implies. Intent never comes from the disconnect: a
- * cancel arrives out of band, on the record (`requestRunCancel`) or as the
- * abort reason (`RUN_CANCEL_REASON`). Everything here that touches the record
- * is total: a store failure goes to the logger, never to the run.
+ * `withSandbox`'s durability: the one opt-in (`runs` + `durability`), the
+ * per-run `SandboxRunDurability`, the in-memory-lock warning, and the
+ * detach-versus-cancel verdict of an abort with its record writes.
+ * Invariant: record writes are total (failures go to the logger).
  * Source: spec 000 "Takeover: detached runs and single-writer safety".
+ * Design notes: docs/design/with-sandbox.md
  */
 import { isCancelRequestedReason, isTerminalRunStatus, wasCancelRequested, type RunStore } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'

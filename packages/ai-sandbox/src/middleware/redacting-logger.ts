@@ -1,14 +1,9 @@
 /**
- * Secret-free logging for a sandboxed run. `chat()` logs through one
- * `InternalLogger` per call, whose every category (`provider`, `output`,
- * `middleware`, `tools`, `sandbox`, `errors`, …) ends in the same sink: the
- * user's `Logger` (or the console with `debug: true`). `scrubLoggerSink`
- * puts the run's secret scrubber in front of that sink, so what core logs
- * itself (the `middleware` category prints a chunk before any `onChunk`
- * runs, `tools` prints a host tool's arguments and result) is scrubbed too.
- * `redactingLogger` is the view `withSandbox` hands to what it drives.
- * Invariant: once `scrubLoggerSink` ran, the sink never receives a workspace
- * secret value, raw or in a form the scrubber knows.
+ * Secret-free logging for a sandboxed run: `scrubLoggerSink` puts the run's
+ * secret scrubber in front of `chat()`'s one logger sink; `redactingLogger` is
+ * the view `withSandbox` hands to what it drives. Invariant: once
+ * `scrubLoggerSink` ran, the sink never receives a known form of a secret.
+ * Design notes: docs/design/with-sandbox.md
  */
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import { scrubDeep } from '../secrets/secret-scrubber.js'

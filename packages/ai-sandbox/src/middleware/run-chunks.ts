@@ -1,11 +1,9 @@
 /**
- * The run's live chunk stream behind `SandboxRunChunksCapability`. Core queues
- * a `sandbox.file` chunk when the file events hand it an event, but drains
- * that queue only after the adapter yields a chunk; a `sandbox.flush` tick on
- * this stream, merged into the adapter's output, is that chunk, so the file
- * event reaches the client while the agent is silent. `withSandbox` drops the
- * tick in `onChunk`. Invariant: at most one tick is pending, and none is
- * delivered after `close()`.
+ * The run's live chunk stream behind `SandboxRunChunksCapability`: a
+ * `sandbox.flush` tick, merged into the adapter's output, lets a queued file
+ * event reach the client while the agent is silent. Invariant: at most one
+ * tick is pending, and none is delivered after `close()`.
+ * Design notes: docs/design/with-sandbox.md
  */
 import { EventType, type StreamChunk } from '@tanstack/ai'
 

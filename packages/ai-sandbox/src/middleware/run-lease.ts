@@ -1,17 +1,9 @@
 /**
- * The lease and the record of a durable run on the host that STARTS it (the
- * POST route; an attach is driven by `sandboxRunDriver`, which owns both
- * there). While the run is live here, this host holds the run's driver lease
- * (the key `sandboxRunDriver` claims under), so an attach on any host serves
- * the log and waits instead of driving a run that is still being driven: a
- * reload that lands on another replica must not start a second writer. The
- * lease is released when the run ends here (finished, failed, cancelled or
- * detached by an abort); a host that dies lets it expire, and then a
- * takeover claims the run. At its end the run's record gets the terminal
- * status `pipeToRunLog` would write (no persistence middleware ships with
- * `@tanstack/ai` 0.58.0), unless this host lost the lease or a driver
- * claimed the run meanwhile. Total: every store and lock failure is logged.
+ * The lease and the record of a durable run on the host that STARTS it: the
+ * host holds the driver lease while the run is live, releases it when the run
+ * ends here, and writes the terminal status unless it lost the lease. Total.
  * Source: spec 000 "Single-writer safety", "A real `LockStore` is required".
+ * Design notes: docs/design/with-sandbox.md
  */
 import { isTerminalRunStatus, type RunStore, type StreamChunk } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'

@@ -1,12 +1,8 @@
 /**
- * One run at a time per sandbox: runs of one thread (one sandbox key of one
- * definition) in this process take turns, in the order their setup started.
- * Without it two concurrent `chat()` runs of a thread would share the
- * sandbox, and each run's `sandbox.file` and `file.changed` events would
- * carry the other's work. The turn is held from setup to the run's terminal
- * hook. Invariant: at most one turn per key is held; a run whose request was
- * aborted while it waited stops waiting (its setup then sees the abort).
- * In-process only: runs on other hosts are not ordered by it.
+ * One run at a time per sandbox: runs of one thread (one sandbox key) in this
+ * process take turns, held from setup to the terminal hook. In-process only.
+ * Invariant: at most one turn per key is held; a run aborted while waiting
+ * stops waiting. Design notes: docs/design/with-sandbox.md
  */
 
 /** The tail of each key's queue: resolves when the last run queued so far has ended. Per definition object. */

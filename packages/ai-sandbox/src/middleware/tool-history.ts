@@ -1,13 +1,9 @@
 /**
- * Tool history of sandboxed runs. A harness runs its own tools inside the
- * sandbox and streams them as provider-executed `TOOL_CALL_*` chunks, which
- * `chat()` shows live but does not put into the transcript. This records them
- * (an assistant message with `toolCalls`, then one `role: 'tool'` message per
- * result, all marked) so a finished run restores its tool cards, and strips
- * marked calls from what the next request sends to the model.
- * Invariant: only `providerMessages` is stripped; the canonical `messages` keep every call.
- * The stored marker (`contracts/tool-call-marker.ts`) is `{ sandboxObserved: true }` (spec 002): a
- * data format shared with other implementations, so renaming it is a data change.
+ * Tool history of sandboxed runs: records a harness's provider-executed tool
+ * calls into the transcript, marked, and strips marked calls from what the
+ * next request sends. Invariant: only `providerMessages` is stripped. The
+ * marker `{ sandboxObserved: true }` (spec 002) is a shared data format.
+ * Design notes: docs/design/with-sandbox.md
  */
 import type { ModelMessage, StreamChunk, ToolCall } from '@tanstack/ai'
 import { isSandboxToolCall, SANDBOX_TOOL_CALL_KEY } from '../contracts/tool-call-marker.js'

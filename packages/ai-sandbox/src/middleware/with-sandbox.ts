@@ -1,11 +1,9 @@
 /**
  * `withSandbox`: the chat middleware that gives a run its sandbox. This file
- * owns its options and wires the hooks to the run's phases, one file each:
- * `./run-setup.ts` (refusals, record, lease, turn, ensure, capabilities),
- * `./run-turn.ts` (each chunk), `./run-abort.ts` (abort, detach, cancel),
- * `./run-end.ts` (the terminal hooks), over `./run-state.ts`. The rationale is
- * in docs/design/with-sandbox.md. Source: spec 000, "Lifecycle & resume",
- * "Instance durability", "File-event hooks", "Takeover".
+ * owns its options and wires the hooks to one file per phase: `./run-setup.ts`,
+ * `./run-turn.ts`, `./run-abort.ts`, `./run-end.ts`, over `./run-state.ts`.
+ * Source: spec 000, "Lifecycle & resume", "Instance durability", "File-event
+ * hooks", "Takeover". Design notes: docs/design/with-sandbox.md
  */
 import { defineChatMiddleware, DetachableRunCapability, type AbortInfo, type RunStore } from '@tanstack/ai'
 import { PendingTurnCapability, RunDisconnectCapability, SandboxRuntimeCapability } from '@tanstack/ai/adapter-internals'

@@ -1,14 +1,9 @@
 /**
- * Sandboxes that ended runs left behind (issue 28): a run can be recorded
- * terminal and still have its sandbox up, when its host died between the
- * record write and the destroy, a destroy failed, or a sweep's `reclaim`
- * failed. `listReclaimable` never surfaces such a run again (it is no longer
- * `running`), so this part of the sweep lists the runs that ended in a
- * window and hands each to `reclaim`, which leaves alone a sandbox that is
- * gone already or that a later run of the thread took (`sandboxReclaimer`
- * answers `unknown-key` / `reused`). Opt-in: threads that keep their sandbox
- * between runs (`destroyOnComplete: false`) must not turn it on. Goes beyond
- * spec 000, which retries no reclaim.
+ * Sandboxes that ended runs left behind (issue 28): this part of the sweep
+ * lists runs that ended in a window and hands each to `reclaim`. Opt-in:
+ * threads that keep their sandbox (`destroyOnComplete: false`) must not enable
+ * it. Goes beyond spec 000, which retries no reclaim.
+ * Design notes: docs/design/reaper.md
  */
 import type { RunRecord, RunStore } from '@tanstack/ai'
 import type { Reporter } from '../durability/run-report.js'

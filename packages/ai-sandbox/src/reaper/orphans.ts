@@ -1,17 +1,9 @@
 /**
- * Orphaned runs: a run whose host died with nobody attached never gets
- * `detachedSince` (no client left, no host detached it), so `listReclaimable`
- * never lists it, and its sandbox (a running container, on Docker) would stay
- * for ever. The host driving a run holds its driver lease the whole time
- * (`withSandbox` on the host that started it, the claim of `sandboxRunDriver`
- * or the reaper), so a `running` run that was never detached and whose lease
- * nobody holds has no live host. The sweep marks such a run detached at its
- * clock (`detachedSince: now`), conditional on its `driverEpoch`, and then
- * handles it like any detached run: finalized from the journal when its agent
- * finished, expired past the TTL counted from then. This goes beyond spec 000,
- * which only covers detached runs (issue 28, "a crash nobody returns to").
- * Needs two optional store methods, feature-detected: the run store's
- * `listUndetachedRuns` and the lock store's `isHeld`.
+ * Orphaned runs: a `running` run never detached whose driver lease nobody
+ * holds has no live host; the sweep marks it detached at its clock
+ * (conditional on `driverEpoch`) and handles it like any detached run.
+ * Needs `listUndetachedRuns` and `isHeld`, feature-detected. Goes beyond spec
+ * 000 (issue 28, "a crash nobody returns to"). Design notes: docs/design/reaper.md
  */
 import type { RunRecord, RunStore } from '@tanstack/ai'
 import type { LockStore } from '@tanstack/ai/locks'

@@ -1,15 +1,10 @@
 /**
- * Sandbox reclaim: tear down the sandbox behind a run the reaper made
- * terminal. `reclaimSandbox` looks the sandbox up in the instance store,
- * stops the run's processes and deletes its journal (in the folder
- * `journalDirOf` gives: the sandbox's own unless the app names one), then
- * destroys it through the provider and forgets the record.
- * `sandboxReclaimer` adapts it to `ReapOptions.reclaim`. Invariant: a
- * provider `destroy` is tried up to `destroyAttempts` times with a doubling
- * delay, and when every try threw it REJECTS (`SandboxReclaimFailedError`)
- * and leaves the record, so the reaper can report `reclaim-failed`; a sandbox a
- * later run of the thread took over is never destroyed. Source: spec 000 "The
- * reaper ships as a function, not a scheduler".
+ * Sandbox reclaim: `reclaimSandbox` tears down the sandbox behind a run the
+ * reaper made terminal; `sandboxReclaimer` adapts it to `ReapOptions.reclaim`.
+ * Invariant: `destroy` is retried `destroyAttempts` times, then it REJECTS
+ * (`SandboxReclaimFailedError`) and keeps the record; a sandbox a later run
+ * took over is never destroyed. Source: spec 000 "The reaper ships as a
+ * function, not a scheduler". Design notes: docs/design/reaper.md
  */
 import type { RunRecord } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'

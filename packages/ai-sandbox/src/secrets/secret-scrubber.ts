@@ -1,20 +1,10 @@
 /**
- * The secret scrubber: one function, built once per run from the run's secret
- * values, that takes every secret out of what leaves the package (stream
- * chunks, errors, log lines), in the forms an agent or a script is likely to
- * print it: raw, JSON-escaped, base64 (standard and base64url, padded or not,
- * and embedded in a longer base64 text at any of the three byte offsets),
- * URL-encoded (any character escaped or not, in any hex case, escapes encoded
- * twice: whatever one or two `decodeURIComponent`s turn back into it; form
- * encoding's `+` for a space) and
- * hex (lower and upper case). A streamed text (`delta` fields) is scrubbed
- * across chunk boundaries: a tail that could be the start of a secret is held
- * back until the next delta or the end of its message.
- * Invariant: a string holding one of these forms never leaves `text`, `deep`
- * or a chunk stream unchanged; strings without one come back as they were.
- * Not caught (docs/provisioning.md): base64 wrapped over several lines, other
- * encodings (gzip, encryption, a secret printed backwards), and the 1-2 edge
- * characters of a secret embedded at an offset in a longer base64 text.
+ * The secret scrubber: one function per run, built from its secret values,
+ * that removes every secret from what leaves the package (chunks, errors,
+ * logs) in the forms likely to be printed. Invariant: a string holding a known
+ * form never leaves unchanged; others come back as they were. Not caught:
+ * see docs/provisioning.md. One file: every encoding feeds one matcher.
+ * Design notes: docs/design/secrets.md
  */
 import type { StreamChunk } from '@tanstack/ai'
 

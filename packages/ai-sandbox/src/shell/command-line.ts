@@ -1,13 +1,10 @@
 /**
  * Reads a shell command line as the simple commands it runs, for the policy
- * judge (`evaluateCommand`). shell-quote does the quoting and the operators;
- * a quote-aware pass in front of it handles what shell-quote reads
- * differently from bash: unquoted newlines, comments, a `#` inside a word,
- * line continuations, command/process substitution, here-documents, `$"…"`,
- * and unquoted glob and brace characters (marked, see `glob-word.ts`, then
- * expanded or kept as globs). Aliases defined on the line are expanded into
- * `hidden`. Best effort, never a guarantee: anything it cannot see into
- * marks the line `opaque`, and the caller must then not trust the words alone.
+ * judge (`evaluateCommand`): shell-quote plus a quote-aware pass for what it
+ * reads differently from bash. Best effort: anything it cannot see into marks
+ * the line `opaque`, and the caller must not trust the words alone.
+ * One file: the pre-pass and the split share one scanner state.
+ * Design notes: docs/design/shell.md
  */
 import parseWords from 'shell-quote/parse.js'
 import { expandBraces } from './brace-expansion.js'

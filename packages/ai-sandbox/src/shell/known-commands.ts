@@ -1,11 +1,9 @@
 /**
- * What the policy judge knows about particular programs, as tables: wrappers
- * that run the command after their own options (and which options take a
- * value), shells' option forms, programs that run a command string
- * (`script -c`, `su -c`, `flock -c`), git's global options and rm's flag
- * spellings. Knowledge only, no verdicts: a program not listed is read as
- * written. Invariant: these tables only ever add forms for deny and ask
- * rules to see; nothing here makes an allow rule match more.
+ * What the policy judge knows about particular programs, as tables: wrappers,
+ * shells' option forms, programs that run a command string, git's global
+ * options and rm's flags. Knowledge only, no verdicts. Invariant: these tables
+ * only add forms for deny and ask rules; nothing makes an allow rule match more.
+ * Design notes: docs/design/shell.md
  */
 
 /** How a program's options are read: getopt style, stopping at the first operand. */

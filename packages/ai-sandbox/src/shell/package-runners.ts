@@ -1,12 +1,9 @@
 /**
- * What the policy judge knows about package managers that run another
- * program: `npx`, `npm exec`/`npm x`, `pnpm exec`, `pnpm dlx`/`pnpx`, pnpm's
- * and yarn's fallback (`pnpm eslint`, `yarn tsc`), `yarn exec`/`dlx`/
- * `workspace`, `bunx`/`bun x`/`bun run`, and `corepack <pm>`. Their shell
- * modes (`npx -c`, `pnpm -c exec`, `pnpm dlx -c`, `bun exec`, berry's
- * `yarn exec`, which runs its first word as a script) hand on a command line.
- * Knowledge only, like `known-commands.ts`: what is read here only adds forms
- * for deny and ask rules; a command string makes the command opaque.
+ * What the policy judge knows about package managers that run another program
+ * (`npx`, `pnpm exec`/`dlx`, `yarn exec`/`dlx`, `bunx`, `corepack <pm>`, …).
+ * Knowledge only, like `known-commands.ts`: it only adds forms for deny and ask
+ * rules; a command string makes the command opaque.
+ * Design notes: docs/design/shell.md
  */
 import { readOptions, type OptionSpec } from './known-commands.js'
 

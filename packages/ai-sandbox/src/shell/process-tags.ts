@@ -1,18 +1,9 @@
 /**
- * Processes found by an inherited environment entry. An agent's tool shell
- * may start `cmd &`, `nohup …`, a double fork or `setsid`; once that shell
- * exits, such a process is re-parented to init and no longer descends from the
- * CLI, so killing the CLI's job misses it. Processes inherit their
- * environment, so a `NAME=tag` entry set on the first process finds all of
- * them. This module owns the names of those entries (the harness run tag
- * {@link HARNESS_RUN_TAG_ENV}, and the per-job and per-sandbox markers the
- * providers set, {@link SANDBOX_JOB_ENV} and {@link SANDBOX_ID_ENV}), the
- * POSIX sh lister the providers and the harness share
- * ({@link TAGGED_PIDS_SH}), and the sweep of a run's leftovers. It never
- * touches a process without the exact entry. Reads `/proc/<pid>/environ`
- * (Linux); elsewhere it finds nothing. Limit: a process that drops or rewrites
- * its environment (`env -i`, `execve` with a fresh env) loses the entry and is
- * found only by the providers' process-group and tree walks.
+ * Processes found by an inherited environment entry: the entry names
+ * ({@link HARNESS_RUN_TAG_ENV}, {@link SANDBOX_JOB_ENV}, {@link SANDBOX_ID_ENV}),
+ * the shared sh lister {@link TAGGED_PIDS_SH}, and the sweep of a run's
+ * leftovers. Invariant: it never touches a process without the exact entry.
+ * Reads `/proc/<pid>/environ` (Linux only). Design notes: docs/design/shell.md
  */
 import type { SandboxHandle } from '../contracts/handle.js'
 import { shellQuote } from './quote.js'

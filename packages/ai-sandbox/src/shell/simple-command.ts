@@ -1,12 +1,8 @@
 /**
- * What one simple command (its words, from `splitCommandLine`) runs, for the
- * policy judge: the command as written, the forms deny and ask rules should
- * also see (past `VAR=value`, wrappers, `!`, compound keywords, a function
- * definition's name, a program's directory, package runners such as `npx`
- * and `pnpm exec`, git's global options), and the command lines it hands on
- * (`sh -c`, `eval`, `env -S`, `trap`, `find -exec`, `script -c`, `watch`,
- * `npx -c`). Tool knowledge lives in `known-commands.ts` and
- * `package-runners.ts`. Best effort over common spellings, not a parser.
+ * What one simple command (words from `splitCommandLine`) runs, for the policy
+ * judge: the command as written, the forms deny and ask rules should also see,
+ * and the command lines it hands on. Best effort over common spellings, not a
+ * parser. Design notes: docs/design/shell.md
  */
 import { plainWord } from './glob-word.js'
 import { COMMAND_STRING_RUNNERS, FIND_EXEC_ACTIONS, SHELLS, STDIN_SHELLS_WITHOUT_COMMAND, WATCH_OPTIONS, WRAPPERS, commandOption, readOptions, shellScript, withoutGitGlobalOptions } from './known-commands.js'

@@ -1,12 +1,10 @@
 /**
- * The sandbox permission policy: a default verdict, allow/ask/deny glob
- * patterns for shell commands, and capability gates for file writes and
- * network. Core validates it, judges command lines against it
- * (`evaluateCommand`, per simple command; the shell reading lives in
- * `shell/`), expands `script:<name>` patterns for the mappers, and carries it
- * to harness adapters, which map it onto their CLI's native permissions.
+ * The sandbox permission policy: a default verdict, allow/ask/deny command
+ * globs and capability gates. Core validates it, judges command lines
+ * (`evaluateCommand`), expands `script:<name>` and hands it to adapters.
  * Invariant: an allow rule never allows a line whose effect its words do not
- * show. Source: spec 000, "Policy".
+ * show. Source: spec 000, "Policy". One file: schema, judge and expansion
+ * read the same rules. Design notes: docs/design/workspace.md
  */
 import { z } from 'zod'
 

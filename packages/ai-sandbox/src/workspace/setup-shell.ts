@@ -1,16 +1,9 @@
 /**
- * Runs a setup plan as one persistent shell: the working directory and the
- * exported environment left by a serial step are restored before the next
- * step, and every command of a parallel group starts from that state. The
- * state lives in a private directory under /tmp inside the sandbox (mode 700,
- * its files 600 whatever umask a step sets), saved when the step's command
- * returns and, for an `exit`, by an EXIT trap, so it works with any POSIX
- * `sh` (dash, bash, BusyBox ash) over plain `exec`. A step whose shell is
- * replaced before either can run (`exec prog`, or its own EXIT trap and then
- * `exit`) is caught by the next step and reported by number: later steps
- * never start silently from an older state. Secret values are filtered out of
- * the saved state, and the directory is removed when the plan ends, whatever
- * the outcome.
+ * Runs a setup plan as one persistent shell: each serial step's directory and
+ * exported environment carry to the next, and parallel commands start from
+ * that state. Works with any POSIX `sh` over plain `exec`. Invariant: a step
+ * whose state was not saved is reported; secrets are not saved; the state
+ * directory is removed when the plan ends. Design notes: docs/design/workspace.md
  */
 import { randomBytes } from 'node:crypto'
 import type { SandboxHandle } from '../contracts/handle.js'

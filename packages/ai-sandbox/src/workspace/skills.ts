@@ -1,11 +1,8 @@
 /**
- * Skill declarations: what a workspace brings to the agent besides its files.
- * `agentSkill` (a named skill with instructions), `gitSkill` (a repository of
- * skills cloned at bootstrap), `mcpSkill` (an MCP server, HTTP or stdio, with
- * secret-aware headers and env) and `fileSkill` (a file written into the
- * workspace). Each harness projects them into its CLI's own format; one a CLI
- * has no concept of is skipped with a warning. Source: spec 000,
- * "Declarative provisioning".
+ * Skill declarations, what a workspace brings besides its files: `agentSkill`,
+ * `gitSkill`, `mcpSkill` and `fileSkill`. Each harness projects them into its
+ * CLI's format, skipping with a warning what it has no concept of.
+ * Source: spec 000, "Declarative provisioning". Design notes: docs/design/workspace.md
  */
 import { posix } from 'node:path'
 import { z } from 'zod'
