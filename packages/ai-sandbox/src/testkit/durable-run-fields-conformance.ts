@@ -1,17 +1,10 @@
 /**
  * `runDurableRunFieldsConformance`: core's `RunStore` contract as a vitest
- * suite, with the eight patchable fields durable sandboxed runs depend on
- * (`status`, `finishedAt`, `error`, `usage`, `sandboxKey`, `detachedSince`,
- * `cancelRequested`, `driverEpoch`) and the key-presence rule of `update`: an
- * omitted patch key leaves its field alone, an explicit `undefined` clears it.
- * Each check is also a plain function. The kit checks what core's
- * `run-store.d.ts` promises and nothing more; `listByThread` and
- * `listReclaimable` are checked only where the store has them, and so is
- * `listUndetachedRuns` (this package's orphan listing). Every check
- * uses run and thread ids unique to this run, so it is safe against a shared
- * database; `RunStore` has no delete, so the records it writes stay behind.
- * Source: `@tanstack/ai` 0.58.0 `RunStore` / `RunRecord`, spec 002 (why these
- * fields left the persistence suite for this one).
+ * suite, with the eight patchable fields durable runs depend on and the
+ * key-presence rule of `update`. Each check is also a plain function.
+ * Source: `@tanstack/ai` 0.58.0 `RunStore` / `RunRecord`, spec 002. One file:
+ * the checks share one store fixture and read in order.
+ * Design notes: docs/design/testkit.md
  */
 import type { RunRecord, RunStatus, RunStore, TokenUsage } from '@tanstack/ai'
 import { randomUUID } from 'node:crypto'

@@ -1,16 +1,9 @@
 /**
- * `runReaperConformance`: the reaper's contract (spec 000 "The reaper ships
- * as a function, not a scheduler", "Cleanup") as a vitest suite over a real
- * provider and a store author's (or core's in-memory) stores. Runs are real
- * durable `chat()` runs of a journaled scripted agent through `withSandbox`,
- * detached mid-run by a client that leaves. Cases: `probeRunExit` answers
- * finished / producing / unknown and is not fooled by a forged sentinel; one
- * sweep finalizes a finished run with its complete transcript, leaves
- * producing and unknown runs alone, expires a stale one, reclaims their
- * sandboxes and reports a refused destroy as `reclaim-failed`; a second sweep
- * finds nothing to do and a third finalizes the run that finished meanwhile;
- * `reclaimSandbox` outcomes; `pruneJournals`' keep/delete table. Every
- * sandbox and journal a case makes is removed after it, even when it fails.
+ * `runReaperConformance`: the reaper's contract (spec 000 "The reaper ships as
+ * a function, not a scheduler", "Cleanup") as a vitest suite over a real
+ * provider and real detached durable runs. Every sandbox and journal a case
+ * makes is removed, even on failure. One file: the sweeps build on each
+ * other's results and read in order. Design notes: docs/design/testkit.md
  */
 import { EventType, isTerminalRunStatus, type RunRecord, type StreamChunk } from '@tanstack/ai'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'

@@ -1,12 +1,9 @@
 /**
- * `runStreamDurabilityConformance`: the run event log (`StreamDurability` of
- * `@tanstack/ai`) as a vitest suite over a store author's log factory. It
- * checks what core's stream helpers and core's own `memoryStream` rely on and
- * nothing a store chooses for itself: offsets are opaque (only unique, usable
- * as SSE ids, and given back by `read`), error classes and wording are the
- * store's. Every read the checks start is bounded by `waitMs`, so a reader
- * that never ends fails naming what it waited for. Each check is also a plain
- * function. Source: `@tanstack/ai` 0.58.0 `stream-durability.d.ts`.
+ * `runStreamDurabilityConformance`: the run event log (`StreamDurability`) as a
+ * vitest suite over a store author's log factory, checking only what core
+ * relies on. Every read is bounded by `waitMs`. Each check is also a plain
+ * function. Source: `@tanstack/ai` 0.58.0 `stream-durability.d.ts`. One file:
+ * the checks share one factory and read in order. Design notes: docs/design/testkit.md
  */
 import { EventType, resumeServerSentEventsResponse, toServerSentEventsResponse, type StreamChunk, type StreamDurability, type UpsertableStreamDurability } from '@tanstack/ai'
 import { describe, expect, it } from 'vitest'

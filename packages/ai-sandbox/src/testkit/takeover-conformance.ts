@@ -1,15 +1,9 @@
 /**
  * `runTakeoverConformance`: the single-writer rules of a takeover (spec 000
- * "Takeover: detached runs and single-writer safety") as a vitest suite over
- * a store author's `RunStore`, `LockStore` and event log. Two drivers, one
- * run, through the public `sandboxRunDriver`, with synthetic streams (no
- * sandbox): exactly one writer when two claim a detached run at once; a
- * superseded driver's append is refused and the refusal latches; a lost
- * claim's terminal `update` is suppressed while non-terminal patches and
- * `close()` pass; a terminal or unknown run is not claimed. A successor is
- * simulated the portable way, by bumping `driverEpoch` through `runs.update`
- * (what a successor's claim writes), so the kit needs nothing but what it is
- * given. Each check is also a plain function.
+ * "Takeover: detached runs and single-writer safety") as a vitest suite over a
+ * store author's stores, two drivers on one run via `sandboxRunDriver`. Each
+ * check is also a plain function. One file: the cases share the two-driver
+ * setup and read in order. Design notes: docs/design/testkit.md
  */
 import { isTerminalRunStatus, requestRunCancel, type RunRecord, type RunStatus } from '@tanstack/ai'
 import { randomUUID } from 'node:crypto'

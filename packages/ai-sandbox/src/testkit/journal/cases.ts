@@ -1,12 +1,9 @@
 /**
  * The cases of the journal conformance kit, one exported check per rule of
- * spec 000 "Durable runs (the run journal)". Each drives the public journal
- * API (`startJournaledAgent`, `readJournal`, `readJournalNdjson`,
- * `spawnNdjson` with `journal`, the command builders run through
- * `handle.process.exec`) against a real sandbox, with agents that are small
- * POSIX shell scripts (GNU and BusyBox alike). Cases that need a marker from
- * the test before the agent goes on use files in the sandbox's working folder.
- * Each check throws vitest's AssertionError naming the rule it broke.
+ * spec 000 "Durable runs (the run journal)", driving the public journal API
+ * against a real sandbox. Each check throws an AssertionError naming its rule.
+ * One file: the cases share one set of agent scripts and read in spec order.
+ * Design notes: docs/design/testkit.md
  */
 import { randomBytes } from 'node:crypto'
 import { expect } from 'vitest'

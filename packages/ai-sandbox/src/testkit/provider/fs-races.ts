@@ -1,23 +1,9 @@
 /**
  * Filesystem conformance, part three: confinement that holds while the agent
- * fights it. A loop flips a directory between a real folder and a symlink to
- * an outside canary folder while the host calls
- * `read`/`write`/`list`/`remove`/`mkdir`/`exec({ cwd })` under it: a worker
- * thread of the kit when the host sees the race folder at the same path (see
- * `host-swap.ts`), else a background shell loop in the sandbox; the canary
- * must come out untouched and no call may return outside data. The race runs
- * for a time budget (at least 30 calls, more while they took under 2 s, at
- * most 1 000), so a fast `fs` gets hundreds of tries and a slow one about 30;
- * a pass is evidence, not proof. Also: a FIFO
- * or device is refused (`special-file`) without hanging, a file with other
- * hard links is not read (`hard-link`) and a write replaces it without
- * touching the other link, and a read over the provider's size bound throws
- * `SandboxLimitError` `file-too-large`. The canary is a fresh
- * `/tmp/conformance-canary-<hex>` made both inside the sandbox (through
- * `exec`) and on the host where the kit runs (with `node:fs`), so an escape
- * is seen whether the provider's `fs` resolves paths inside the sandbox or on
- * the host (a bind-mount provider); both copies are removed afterwards, as is
- * every planted link.
+ * fights it (a directory flipped to an outside symlink under every `fs` call;
+ * the canary must stay untouched), plus special files, hard links and the read
+ * bound. A pass is evidence, not proof. One file: every race case shares one
+ * swapper, canary and time budget. Design notes: docs/design/testkit.md
  */
 import { describe, expect } from 'vitest'
 import { SandboxError } from '../../contracts/errors.js'
