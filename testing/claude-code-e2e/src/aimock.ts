@@ -1,97 +1,18 @@
 /**
- * Test helpers for running the real `claude` CLI offline: a fake Anthropic
- * model (aimock, in-process, on 127.0.0.1 and a free port), the path of the
- * installed CLI binary, and a private HOME/TMPDIR per CLI run with the
- * environment that points the CLI at the fake. Shared by every suite under
- * `testing/` and by the recorder. It listens on loopback unless a caller
- * names another local address (the Docker suite: the bridge's host address,
- * never all interfaces), and every helper that creates something returns the
- * way to remove it.
+ * Test helpers for running the real `claude` CLI offline against the fake
+ * model (aimock, from @testing/support/fake-model and re-exported here; the
+ * Docker suite makes it listen on the bridge's host address, never on all
+ * interfaces): the path of the installed CLI binary, a private HOME/TMPDIR
+ * per CLI run with the environment that points the CLI at the fake, and what
+ * the fake's journal says the CLI sent. Shared by every suite under
+ * `testing/` and by the recorder.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { LLMock, type FixtureFileEntry, type JournalEntry } from '@copilotkit/aimock'
+import type { JournalEntry } from '@copilotkit/aimock'
+import { installedVersion, journaledConversation, journaledMessages, makeCliHome } from '@testing/support/fake-model'
 
-/** Fixtures: a fixture file path, a parsed `{ fixtures }` file, or the entries themselves. */
-export type FixtureSource = string | { fixtures: FixtureFileEntry[] } | FixtureFileEntry[]
-
-/** Options of {@link startFakeModel}. */
-export interface FakeModelOptions {
-  /** `{{name}}` placeholders replaced in every string of the fixtures (e.g. `{ workspace: '/abs/dir' }`). */
-  vars?: Record<string, string>
-  /** Milliseconds between streamed chunks. Default 0. */
-  latency?: number
-  /**
-   * Address to listen on. Default `127.0.0.1`. A bridged Docker container
-   * reaches the host only on the bridge's address (the Docker suite's `bridgeHostAddress`).
-   */
-  host?: string
-}
-
-/** A running fake model. */
-export interface FakeModel {
-  /** Base URL for `ANTHROPIC_BASE_URL`, e.g. `http://127.0.0.1:39211`. */
-  readonly url: string
-  /** The port it listens on (for a URL with another host name, e.g. `host.docker.internal`). */
-  readonly port: number
-  /** The journal: every request the fake answered, oldest first, with the fixture that matched. */
-  requests: () => JournalEntry[]
-  /** Forget the journal and the fixtures' match counts (for `sequenceIndex`). */
-  reset: () => void
-  /** Close the server. Safe to call twice. */
-  stop: () => Promise<void>
-}
-
-/**
- * Start aimock on 127.0.0.1 (or `options.host`) with a free port, serving `source`.
- * @param source - See {@link FixtureSource}. The first matching fixture wins.
- * @param options - See {@link FakeModelOptions}.
- * @returns The running fake; call `stop()` when done.
- * @throws when a fixture file cannot be read or a fixture is invalid (aimock's validation message).
- * @example
- * ```ts
- * const model = await startFakeModel([{ match: { userMessage: 'hi' }, response: { content: 'Hello.' } }])
- * try { ... ANTHROPIC_BASE_URL: model.url ... } finally { await model.stop() }
- * ```
- */
-export async function startFakeModel(source: FixtureSource, options: FakeModelOptions = {}): Promise<FakeModel> {
-  const fixtures = substitute(readFixtures(source), options.vars ?? {})
-  const mock = new LLMock({ port: 0, host: options.host ?? '127.0.0.1', logLevel: 'silent', journalMaxEntries: 0, ...(options.latency ? { latency: options.latency } : {}) })
-  mock.addFixturesFromJSON(fixtures)
-  const url = await mock.start()
-  let stopped: Promise<void> | undefined
-  return {
-    url,
-    port: Number(new URL(url).port),
-    requests: () => mock.getRequests(),
-    reset: () => {
-      mock.clearRequests()
-      mock.resetMatchCounts()
-    },
-    stop: () => (stopped ??= mock.stop()),
-  }
-}
-
-function readFixtures(source: FixtureSource): FixtureFileEntry[] {
-  if (Array.isArray(source)) return source
-  if (typeof source !== 'string') return source.fixtures
-  const parsed = JSON.parse(readFileSync(source, 'utf8')) as { fixtures?: FixtureFileEntry[] }
-  if (!Array.isArray(parsed.fixtures)) throw new TypeError(`${source}: expected a JSON object with a "fixtures" array.`)
-  return parsed.fixtures
-}
-
-function substitute<T>(value: T, vars: Record<string, string>): T {
-  if (Object.keys(vars).length === 0) return value
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return v.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => vars[name] ?? whole)
-    if (Array.isArray(v)) return v.map(walk)
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
-    return v
-  }
-  return walk(value) as T
-}
+export { startFakeModel, type FakeModel, type FakeModelOptions, type FixtureSource } from '@testing/support/fake-model'
 
 /**
  * The native `claude` binary installed with `@anthropic-ai/claude-code` (its npm `bin`).
@@ -104,8 +25,7 @@ export function claudeBinary(from: string = import.meta.url): string {
 
 /** The installed CLI version, e.g. `2.1.332` (from its package.json). */
 export function claudeVersion(from: string = import.meta.url): string {
-  const packageJson = createRequire(from).resolve('@anthropic-ai/claude-code/package.json')
-  return (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version
+  return installedVersion('@anthropic-ai/claude-code', from)
 }
 
 /** A private HOME (with its own TMPDIR) for CLI runs; sessions live here, so resume needs the same one. */
@@ -122,15 +42,14 @@ export interface ClaudeHome {
  * because the CLI keeps task state and shell snapshots under `$TMPDIR/claude-<uid>`.
  */
 export function makeClaudeHome(label = 'claude-home'): ClaudeHome {
-  const dir = mkdtempSync(join(tmpdir(), `${label}-`))
-  mkdirSync(join(dir, 'tmp'))
+  const { dir, tmp, cleanup } = makeCliHome(label)
   return {
     dir,
     env: (modelUrl) => ({
       HOME: dir,
       // Its default, set so that a CLAUDE_CONFIG_DIR in the host environment cannot move sessions elsewhere.
       CLAUDE_CONFIG_DIR: join(dir, '.claude'),
-      TMPDIR: join(dir, 'tmp'),
+      TMPDIR: tmp,
       ANTHROPIC_BASE_URL: modelUrl,
       ANTHROPIC_API_KEY: 'test-key-not-a-secret',
       // Fail at once instead of retrying with back-off when the fake answers an error.
@@ -138,21 +57,12 @@ export function makeClaudeHome(label = 'claude-home'): ClaudeHome {
       // These suites run as root; on local-process the adapter never claims isolation, so the tests opt in (TESTING.md).
       IS_SANDBOX: '1',
     }),
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    cleanup,
   }
 }
 
 const SYSTEM_REMINDERS = /^(?:<system-reminder>[\s\S]*?<\/system-reminder>\n?)+/
-
-type ChatBody = { messages?: { role: string; content: unknown }[]; __aimock_truncated?: boolean }
-
-/** The request body aimock journaled (Anthropic's request converted to chat-completions shape). */
-function bodyOf(entry: JournalEntry): ChatBody {
-  const body = (entry.body ?? {}) as ChatBody
-  // aimock keeps at most 64 KB of a body in its journal; say so rather than compare against nothing.
-  if (body.__aimock_truncated) throw new RangeError(`aimock truncated the journaled body of request ${entry.id} (over 64 KB), so its messages cannot be checked. Keep the conversation in this test smaller.`)
-  return body
-}
+const withoutReminders = (text: string) => text.replace(SYSTEM_REMINDERS, '')
 
 /**
  * The text of each user message in a journal entry, with the `<system-reminder>`
@@ -160,14 +70,12 @@ function bodyOf(entry: JournalEntry): ChatBody {
  * not user messages here (aimock lists them as `tool`).
  */
 export function userTexts(entry: JournalEntry): string[] {
-  const messages = bodyOf(entry).messages ?? []
-  return messages.filter((m) => m.role === 'user' && typeof m.content === 'string').map((m) => (m.content as string).replace(SYSTEM_REMINDERS, ''))
+  return journaledMessages(entry)
+    .filter((m) => m.role === 'user' && typeof m.content === 'string')
+    .map((m) => withoutReminders(m.content as string))
 }
 
-/** The roles and texts of a journal entry's conversation (system prompt excluded), for history checks. */
+/** The roles and texts of a journal entry's conversation (system prompt excluded, reminders removed), for history checks. */
 export function conversationOf(entry: JournalEntry): { role: string; text: string }[] {
-  const messages = bodyOf(entry).messages ?? []
-  return messages
-    .filter((m) => m.role !== 'system')
-    .map((m) => ({ role: m.role, text: typeof m.content === 'string' ? (m.role === 'user' ? m.content.replace(SYSTEM_REMINDERS, '') : m.content) : '' }))
+  return journaledConversation(entry, withoutReminders)
 }

@@ -1,47 +1,39 @@
 /**
- * Test helpers for running the real `codex` CLI offline: a fake OpenAI
- * Responses model (aimock, in-process, on 127.0.0.1 and a free port), the
- * path of the installed native CLI binary, a private HOME/CODEX_HOME per CLI
- * run whose config.toml points Codex at the fake, and the same settings as
- * `-c` overrides for sandboxes where no file can be prepared (Docker). Every
- * helper that creates something returns the way to remove it.
+ * Test helpers for running the real `codex` CLI offline: the fake model of
+ * @testing/support/fake-model behind the namespace proxy Codex's Responses
+ * requests need, the path of the installed native CLI binary, a private
+ * HOME/CODEX_HOME per CLI run whose config.toml points Codex at the fake, the
+ * same settings as `-c` overrides for sandboxes where no file can be prepared
+ * (Docker), and what the fake's journal says the CLI sent.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { LLMock, type FixtureFileEntry, type JournalEntry } from '@copilotkit/aimock'
+import type { JournalEntry } from '@copilotkit/aimock'
+import { installedVersion, journaledMessages, makeCliHome, startFakeModel as startAimock, type FakeModel as Aimock, type FixtureSource } from '@testing/support/fake-model'
 import { startNamespaceProxy } from './namespace-proxy.js'
 
-/** Fixtures: a fixture file path, a parsed `{ fixtures }` file, or the entries themselves. */
-export type FixtureSource = string | { fixtures: FixtureFileEntry[] } | FixtureFileEntry[]
+export type { FixtureSource } from '@testing/support/fake-model'
 
 /** Options of {@link startFakeModel}. */
 export interface FakeModelOptions {
   /** `{{name}}` placeholders replaced in every string of the fixtures (e.g. `{ marker: '300.1' }`). */
   vars?: Record<string, string>
-  /** Address to listen on. Default `127.0.0.1`; the Docker suite passes the bridge's host address. */
+  /** Address the proxy listens on. Default `127.0.0.1`; the Docker suite passes the bridge's host address. */
   host?: string
 }
 
-/** A running fake model. */
-export interface FakeModel {
-  /** Base URL, e.g. `http://127.0.0.1:39211` (Codex wants `<url>/v1`). */
-  readonly url: string
-  /** The port it listens on (for a URL with another host name, e.g. `host.docker.internal`). */
-  readonly port: number
-  /** The journal: every request the fake answered, oldest first. */
-  requests: () => JournalEntry[]
+/** A running fake model, as Codex reaches it: through the proxy (`url`, `port`), with aimock's journal (`requests`). */
+export interface FakeModel extends Aimock {
   /** Every request body as Codex sent it (Responses API), oldest first; the journal leaves out fields such as `text.format`. */
   bodies: () => unknown[]
-  /** Close the server. Safe to call twice. */
-  stop: () => Promise<void>
 }
 
 /**
  * Start aimock on 127.0.0.1 with a free port, serving `source`, behind the
  * namespace proxy (see `namespace-proxy.ts`), which listens on `options.host`.
- * @returns The running fake; call `stop()` when done.
+ * Codex wants `<url>/v1`.
+ * @returns The running fake; call `stop()` when done (it closes the proxy, then aimock).
  * @throws when a fixture file cannot be read or a fixture is invalid (aimock's validation message).
  * @example
  * ```ts
@@ -50,34 +42,13 @@ export interface FakeModel {
  * ```
  */
 export async function startFakeModel(source: FixtureSource, options: FakeModelOptions = {}): Promise<FakeModel> {
-  const fixtures = substitute(readFixtures(source), options.vars ?? {})
-  const mock = new LLMock({ port: 0, host: '127.0.0.1', logLevel: 'silent', journalMaxEntries: 0 })
-  mock.addFixturesFromJSON(fixtures)
-  const proxy = await startNamespaceProxy(await mock.start(), options.host).catch(async (error: unknown) => {
+  const mock = await startAimock(source, { vars: options.vars })
+  const proxy = await startNamespaceProxy(mock.url, options.host).catch(async (error: unknown) => {
     await mock.stop()
     throw error
   })
   let stopped: Promise<void> | undefined
-  return { url: proxy.url, port: proxy.port, requests: () => mock.getRequests(), bodies: () => proxy.bodies(), stop: () => (stopped ??= proxy.stop().then(() => mock.stop())) }
-}
-
-function readFixtures(source: FixtureSource): FixtureFileEntry[] {
-  if (Array.isArray(source)) return source
-  if (typeof source !== 'string') return source.fixtures
-  const parsed = JSON.parse(readFileSync(source, 'utf8')) as { fixtures?: FixtureFileEntry[] }
-  if (!Array.isArray(parsed.fixtures)) throw new TypeError(`${source}: expected a JSON object with a "fixtures" array.`)
-  return parsed.fixtures
-}
-
-function substitute<T>(value: T, vars: Record<string, string>): T {
-  if (Object.keys(vars).length === 0) return value
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return v.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => vars[name] ?? whole)
-    if (Array.isArray(v)) return v.map(walk)
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
-    return v
-  }
-  return walk(value) as T
+  return { ...mock, url: proxy.url, port: proxy.port, bodies: () => proxy.bodies(), stop: () => (stopped ??= proxy.stop().then(() => mock.stop())) }
 }
 
 /** The folder of the Linux x64 native build shipped inside `@openai/codex` (`bin/codex`, `codex-resources/`, `codex-path/`). */
@@ -94,8 +65,7 @@ export function codexBinary(from: string = import.meta.url): string {
 
 /** The installed CLI version, e.g. `0.171.0` (from its package.json). */
 export function codexVersion(from: string = import.meta.url): string {
-  const packageJson = createRequire(from).resolve('@openai/codex/package.json')
-  return (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version
+  return installedVersion('@openai/codex', from)
 }
 
 /** The model id every fixture answers to, and the provider id the fake is registered under. */
@@ -138,10 +108,9 @@ export interface CodexHome {
  * plugins and analytics off).
  */
 export function makeCodexHome(modelUrl: string, label = 'codex-home'): CodexHome {
-  const dir = mkdtempSync(join(tmpdir(), `${label}-`))
+  const { dir, tmp, cleanup } = makeCliHome(label)
   const codexHome = join(dir, '.codex')
   mkdirSync(codexHome)
-  mkdirSync(join(dir, 'tmp'))
   const toml = [
     `model = "${FAKE_MODEL}"`,
     `model_provider = "${PROVIDER}"`,
@@ -165,17 +134,9 @@ export function makeCodexHome(modelUrl: string, label = 'codex-home'): CodexHome
   return {
     dir,
     codexHome,
-    env: () => ({ HOME: dir, CODEX_HOME: codexHome, TMPDIR: join(dir, 'tmp'), [FAKE_KEY_ENV]: 'test-key-not-a-secret' }),
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    env: () => ({ HOME: dir, CODEX_HOME: codexHome, TMPDIR: tmp, [FAKE_KEY_ENV]: 'test-key-not-a-secret' }),
+    cleanup,
   }
-}
-
-type ChatBody = { messages?: { role: string; content: unknown }[]; __aimock_truncated?: boolean }
-
-function bodyOf(entry: JournalEntry): ChatBody {
-  const body = (entry.body ?? {}) as ChatBody
-  if (body.__aimock_truncated) throw new RangeError(`aimock truncated the journaled body of request ${entry.id} (over 64 KB), so its messages cannot be checked. Keep the conversation in this test smaller.`)
-  return body
 }
 
 /** Codex's own context messages (environment, AGENTS.md, skills), which are not the user's words. */
@@ -183,12 +144,12 @@ const CONTEXT_MESSAGE = /^(<environment_context>|<user_instructions>|# AGENTS\.m
 
 /** The user's prompts in a journal entry (aimock shows the Responses input as chat messages), Codex's context messages left out. */
 export function userTexts(entry: JournalEntry): string[] {
-  return (bodyOf(entry).messages ?? []).filter((m) => m.role === 'user' && typeof m.content === 'string' && !CONTEXT_MESSAGE.test(m.content)).map((m) => m.content as string)
+  return journaledMessages(entry).filter((m) => m.role === 'user' && typeof m.content === 'string' && !CONTEXT_MESSAGE.test(m.content)).map((m) => m.content as string)
 }
 
 /** Every message text of a journal entry, for "did X reach the model" checks. */
 export function allTexts(entry: JournalEntry): string {
-  return JSON.stringify(bodyOf(entry).messages ?? [])
+  return JSON.stringify(journaledMessages(entry))
 }
 
 /** The names of the tools a journal entry offered the model. */

@@ -1,88 +1,22 @@
 /**
- * Test helpers for running the real `opencode` CLI offline: a fake
- * OpenAI-compatible model (aimock, in-process, on 127.0.0.1 and a free port),
- * the OpenCode config that points a provider at it, the path of the native
- * CLI binary shipped in the npm package, and a private HOME (with its XDG
- * folders) per CLI run. Shared by the suites, the recorder and the
- * benchmark. Every helper that creates something returns the way to remove it.
+ * Test helpers for running the real `opencode` CLI offline against the fake
+ * model (aimock, from @testing/support/fake-model and re-exported here): the
+ * OpenCode config that points a provider at it, the path of the native CLI
+ * binary shipped in the npm package, a private HOME (with its XDG folders)
+ * per CLI run, and what the fake's journal says the CLI sent. Shared by the
+ * suites, the recorder and the benchmark.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
 import { dirname, join, posix } from 'node:path'
-import { LLMock, type FixtureFileEntry, type JournalEntry } from '@copilotkit/aimock'
+import type { JournalEntry } from '@copilotkit/aimock'
 import { shellQuote } from '@tanstack/ai-sandbox'
+import { installedVersion, journaledConversation, journaledMessages, makeCliHome } from '@testing/support/fake-model'
 
-/** Fixtures: a fixture file path, a parsed `{ fixtures }` file, or the entries themselves. */
-export type FixtureSource = string | { fixtures: FixtureFileEntry[] } | FixtureFileEntry[]
+export { startFakeModel, type FakeModel, type FakeModelOptions, type FixtureSource } from '@testing/support/fake-model'
 
 /** The model the suites ask for: provider `aimock` (see {@link providerConfig}), model `fake-model`. */
 export const FAKE_MODEL = 'aimock/fake-model'
-
-/** Options of {@link startFakeModel}. */
-export interface FakeModelOptions {
-  /** `{{name}}` placeholders replaced in every string of the fixtures. */
-  vars?: Record<string, string>
-  /** Address to listen on. Default `127.0.0.1`; the Docker suite passes the bridge's host address. */
-  host?: string
-}
-
-/** A running fake model. */
-export interface FakeModel {
-  /** Base URL, e.g. `http://127.0.0.1:39211` (the provider wants `<url>/v1`). */
-  readonly url: string
-  /** The port it listens on (for a URL with another host name, e.g. `host.docker.internal`). */
-  readonly port: number
-  /** The journal: every request the fake answered, oldest first, with the fixture that matched. */
-  requests: () => JournalEntry[]
-  /** Close the server. Safe to call twice. */
-  stop: () => Promise<void>
-}
-
-/**
- * Start aimock with a free port, serving `source`.
- * @param source - See {@link FixtureSource}. The first matching fixture wins.
- * @param options - See {@link FakeModelOptions}.
- * @returns The running fake; call `stop()` when done.
- * @throws when a fixture file cannot be read or a fixture is invalid (aimock's validation message).
- * @example
- * ```ts
- * const model = await startFakeModel([{ match: { userMessage: 'hi' }, response: { content: 'Hello.' } }])
- * try { opencodeText(FAKE_MODEL, { config: providerConfig(model.url) }) } finally { await model.stop() }
- * ```
- */
-export async function startFakeModel(source: FixtureSource, options: FakeModelOptions = {}): Promise<FakeModel> {
-  const fixtures = substitute(readFixtures(source), options.vars ?? {})
-  const mock = new LLMock({ port: 0, host: options.host ?? '127.0.0.1', logLevel: 'silent', journalMaxEntries: 0 })
-  mock.addFixturesFromJSON(fixtures)
-  const url = await mock.start()
-  let stopped: Promise<void> | undefined
-  return {
-    url,
-    port: Number(new URL(url).port),
-    requests: () => mock.getRequests(),
-    stop: () => (stopped ??= mock.stop()),
-  }
-}
-
-function readFixtures(source: FixtureSource): FixtureFileEntry[] {
-  if (Array.isArray(source)) return source
-  if (typeof source !== 'string') return source.fixtures
-  const parsed = JSON.parse(readFileSync(source, 'utf8')) as { fixtures?: FixtureFileEntry[] }
-  if (!Array.isArray(parsed.fixtures)) throw new TypeError(`${source}: expected a JSON object with a "fixtures" array.`)
-  return parsed.fixtures
-}
-
-function substitute<T>(value: T, vars: Record<string, string>): T {
-  if (Object.keys(vars).length === 0) return value
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return v.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => vars[name] ?? whole)
-    if (Array.isArray(v)) return v.map(walk)
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
-    return v
-  }
-  return walk(value) as T
-}
 
 /**
  * The OpenCode config (for `opencodeText(model, { config })`) with a provider
@@ -127,7 +61,7 @@ export function opencodeBinary(from: string = import.meta.url): string {
 
 /** The installed CLI version, e.g. `1.18.33` (from its package.json). */
 export function opencodeVersion(from: string = import.meta.url): string {
-  return (JSON.parse(readFileSync(createRequire(from).resolve('opencode-ai/package.json'), 'utf8')) as { version: string }).version
+  return installedVersion('opencode-ai', from)
 }
 
 /**
@@ -176,31 +110,21 @@ export interface OpencodeHome {
 
 /** Make a HOME under the OS temp dir, with its config folder prepared for offline runs and its own TMPDIR, so nothing of a run lands in the host's /tmp. */
 export function makeOpencodeHome(label = 'opencode-home', version = opencodeVersion()): OpencodeHome {
-  const dir = mkdtempSync(join(tmpdir(), `${label}-`))
+  const { dir, tmp, cleanup } = makeCliHome(label)
   const configDir = join(dir, '.config', 'opencode')
   mkdirSync(join(configDir, 'node_modules'), { recursive: true })
   for (const [name, content] of Object.entries(offlineConfigFiles(version))) writeFileSync(join(configDir, name), content)
-  mkdirSync(join(dir, 'tmp'))
-  return { dir, env: () => ({ ...homeEnv(dir), TMPDIR: join(dir, 'tmp') }), cleanup: () => rmSync(dir, { recursive: true, force: true }) }
-}
-
-type ChatBody = { messages?: { role: string; content: unknown }[]; __aimock_truncated?: boolean }
-
-/** The request body aimock journaled (chat completions). */
-function bodyOf(entry: JournalEntry): ChatBody {
-  const body = (entry.body ?? {}) as ChatBody
-  if (body.__aimock_truncated) throw new RangeError(`aimock truncated the journaled body of request ${entry.id} (over 64 KB), so its messages cannot be checked. Keep the conversation in this test smaller.`)
-  return body
+  return { dir, env: () => ({ ...homeEnv(dir), TMPDIR: tmp }), cleanup }
 }
 
 /** The roles and texts of a journal entry's conversation (system prompt excluded), for history checks. */
 export function conversationOf(entry: JournalEntry): { role: string; text: string }[] {
-  return (bodyOf(entry).messages ?? []).filter((m) => m.role !== 'system').map((m) => ({ role: m.role, text: typeof m.content === 'string' ? m.content : '' }))
+  return journaledConversation(entry)
 }
 
 /** The system prompt text of a journal entry. */
 export function systemTextOf(entry: JournalEntry): string {
-  return (bodyOf(entry).messages ?? [])
+  return journaledMessages(entry)
     .filter((m) => m.role === 'system')
     .map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)))
     .join('\n')
