@@ -4,10 +4,10 @@
 // answering, and fails instead under REQUIRE_DOCKER=1.
 import { runSandboxProviderConformance } from '@tanstack/ai-sandbox/testkit'
 import { dockerSandbox } from '../src/index.js'
-import { BUSYBOX_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { BUSYBOX_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { RUN_LABEL, useDockerSandboxes } from './helpers/sandboxes.js'
 
-await describeWithDocker('docker provider conformance: busybox', [BUSYBOX_IMAGE], () => {
+describeWithDocker('docker provider conformance: busybox', await dockerMissing([BUSYBOX_IMAGE], { needsBridge: false }), () => {
   const { docker, labels } = useDockerSandboxes('conformance-busybox')
   // What of the provider is left: the containers carrying this file's label (the kit asserts destroy() removes them).
   const listResources = async () =>

@@ -8,14 +8,14 @@ import { createHash, randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { SandboxConfigError, SandboxError, SandboxLimitError, SandboxOperationError, SandboxPathError } from '@tanstack/ai-sandbox'
 import { dockerSandbox } from '../src/index.js'
-import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { rejectionOf, useDockerSandboxes } from './helpers/sandboxes.js'
 
 const ODD_NAMES = ['with space.txt', `it's "quoted".txt`, 'new\nline.txt', ' lead and trail ', '$(touch pwned)`x`;&|*?.txt', 'ünï ✓.txt', '-dash-first']
 
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
 
-await describeWithDocker('docker fs', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
+describeWithDocker('docker fs', await dockerMissing([DEBIAN_IMAGE, BUSYBOX_IMAGE], { needsBridge: false }), () => {
   const sandboxes = useDockerSandboxes('fs')
 
   for (const image of [DEBIAN_IMAGE, BUSYBOX_IMAGE]) {

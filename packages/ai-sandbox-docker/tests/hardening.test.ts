@@ -15,7 +15,7 @@ import type { SandboxHandle } from '@tanstack/ai-sandbox'
 import { DEFAULT_RESOURCES, DOCKER_ENGINE_DEFAULT_CAPABILITIES, dockerHostAccess, SANDBOX_NETWORK } from '../src/index.js'
 import type { DockerSandboxConfig } from '../src/index.js'
 import { ICC_OPTION, ensureSandboxNetwork } from '../src/network.js'
-import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { rejectionOf, useDockerSandboxes } from './helpers/sandboxes.js'
 
 /** The old defaults, spelled out: what every sandbox was before issue 16. */
@@ -44,7 +44,7 @@ async function asRoot(docker: Docker, id: string, cmd: string): Promise<number> 
   return (await exec.inspect()).ExitCode ?? -1
 }
 
-await describeWithDocker('docker hardening defaults (issue 16)', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
+describeWithDocker('docker hardening defaults (issue 16)', await dockerMissing([DEBIAN_IMAGE, BUSYBOX_IMAGE], { needsBridge: false }), () => {
   const sandboxes = useDockerSandboxes('hardening')
 
   /** How many of ATTEMPTS connections from `client` to a listener in `server` get its answer. */

@@ -6,10 +6,10 @@
 // this file's label is left afterwards.
 import { runJournalConformance } from '@tanstack/ai-sandbox/testkit'
 import { dockerSandbox } from '../src/index.js'
-import { BUSYBOX_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { BUSYBOX_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { useDockerSandboxes } from './helpers/sandboxes.js'
 
-await describeWithDocker('docker journal conformance: busybox', [BUSYBOX_IMAGE], () => {
+describeWithDocker('docker journal conformance: busybox', await dockerMissing([BUSYBOX_IMAGE], { needsBridge: false }), () => {
   const { labels } = useDockerSandboxes('journal-conformance-busybox')
   runJournalConformance(`docker ${BUSYBOX_IMAGE}`, {
     makeProvider: () => dockerSandbox({ image: BUSYBOX_IMAGE, labels, killGraceMs: 500 }),

@@ -6,10 +6,10 @@
 // label is left afterwards.
 import { runJournalConformance } from '@tanstack/ai-sandbox/testkit'
 import { dockerSandbox } from '../src/index.js'
-import { DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { DEBIAN_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { useDockerSandboxes } from './helpers/sandboxes.js'
 
-await describeWithDocker('docker journal conformance: debian', [DEBIAN_IMAGE], () => {
+describeWithDocker('docker journal conformance: debian', await dockerMissing([DEBIAN_IMAGE], { needsBridge: false }), () => {
   const { labels } = useDockerSandboxes('journal-conformance')
   runJournalConformance(`docker ${DEBIAN_IMAGE}`, {
     makeProvider: () => dockerSandbox({ image: DEBIAN_IMAGE, labels, killGraceMs: 500 }),

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { expect, it } from 'vitest'
 import { journalFollowCommand, journalPaths, shellQuote, startJournaledAgent, type SandboxHandle } from '@tanstack/ai-sandbox'
-import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { useDockerSandboxes } from './helpers/sandboxes.js'
 
 /** How many `tail` processes in the container follow `journal` (read through /proc, as BusyBox has no `ps -o args`). */
@@ -25,7 +25,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
   return check()
 }
 
-await describeWithDocker('docker journal follow without its reader', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
+describeWithDocker('docker journal follow without its reader', await dockerMissing([DEBIAN_IMAGE, BUSYBOX_IMAGE], { needsBridge: false }), () => {
   const { create } = useDockerSandboxes('journal-follow-orphan')
   for (const image of [DEBIAN_IMAGE, BUSYBOX_IMAGE]) {
     it(`stops once the journal is deleted, and not before (${image})`, async () => {

@@ -16,7 +16,7 @@ import { expect, it } from 'vitest'
 import { InMemoryRunStore, memoryStream } from '@tanstack/ai'
 import { InMemoryLockStore } from '@tanstack/ai/locks'
 import { JournalError, probeRunExit, readJournal, readJournalNdjson, reapDetachedRuns, shellQuote, startJournaledAgent, type SandboxHandle } from '@tanstack/ai-sandbox'
-import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { useDockerSandboxes } from './helpers/sandboxes.js'
 
 /** Truncates the journal (its own stdout) and writes a header, events and a sentinel of a nonce it made up. */
@@ -70,7 +70,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
   }
 }
 
-await describeWithDocker('docker journal against its own agent', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
+describeWithDocker('docker journal against its own agent', await dockerMissing([DEBIAN_IMAGE, BUSYBOX_IMAGE], { needsBridge: false }), () => {
   const { create } = useDockerSandboxes('journal-forgery')
   for (const image of [DEBIAN_IMAGE, BUSYBOX_IMAGE]) {
     it(`an agent that rewrites its journal does not end its run, for the reaper's probe or a reader (${image})`, async () => {

@@ -5,12 +5,12 @@
 // deadlocks, and a consumer that starts late still gets every byte.
 import { describe, expect, it } from 'vitest'
 import { OUTPUT_HIGH_WATER_MARK } from '../src/text-stream.js'
-import { DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { DEBIAN_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { useDockerSandboxes } from './helpers/sandboxes.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-await describeWithDocker('docker memory bounds', [DEBIAN_IMAGE], () => {
+describeWithDocker('docker memory bounds', await dockerMissing([DEBIAN_IMAGE], { needsBridge: false }), () => {
   const sandboxes = useDockerSandboxes('memory-bounds')
   const image = DEBIAN_IMAGE
 

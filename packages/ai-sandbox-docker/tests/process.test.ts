@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { SandboxError, SandboxLimitError, SandboxOperationError } from '@tanstack/ai-sandbox'
 import { GROUP_KILLER, JOB_SCAN_AWK, JOB_WRAPPER } from '../src/job.js'
 import { startExec } from '../src/exec-stream.js'
-import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { collect, rejectionOf, useDockerSandboxes } from './helpers/sandboxes.js'
 
 /** `pid pgid stat args` of every process in the container, per ps (BusyBox and procps). */
@@ -19,7 +19,7 @@ const PS = 'ps -o pid,pgid,stat,args'
 /** Count the live processes in the container running `sleep <arg>` (BusyBox and procps ps). */
 const countSleeps = (arg: string) => `${PS} | awk '$3 !~ /^Z/ && $4 == "sleep" && $5 == "${arg}"' | wc -l`
 
-await describeWithDocker('docker process', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
+describeWithDocker('docker process', await dockerMissing([DEBIAN_IMAGE, BUSYBOX_IMAGE], { needsBridge: false }), () => {
   const sandboxes = useDockerSandboxes('process')
 
   for (const image of [DEBIAN_IMAGE, BUSYBOX_IMAGE]) {

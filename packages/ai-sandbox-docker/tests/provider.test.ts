@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import { SandboxConfigError, SandboxOperationError, UnsupportedCapabilityError } from '@tanstack/ai-sandbox'
 import { DOCKER_SANDBOX_LABELS, dockerSandbox } from '../src/index.js'
-import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { RUN_LABEL, leftovers, rejectionOf, useDockerSandboxes } from './helpers/sandboxes.js'
 
 /**
@@ -36,7 +36,7 @@ async function firstLine(stream: AsyncIterable<string>): Promise<string> {
   return text.split('\n')[0]!
 }
 
-await describeWithDocker('docker provider', [DEBIAN_IMAGE, BUSYBOX_IMAGE], () => {
+describeWithDocker('docker provider', await dockerMissing([DEBIAN_IMAGE, BUSYBOX_IMAGE], { needsBridge: false }), () => {
   const sandboxes = useDockerSandboxes('provider')
   const mine = () => leftovers(sandboxes.docker, `${RUN_LABEL}=${sandboxes.labels[RUN_LABEL]}`)
 

@@ -5,10 +5,10 @@
 // REQUIRE_DOCKER=1; no container with this file's label is left afterwards.
 import { runReaperConformance } from '@tanstack/ai-sandbox/testkit'
 import { dockerSandbox } from '../src/index.js'
-import { BUSYBOX_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { BUSYBOX_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { useDockerSandboxes } from './helpers/sandboxes.js'
 
-await describeWithDocker('docker reaper conformance: busybox', [BUSYBOX_IMAGE], () => {
+describeWithDocker('docker reaper conformance: busybox', await dockerMissing([BUSYBOX_IMAGE], { needsBridge: false }), () => {
   const { labels } = useDockerSandboxes('reaper-conformance-busybox')
   runReaperConformance(`docker ${BUSYBOX_IMAGE}`, {
     makeProvider: () => dockerSandbox({ image: BUSYBOX_IMAGE, labels, killGraceMs: 500 }),

@@ -7,10 +7,10 @@
 // REQUIRE_DOCKER=1; no container with this file's label is left afterwards.
 import { runReaperConformance } from '@tanstack/ai-sandbox/testkit'
 import { dockerSandbox } from '../src/index.js'
-import { DEBIAN_IMAGE, describeWithDocker } from './helpers/engine.js'
+import { DEBIAN_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { useDockerSandboxes } from './helpers/sandboxes.js'
 
-await describeWithDocker('docker reaper conformance: debian', [DEBIAN_IMAGE], () => {
+describeWithDocker('docker reaper conformance: debian', await dockerMissing([DEBIAN_IMAGE], { needsBridge: false }), () => {
   const { labels } = useDockerSandboxes('reaper-conformance')
   runReaperConformance(`docker ${DEBIAN_IMAGE}`, {
     makeProvider: () => dockerSandbox({ image: DEBIAN_IMAGE, labels, killGraceMs: 500 }),

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { defineSandbox, defineWorkspace, withSandbox } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { runShell, waitFor } from './helpers/run-chat.js'
-import { dockerLeftovers, dockerMissing, engine } from './helpers/docker-engine.js'
+import { dockerLeftovers, dockerMissing, engine } from '@testing/support/docker-engine'
 
 const IMAGE = process.env.TANSTACK_SANDBOX_BUSYBOX_IMAGE ?? 'tanstack-sandbox-busybox:latest'
 const RUN = { 'tanstack-test.run': `e2e-${randomUUID().slice(0, 8)}` }
@@ -20,7 +20,7 @@ const leftovers = () => dockerLeftovers(`tanstack-test.run=${RUN['tanstack-test.
 
 const containerExists = async (id: string) => (await engine(`/containers/${id}/json`)).status === 200
 
-const reason = await dockerMissing([IMAGE])
+const reason = await dockerMissing([IMAGE], { needsBridge: false })
 
 if (reason !== null && process.env.REQUIRE_DOCKER !== '1') {
   describe('chat() with a Docker sandbox', () => {

@@ -7,12 +7,12 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, expect, it } from 'vitest'
 import { defineSandbox, defineWorkspace } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
-import { describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { byPath, EXPECTED_ENTRIES, makeOddlyNamedChanges } from './helpers/git-status-names.js'
 
 const DEBIAN = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'
 const RUN = { 'tanstack-test.run': `git-status-${randomUUID().slice(0, 8)}` }
-const reason = await dockerMissing([DEBIAN])
+const reason = await dockerMissing([DEBIAN], { needsBridge: false })
 
 describeWithDocker('git.status on Docker', reason, () => {
   afterAll(async () => {

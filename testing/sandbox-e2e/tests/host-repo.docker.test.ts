@@ -13,11 +13,11 @@ import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { defineSandbox, defineWorkspace, gitSource } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
-import { describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 
 const DEBIAN = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'
 const RUN = { 'tanstack-test.run': `host-repo-${randomUUID().slice(0, 8)}` }
-const reason = await dockerMissing([DEBIAN])
+const reason = await dockerMissing([DEBIAN], { needsBridge: false })
 
 describeWithDocker('a workspace cloned from a mounted host repository (Docker)', reason, () => {
   const host = mkdtempSync(join(tmpdir(), 'tsbx-host-repo-'))

@@ -11,14 +11,14 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, expect, it } from 'vitest'
 import { defineSandbox, defineWorkspace, workspaceSnapshotKey, type SandboxInstanceRecord, type SandboxInstanceStore } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
-import { describeWithDocker, dockerLeftovers, dockerMissing, engine } from './helpers/docker-engine.js'
+import { describeWithDocker, dockerLeftovers, dockerMissing, engine } from '@testing/support/docker-engine'
 
 const IMAGE = process.env.TANSTACK_SANDBOX_BUSYBOX_IMAGE ?? 'tanstack-sandbox-busybox:latest'
 const RUN = { 'tanstack-test.run': `e2e-records-${randomUUID().slice(0, 8)}` }
 const RUN_LABEL = `tanstack-test.run=${RUN['tanstack-test.run']}`
 const FIELDS = ['key', 'provider', 'providerSandboxId', 'latestSnapshotId', 'threadId', 'latestRunId', 'updatedAt'] as const
 
-const reason = await dockerMissing([IMAGE])
+const reason = await dockerMissing([IMAGE], { needsBridge: false })
 
 /** A table with one column per spec 003 field. */
 function sevenFieldStore(): SandboxInstanceStore & { rows: Map<string, Record<string, unknown>>; age: (key: string, ms: number) => void } {

@@ -12,7 +12,7 @@ import { chat, EventType, type StreamChunk, type TextAdapter } from '@tanstack/a
 import { defineSandbox, getSandbox, getSandboxRunChunks, mergeChunkStreams, SANDBOX_FILE_EVENT, SandboxCapability, withSandbox, type SandboxProvider } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
-import { describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { makeRoot } from './helpers/run-chat.js'
 
 /** How long the adapter stays silent at most before it gives up waiting (the test then fails on order). */
@@ -93,7 +93,7 @@ describe('live sandbox.file chunks (local-process, native fs.watch)', () => {
 
 const BUSYBOX = process.env.TANSTACK_SANDBOX_BUSYBOX_IMAGE ?? 'tanstack-sandbox-busybox:latest'
 const RUN = { 'tanstack-test.run': `live-${randomUUID().slice(0, 8)}` }
-const reason = await dockerMissing([BUSYBOX])
+const reason = await dockerMissing([BUSYBOX], { needsBridge: false })
 
 describeWithDocker('live sandbox.file chunks (Docker, poll)', reason, () => {
   afterAll(async () => {

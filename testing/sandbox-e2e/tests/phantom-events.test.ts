@@ -16,7 +16,7 @@ import type { SandboxFileHookEvent, StreamChunk } from '@tanstack/ai'
 import { defineSandbox, defineWorkspace, FILE_CHANGED_EVENT, SANDBOX_FILE_EVENT, watchWorkspace, withSandbox, type SandboxHandle, type SandboxProvider } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
-import { describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { eventLog, perPath } from './helpers/event-log.js'
 import { makeRoot, runShell } from './helpers/run-chat.js'
 
@@ -113,7 +113,7 @@ describe('no phantom events on local-process (native fs.watch)', () => {
 const BUSYBOX = process.env.TANSTACK_SANDBOX_BUSYBOX_IMAGE ?? 'tanstack-sandbox-busybox:latest'
 const DEBIAN = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'
 const RUN = { 'tanstack-test.run': `phantoms-${randomUUID().slice(0, 8)}` }
-const reason = await dockerMissing([BUSYBOX, DEBIAN])
+const reason = await dockerMissing([BUSYBOX, DEBIAN], { needsBridge: false })
 
 describeWithDocker('no phantom events on Docker (poll)', reason, () => {
   afterAll(async () => {

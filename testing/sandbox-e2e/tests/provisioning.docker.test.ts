@@ -13,12 +13,12 @@ import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { bearer, createSecrets, defineSandbox, defineWorkspace, gitSkill, InMemorySandboxInstanceStore, mcpSkill, PROJECTION_MARKER, projectWorkspace, type McpSkill } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
-import { describeWithDocker, dockerLeftovers, dockerMissing, engine } from './helpers/docker-engine.js'
+import { describeWithDocker, dockerLeftovers, dockerMissing, engine } from '@testing/support/docker-engine'
 
 const IMAGE = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'
 const RUN = { 'tanstack-test.run': `prov-${randomUUID().slice(0, 8)}` }
 const host = mkdtempSync(join(tmpdir(), 'tsbx-prov-docker-'))
-const reason = await dockerMissing([IMAGE])
+const reason = await dockerMissing([IMAGE], { needsBridge: false })
 
 describeWithDocker('provisioning on Docker', reason, () => {
   const counterDir = join(host, 'counter')

@@ -12,13 +12,13 @@ import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { defineSandbox, defineWorkspace, localSource, WorkspaceBootstrapError } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
-import { describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 
 const DEBIAN = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'
 const BUSYBOX = process.env.TANSTACK_SANDBOX_BUSYBOX_IMAGE ?? 'tanstack-sandbox-busybox:latest'
 const RUN = { 'tanstack-test.run': `setup-docker-${randomUUID().slice(0, 8)}` }
 const host = mkdtempSync(join(tmpdir(), 'tsbx-setup-docker-'))
-const reason = await dockerMissing([DEBIAN, BUSYBOX])
+const reason = await dockerMissing([DEBIAN, BUSYBOX], { needsBridge: false })
 
 describeWithDocker('setup shell state and instructions on Docker', reason, () => {
   afterAll(async () => {

@@ -6,13 +6,13 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, describe, expect } from 'vitest'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
-import { describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { setupShellStateCases } from './helpers/setup-shell-cases.js'
 
 const DEBIAN = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'
 const BUSYBOX = process.env.TANSTACK_SANDBOX_BUSYBOX_IMAGE ?? 'tanstack-sandbox-busybox:latest'
 const RUN = { 'tanstack-test.run': `setup-state-${randomUUID().slice(0, 8)}` }
-const reason = await dockerMissing([DEBIAN, BUSYBOX])
+const reason = await dockerMissing([DEBIAN, BUSYBOX], { needsBridge: false })
 
 describeWithDocker('setup shell state on Docker', reason, () => {
   afterAll(async () => {

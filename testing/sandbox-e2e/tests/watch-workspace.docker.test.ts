@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import type { StreamChunk } from '@tanstack/ai'
 import { defineSandbox, defineWorkspace, FILE_CHANGED_EVENT, SANDBOX_FILE_EVENT, watchWorkspace, withSandbox } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
-import { describeWithDocker, dockerLeftovers, dockerMissing } from './helpers/docker-engine.js'
+import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { eventLog, perPath } from './helpers/event-log.js'
 import { runShell } from './helpers/run-chat.js'
 
@@ -20,7 +20,7 @@ const BUSYBOX = process.env.TANSTACK_SANDBOX_BUSYBOX_IMAGE ?? 'tanstack-sandbox-
 const DEBIAN = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'
 const RUN = { 'tanstack-test.run': `watch-${randomUUID().slice(0, 8)}` }
 const label = `tanstack-test.run=${RUN['tanstack-test.run']}`
-const reason = await dockerMissing([BUSYBOX, DEBIAN])
+const reason = await dockerMissing([BUSYBOX, DEBIAN], { needsBridge: false })
 
 type Custom = { type: 'CUSTOM'; name: string; value: any }
 const customs = (chunks: StreamChunk[], name: string) => (chunks as unknown as Custom[]).filter((c) => c.type === 'CUSTOM' && c.name === name).map((c) => c.value)

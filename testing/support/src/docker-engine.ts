@@ -1,21 +1,38 @@
 /**
- * The Docker engine gate shared by the end-to-end suites: talk to the Engine
- * API over its unix socket (no client library), say why the suite cannot run
- * (engine, image or bridge missing), find the host address a bridged
- * container reaches as `host.docker.internal`, and list what carries the
- * suite's run label. Under REQUIRE_DOCKER=1 a missing engine is a failure.
+ * The Docker engine gate shared by every Docker suite (the Docker provider's
+ * own and the end-to-end ones): talk to the Engine API over `DOCKER_HOST` or
+ * its unix socket (no client library), say why a suite cannot run (engine,
+ * image or, for a container that must reach the host, the bridge missing),
+ * find the host address a bridged container reaches as `host.docker.internal`,
+ * and list what carries a suite's run label. Under REQUIRE_DOCKER=1 a missing
+ * engine is a failure.
  */
 import { request } from 'node:http'
 import { createServer } from 'node:net'
 import { describe, it } from 'vitest'
 
-/** The engine socket the suite uses. */
+/** The engine socket used when `DOCKER_HOST` is not set. */
 export const DOCKER_SOCKET = '/var/run/docker.sock'
+
+/** The Debian image `scripts/docker/images.sh` builds (TANSTACK_SANDBOX_DEBIAN_IMAGE names another). */
+export const DEBIAN_IMAGE = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'
+/** The BusyBox image `scripts/docker/images.sh` builds (TANSTACK_SANDBOX_BUSYBOX_IMAGE names another). */
+export const BUSYBOX_IMAGE = process.env.TANSTACK_SANDBOX_BUSYBOX_IMAGE ?? 'tanstack-sandbox-busybox:latest'
+
+/** Where the engine answers, as the reasons name it: `DOCKER_HOST`, or the default socket. */
+const ENDPOINT = process.env.DOCKER_HOST ?? DOCKER_SOCKET
+
+/** `DOCKER_HOST` as `http.request` options: `unix://<path>` is a socket, `tcp://<host>:<port>` plain HTTP. */
+function endpointOptions(): { socketPath: string } | { host: string; port: number } {
+  const tcp = /^tcp:\/\/([^:/]+):(\d+)\/?$/.exec(ENDPOINT)
+  if (tcp) return { host: tcp[1]!, port: Number(tcp[2]) }
+  return { socketPath: ENDPOINT.replace(/^unix:\/\//, '') }
+}
 
 /** GET an Engine API path. */
 export function engine(path: string): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath: DOCKER_SOCKET, path, timeout: 5000 }, (res) => {
+    const req = request({ ...endpointOptions(), path, timeout: 5000 }, (res) => {
       let text = ''
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => (text += chunk))
@@ -63,17 +80,21 @@ function canListen(address: string): Promise<boolean> {
   })
 }
 
-/** Why the suite cannot run (engine, one of `images`, or a local bridge missing), or `null`. */
-export async function dockerMissing(images: readonly string[]): Promise<string | null> {
+/**
+ * Why the suite cannot run, or `null`: the engine not answering, one of
+ * `images` missing, or (unless `needsBridge` is false) no bridge address on
+ * this machine for a container to reach a server of the test's.
+ */
+export async function dockerMissing(images: readonly string[], options: { needsBridge?: boolean } = {}): Promise<string | null> {
   try {
     await engine('/_ping')
   } catch (error) {
-    return `docker engine not answering on ${DOCKER_SOCKET} (${(error as Error).message}); start it with scripts/docker/engine.sh`
+    return `docker engine not answering on ${ENDPOINT} (${(error as Error).message}); start it with scripts/docker/engine.sh`
   }
   for (const image of images) {
-    if ((await engine(`/images/${encodeURIComponent(image)}/json`)).status !== 200) return `docker image ${image} not found; build it with scripts/docker/images.sh`
+    if ((await engine(`/images/${encodeURIComponent(image)}/json`)).status !== 200) return `docker image ${image} not found on ${ENDPOINT}; build it with scripts/docker/images.sh`
   }
-  if ((await bridgeHostAddress()) === undefined) return "docker's default bridge has no address on this machine (remote engine or --bridge=none), so a container cannot reach the fake model"
+  if (options.needsBridge !== false && (await bridgeHostAddress()) === undefined) return "docker's default bridge has no address on this machine (remote engine or --bridge=none), so a container cannot reach the fake model"
   return null
 }
 
