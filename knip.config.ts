@@ -18,7 +18,7 @@ const config: KnipConfig = {
     '.': { project: ['*.{ts,js}'], ignoreDependencies: ['publint', '@arethetypeswrong/cli'] },
     // The testkit entry imports vitest, an optional peer: only users who run the conformance kits install it.
     'packages/ai-sandbox': {
-      entry: ['src/index.ts', 'src/testkit/index.ts', ...tests, 'bench/**/*.ts'],
+      entry: ['src/index.ts', 'src/internal.ts', 'src/testkit/index.ts', ...tests, 'bench/**/*.ts'],
       project: ['src/**/*.ts', 'tests/**/*.ts', 'bench/**/*.ts'],
       ignoreDependencies: ['vitest'],
     },

@@ -11,7 +11,7 @@
  * are the only reach.
  */
 import { readdir, readlink } from 'node:fs/promises'
-import { SANDBOX_ID_ENV } from '@tanstack/ai-sandbox'
+import { SANDBOX_ID_ENV } from '@tanstack/ai-sandbox/internal'
 import { errnoCode, operationError } from './errors.js'
 import { scanMarked, signalJobProcess } from './job-tree.js'
 

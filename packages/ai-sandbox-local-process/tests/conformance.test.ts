@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, expect } from 'vitest'
-import { SANDBOX_ID_ENV } from '@tanstack/ai-sandbox'
+import { SANDBOX_ID_ENV } from '@tanstack/ai-sandbox/internal'
 import { runSandboxProviderConformance } from '@tanstack/ai-sandbox/testkit'
 import { localProcessSandbox } from '../src/index.js'
 

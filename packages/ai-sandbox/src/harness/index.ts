@@ -11,7 +11,7 @@ export { buildHarnessPrompt, messageText, MAX_PREAMBLE_CHARS } from './build-pro
 export { assertPromptWithinLimit, declareHarnessPromptLimit, harnessPromptLimit, PromptTooLargeError } from './prompt-limit.js'
 export type { HarnessPromptLimit } from './prompt-limit.js'
 export { harnessSystemPrompt } from './harness-system-prompt.js'
-export { guardHarnessRun, harnessRunIds } from './guard-harness-run.js'
+export { guardHarnessRun } from './guard-harness-run.js'
 export type { GuardHarnessRunOptions, HarnessRunContext, HarnessRunOptions } from './guard-harness-run.js'
 export { harnessRunError, redactRunErrorChunk } from './harness-run-error.js'
 export { createHarnessSecretRedactor } from './harness-secret-redactor.js'

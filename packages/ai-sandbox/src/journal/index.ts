@@ -1,5 +1,5 @@
 // The run journal: where an agent's output lives inside the sandbox so it outlives the host, the shell commands over it, the sentinel, byte framing, readers and the attach preflight.
-export { DEFAULT_JOURNAL_DIR, DEFAULT_EXIT_PROBE_BYTES, journalDirOf, journalPaths, journaledCommand, journalFollowCommand, journalExistsCommand, journalListCommand, parseJournalList, journalMtimeListCommand, parseJournalMtimeListing, journalExitProbeCommand, parseJournalExit, journalLaunchStdin } from './commands.js'
+export { DEFAULT_JOURNAL_DIR, DEFAULT_EXIT_PROBE_BYTES, journalPaths, journaledCommand, journalFollowCommand, journalExistsCommand, journalListCommand, parseJournalList, journalMtimeListCommand, parseJournalMtimeListing, journalExitProbeCommand, parseJournalExit, journalLaunchStdin } from './commands.js'
 export type { JournalPaths, JournalDirEntry, JournalMtimeListing, JournalExitState, JournaledCommandOptions } from './commands.js'
 export { journalReadCommand, parseJournalRead } from './bounded-read.js'
 export type { JournalRead } from './bounded-read.js'

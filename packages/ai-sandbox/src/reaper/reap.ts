@@ -1,32 +1,26 @@
 /**
- * `reapDetachedRuns`: one sweep over a `RunStore`'s detached runs. For each,
- * an injected out-of-band probe (`hasFinished`, usually over `probeRunExit`)
- * says whether the agent exited; only a `finished` probe (finalize: drive the
- * run to its end under the claim, so the log gets the rest of the transcript)
- * or an expired TTL (expire: terminalize it) leads to a drive, and either one
- * then reclaims the sandbox. A `producing` or `unknown` run is left untouched.
- * It NEVER drives a run to learn whether it finished: `pipeToRunLog` is total
- * and always writes a terminal status and closes the log, which on a live run
- * is a false transcript, ended tailers, and a record that left
- * `listReclaimable` forever. Every drive goes through the same claim and
- * fences as `sandboxRunDriver` (lease, `driverEpoch`, quiescence), so a sweep
- * racing a takeover never double-writes. Invariant: total; once its options
- * are valid, the promise resolves and never rejects.
+ * `reapDetachedRuns`: one sweep over a `RunStore`'s detached runs. Each is
+ * probed out of band (`hasFinished`): a `finished` run is finalized under the
+ * run claim, an expired one terminalized, and then its sandbox reclaimed; a
+ * `producing` or `unknown` run is never driven. Total once its options are
+ * valid. One file: the sweep and its per-run steps read in order; the time
+ * bounds are `reap-budget.ts`. Design notes: docs/design/reaper.md.
  * Source: spec 000 "The reaper ships as a function, not a scheduler", spec 002.
  */
-import { EventType, isTerminalRunStatus, RUN_CANCEL_REASON, type RunDriverOptions, type RunRecord, type RunStatus, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
+import { EventType, isTerminalRunStatus, type RunDriverOptions, type RunRecord, type RunStatus, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'
 import type { LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
 import { SandboxConfigError } from '../contracts/errors.js'
 import { MAX_TIMER_MS } from '../definition/long-timeout.js'
 import { loggerSchema, parseOptions } from '../contracts/validate.js'
-import { awaitLogQuiescence, ClaimDeclinedError, DEFAULT_FENCE_QUIET_MS, fenceDurability, fenceRunStore, RunClaimLostError, RunClaimNotAcquiredError, withRunClaim, type RunClaim } from '../durability/claim.js'
+import { awaitLogQuiescence, ClaimDeclinedError, DEFAULT_FENCE_QUIET_MS, fenceDurability, fenceRunStore, RunClaimLostError, RunClaimNotAcquiredError } from '../durability/claim.js'
 import { pipeToRunLog } from '../durability/run-log.js'
 import type { Reporter } from '../durability/run-report.js'
 import { DEFAULT_ENDED_RUN_LOOKBACK_MS, isEndedRunLister, reclaimEndedRuns, type EndedRunEntry } from './ended-runs.js'
 import { DEFAULT_ORPHAN_GRACE_MS, isLockProbe, isUndetachedRunLister, markOrphansDetached } from './orphans.js'
-import { runExitProbeSchema, type RunExitProbe } from './probe.js'
+import type { RunExitProbe } from './probe.js'
+import { claimWithin, probeWithin, reclaimWithin, settleWithin, withinBudget } from './reap-budget.js'
 
 /** Most runs one sweep looks at (oldest detach first); the rest wait for the next sweep (`ReapResult.deferred`). Default of `maxRuns`. */
 export const DEFAULT_MAX_RUNS = 25
@@ -44,7 +38,6 @@ const CONCURRENCY = 4
 
 /** The `RUN_ERROR` codes the reaper ends a run with. */
 const EXPIRED_CODE = 'detached-run-expired'
-const BUDGET_CODE = 'reap-budget-exceeded'
 
 /**
  * What the sweep did with one run.
@@ -362,148 +355,15 @@ async function reapOne(record: RunRecord, options: ReapOptions): Promise<ReapRun
   }
 }
 
-/** `call()`, rejected when it has not settled within `budgetMs` (a wedged store), so one hung listing never hangs the sweep. */
-async function settleWithin<T>(call: () => Promise<T>, budgetMs: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not settle within runBudgetMs (${budgetMs} ms)`)), budgetMs)
-  })
-  try {
-    return await Promise.race([Promise.resolve().then(call), late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
 /** Whether the run's TTL passed at the sweep's `now`: detached, for at least `detachedRunTtlMs`. */
 function isExpired(record: RunRecord, options: ReapOptions): boolean {
   return record.detachedSince !== undefined && options.now - record.detachedSince >= options.detachedRunTtlMs
 }
 
-/** `reclaim(record)`, rejected when it has not settled within `budgetMs` (a wedged provider), so one stuck destroy never hangs the sweep. */
-async function reclaimWithin(reclaim: NonNullable<ReapOptions['reclaim']>, record: RunRecord, budgetMs: number): Promise<unknown> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`reclaim did not settle within runBudgetMs (${budgetMs} ms); the sandbox may still be up`)), budgetMs)
-  })
-  try {
-    return await Promise.race([Promise.resolve().then(() => reclaim(record)), late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-/**
- * `withRunClaim`, given up when its lease is not granted within `budgetMs`
- * (another driver holds the run for longer). A claim given up refuses its
- * own `driverEpoch` write, so a lease granted after the sweep moved on claims
- * nothing.
- */
-function claimWithin<T>(options: ReapOptions, runId: string, budgetMs: number, report: Reporter, recheck: (record: RunRecord) => string | undefined, fn: (claim: RunClaim) => Promise<T>): Promise<T> {
-  let started = false
-  let gaveUp = false
-  const runs: RunStore = {
-    ...bind(options.runs),
-    update: (id, patch) => (gaveUp && 'driverEpoch' in patch ? Promise.reject(new RunClaimNotAcquiredError(runId, 'superseded', { detail: 'the sweep gave up waiting for the lease' })) : options.runs.update(id, patch)),
-  }
-  const claimed = withRunClaim({ runs, locks: options.locks, runId, report, recheck }, (claim) => {
-    if (gaveUp) throw new RunClaimNotAcquiredError(runId, 'superseded', { detail: 'the sweep gave up waiting for the lease' })
-    started = true
-    return fn(claim)
-  })
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const waited = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      if (started) return
-      gaveUp = true
-      reject(new RunClaimNotAcquiredError(runId, 'superseded', { detail: `another driver held the run's lease for longer than runBudgetMs (${budgetMs} ms)` }))
-    }, budgetMs)
-  })
-  claimed.catch(() => {}) // a claim given up settles later, unobserved
-  return Promise.race([claimed, waited]).finally(() => clearTimeout(timer))
-}
-
-/** The store's methods bound to it, so a spread copy still works on a class instance. */
-function bind(runs: RunStore): RunStore {
-  const bound: RunStore = {
-    createOrResume: (input) => runs.createOrResume(input),
-    update: (runId, patch) => runs.update(runId, patch),
-    get: (runId) => runs.get(runId),
-    findActiveRun: (threadId) => runs.findActiveRun(threadId),
-  }
-  if (runs.listByThread) bound.listByThread = (threadId) => runs.listByThread!(threadId)
-  if (runs.listReclaimable) bound.listReclaimable = (opts) => runs.listReclaimable!(opts)
-  return bound
-}
-
-/**
- * The finalizing drive, bounded: `drive` gets the claim's signal joined with
- * the budget's (which aborts with `RUN_CANCEL_REASON`, so `withSandbox` stops
- * the agent and destroys its sandbox). Past the budget the stream ends with a
- * `RUN_ERROR` `reap-budget-exceeded`, so `pipeToRunLog` records `failed` and
- * closes the log. A throwing `drive` becomes a stream that throws (`failed`).
- */
-async function* withinBudget(record: RunRecord, drive: RunDriverOptions['drive'], claimSignal: AbortSignal, budgetMs: number, onExceeded: () => void, report: Reporter): AsyncGenerator<StreamChunk> {
-  const budget = new AbortController()
-  const timer = setTimeout(() => budget.abort(RUN_CANCEL_REASON), budgetMs)
-  const exceeded = new Promise<typeof EXCEEDED>((resolve) => budget.signal.addEventListener('abort', () => resolve(EXCEEDED), { once: true }))
-  let iterator: AsyncIterator<StreamChunk> | undefined
-  let finished = false
-  try {
-    const stream = drive({ runId: record.runId, threadId: record.threadId, signal: AbortSignal.any([claimSignal, budget.signal]) })
-    if (typeof stream !== 'object' || stream === null || !isFunction((stream as unknown as Record<symbol, unknown>)[Symbol.asyncIterator])) {
-      throw new TypeError('reapDetachedRuns: drive({ runId, threadId, signal }) must return an AsyncIterable<StreamChunk>, e.g. the stream chat() returns')
-    }
-    iterator = stream[Symbol.asyncIterator]()
-    for (;;) {
-      const next = iterator.next()
-      const step = await Promise.race([next, exceeded])
-      if (step === EXCEEDED) {
-        next.catch(() => {})
-        onExceeded()
-        report.error(`the replay of run ${record.runId} did not end within runBudgetMs (${budgetMs} ms); it is stopped and the run terminalized anyway`)
-        yield { type: EventType.RUN_ERROR, timestamp: Date.now(), message: `The reaper stopped this run: its agent had exited, but replaying its journal took longer than ${budgetMs} ms.`, code: BUDGET_CODE, error: { message: `replay exceeded the reaper's runBudgetMs (${budgetMs} ms)`, code: BUDGET_CODE } } as StreamChunk
-        return
-      }
-      if (step.done) {
-        finished = true
-        return
-      }
-      yield step.value
-    }
-  } finally {
-    clearTimeout(timer)
-    if (!finished && iterator) void Promise.resolve(iterator.return?.()).catch(() => {})
-  }
-}
-
-const EXCEEDED = Symbol('budget-exceeded')
-
 /** The whole stream of an expired run: one terminal `RUN_ERROR`, so `pipeToRunLog` records `failed` and closes the log. */
 async function* expiredStream(ttlMs: number): AsyncGenerator<StreamChunk> {
   const message = `The reaper expired this run: it stayed detached longer than detachedRunTtlMs (${ttlMs} ms) and its agent was not seen to finish.`
   yield { type: EventType.RUN_ERROR, timestamp: Date.now(), message, code: EXPIRED_CODE, error: { message, code: EXPIRED_CODE } } as StreamChunk
-}
-
-/** `hasFinished(record)`, with a throw, an invalid answer or an answer later than `budgetMs` all `unknown`. */
-async function probeWithin(hasFinished: ReapOptions['hasFinished'], record: RunRecord, budgetMs: number, report: Reporter): Promise<RunExitProbe> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<RunExitProbe>((resolve) => {
-    // Not unref'd: a one-shot reaper script whose probe waits on nothing must still get its answer.
-    timer = setTimeout(() => resolve({ state: 'unknown', detail: `hasFinished did not answer within runBudgetMs (${budgetMs} ms)` }), budgetMs)
-  })
-  try {
-    const answer = await Promise.race([Promise.resolve().then(() => hasFinished(record)), late])
-    const parsed = runExitProbeSchema.safeParse(answer)
-    if (parsed.success) return answer
-    report.error(`hasFinished answered ${JSON.stringify(answer)?.slice(0, 120)}, which is not a RunExitProbe ({ state: 'finished', exitCode } | { state: 'producing' } | { state: 'unknown' }); counted as unknown`)
-    return { state: 'unknown', detail: 'hasFinished gave no RunExitProbe' }
-  } catch (error) {
-    report.error('hasFinished threw; counted as unknown', error)
-    return { state: 'unknown', error }
-  } finally {
-    clearTimeout(timer)
-  }
 }
 
 async function openLog(options: ReapOptions, runId: string, report: Reporter): Promise<StreamDurability | undefined> {

@@ -5,4 +5,3 @@
 export { shellQuote, shellJoin } from './quote.js'
 export { writeSandboxRunFile, sandboxRunFilePath, removeSandboxRunFiles } from './sandbox-run-file.js'
 export type { WriteSandboxRunFileOptions } from './sandbox-run-file.js'
-export { stopTaggedProcesses, HARNESS_RUN_TAG_ENV, SANDBOX_JOB_ENV, SANDBOX_ID_ENV, TAGGED_PIDS_SH } from './process-tags.js'

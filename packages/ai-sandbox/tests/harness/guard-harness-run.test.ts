@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { AdapterYieldChunk, CapabilityContext } from '@tanstack/ai'
-import { guardHarnessRun, harnessRunError, harnessRunIds, provideProjection, type GuardHarnessRunOptions, type HarnessRunContext, type HarnessRunOptions } from '../../src/index.js'
+import { harnessRunIds } from '../../src/internal.js'
+import { guardHarnessRun, harnessRunError, provideProjection, type GuardHarnessRunOptions, type HarnessRunContext, type HarnessRunOptions } from '../../src/index.js'
 
 const SECRET = 'sk-live-0123456789'
 /** A forwarded host credential, read from a stand-in for process.env. */
