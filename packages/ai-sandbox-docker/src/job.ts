@@ -1,17 +1,10 @@
 /**
  * A job: one user command run by `docker exec` as the leader of its own
- * process group, so everything it starts can be signalled at once, with a
- * marker entry `TANSTACK_SANDBOX_JOB=<random id>` in its environment, which
- * everything it starts inherits. Destroying an exec connection does not stop
- * the process, so `kill` signals the job from a second exec (the group, every
- * process whose `/proc/<pid>/environ` holds the marker, plus every descendant
- * collected before signalling, also those that left the group with `setsid`
- * after their parent exited; TERM, then KILL after the grace period) and
- * returns only when none of them is left, checked inside the container;
- * then it drops the connection, so a process that escaped the job (double fork
- * plus `setsid`) and still holds the output cannot keep `exit` pending.
- * Invariant: the wrapper's one header line (the group id, or why the cwd was
- * refused) is the first line of stderr and is stripped before callers see it.
+ * process group, marked `TANSTACK_SANDBOX_JOB=<random id>` in its environment;
+ * `kill` returns only once no process of the job is left. Invariant: the
+ * wrapper's header line is stderr's first line, stripped before callers see it.
+ * One file: the wrapper scripts, `Job` and header parsing share one protocol.
+ * Design notes: docs/design/docker.md
  */
 import type Docker from 'dockerode'
 import { SandboxPathError } from '@tanstack/ai-sandbox'

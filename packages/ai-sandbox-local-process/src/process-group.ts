@@ -1,17 +1,10 @@
 /**
- * One job on the host: `/bin/sh -c command` started detached, so the shell is
- * the leader of a new process group and everything it starts shares its pgid.
- * Every process of the job also inherits two marker entries in its
- * environment: `TANSTACK_SANDBOX_JOB=<random id>` (this job) and
- * `TANSTACK_SANDBOX_ID=<sandbox id>` (for `destroy()`). Owns signalling the
- * job (the group, and on Linux every process carrying the job's marker and
- * every descendant, also those that left the group with `setsid` after their
- * parent exited), the TERM-then-KILL escalation and the check that nothing of
- * it is left. It must never signal a group it has seen gone. Invariants:
- * `exit` settles once the shell exits, whatever still holds its output pipes
- * (they are closed from our side after {@link OUTPUT_DRAIN_MS}); and `kill()`
- * resolves only when no live (non-zombie) process of the group, nor any
- * process carrying the job's marker, nor any descendant collected, remains.
+ * One job on the host: `/bin/sh -c command` started detached as the leader of
+ * a new process group, every process of it marked with the job's and the
+ * sandbox's ids. Owns signalling the job (TERM, then KILL) and the check that
+ * nothing is left; it never signals a group it has seen gone. Invariants: `exit`
+ * settles once the shell exits; `kill()` resolves only when nothing is left.
+ * Design notes: docs/design/local-process.md
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'

@@ -1,14 +1,9 @@
 /**
- * The sweep `destroy()` runs after killing the groups it knows: on Linux,
- * every process carrying the sandbox's marker entry
- * (`TANSTACK_SANDBOX_ID=<id>`, inherited from every job the sandbox ran, by
- * any provider instance), every descendant of one, and any process whose
- * working directory is inside the sandbox directory, is SIGKILLed, until none
- * is left. That catches what left its process group and tree (`setsid`, a
- * double fork, daemonising tools), also after `cd /`. A process that dropped
- * its environment (`env -i`) and works outside the sandbox directory is out
- * of reach. Elsewhere (no `/proc`) the sweep does nothing and process groups
- * are the only reach.
+ * The sweep `destroy()` runs after killing the groups it knows: on Linux it
+ * SIGKILLs, until none is left, every process carrying the sandbox's marker
+ * (`TANSTACK_SANDBOX_ID=<id>`), every descendant of one, and every process
+ * whose working directory is inside the sandbox directory. Without `/proc`
+ * it does nothing. Design notes: docs/design/local-process.md
  */
 import { readdir, readlink } from 'node:fs/promises'
 import { SANDBOX_ID_ENV } from '@tanstack/ai-sandbox/internal'

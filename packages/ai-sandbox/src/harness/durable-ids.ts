@@ -1,11 +1,9 @@
 /**
- * Run and thread ids for durable runs. A durable run's journal path and its
- * message ids are derived from its `runId`, and every chunk it emits carries
- * its `threadId`, so a successor host can only resume a run whose ids it can
- * recompute. These helpers are the one place an adapter decides between the
- * caller's id and a generated one. Pure; no I/O.
+ * Run and thread ids for durable runs: the one place an adapter decides
+ * between the caller's id and a generated one. Pure; no I/O.
  * Invariant: a durable run is never given a generated `runId` (the fallback
  * is not even called), and an attach is never given a generated `threadId`.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { z } from 'zod'
 import { SandboxConfigError, SandboxError, type SandboxErrorOptions } from '../contracts/errors.js'

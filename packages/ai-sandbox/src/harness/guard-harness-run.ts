@@ -1,13 +1,10 @@
 /**
  * The guard every harness adapter's `chatStream` runs inside: it fixes the
  * run's ids, takes the run's secrets (raw and encoded) out of every chunk,
- * and turns an unexpected throw into a `RUN_ERROR` `adapter_error`. It knows
- * nothing of any CLI. Scrubbing here, at the source, means core's debug
- * categories (`middleware` logs a chunk before any `onChunk` runs, `output`
- * after) and every middleware see the chunk already clean.
- * Invariant: the guarded stream never throws what the run throws,
- * and the guard adds no chunk of its own after a `RUN_FINISHED` or a
- * `RUN_ERROR` of the run, nor once the request was aborted.
+ * and turns an unexpected throw into a `RUN_ERROR` `adapter_error`.
+ * Invariant: the guarded stream never throws what the run throws, and adds no
+ * chunk after the run's `RUN_FINISHED`/`RUN_ERROR` or once the request aborted.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { randomUUID } from 'node:crypto'
 import type { AdapterYieldChunk, TextOptions } from '@tanstack/ai'

@@ -1,11 +1,10 @@
 /**
  * The environment of a harness CLI, layered the same way by every adapter:
- * the adapter's quiet defaults, provider keys forwarded from the workspace
- * secrets or the host, the adapter's per-run settings, then the caller's
+ * quiet defaults, forwarded provider keys, per-run settings, then the caller's
  * `env` option (secret references resolved). Pure apart from reading
  * `process.env` for the forwarded names. The adapter hands the same
- * `forwardedHostEnv` to `guardHarnessRun`, so every value that may be a
- * secret is known to the run's redactor.
+ * `forwardedHostEnv` to `guardHarnessRun`, so its redactor knows each value.
+ * Design notes: docs/design/harness-adapters.md
  */
 import type { CapabilityContext } from '@tanstack/ai'
 import { getProjection } from '../capabilities/tokens.js'

@@ -1,11 +1,9 @@
 /**
  * The secret redactor of one harness run: every value the adapter may hand
- * the CLI as a secret (workspace secrets, forwarded host credentials,
- * secret-valued `options.env` entries) is replaced by `[secret NAME]`, NAME
- * being the environment variable the CLI sees it under. Unlike
- * `redactSecrets`, which works on references, it also knows plain host
- * values. The matching itself (every encoded form, split deltas) is the
- * shared secret scrubber's. Invariant: a longer value is replaced before any value inside it.
+ * the CLI as a secret is replaced by `[secret NAME]`, NAME being the
+ * environment variable the CLI sees it under. The matching itself is the
+ * shared secret scrubber's. Invariant: a longer value is replaced before any
+ * value inside it. Design notes: docs/design/secrets.md
  */
 import type { TextOptions } from '@tanstack/ai'
 import { getProjection } from '../capabilities/tokens.js'

@@ -1,11 +1,10 @@
 /**
- * `runHarness`: the one run loop every harness adapter shares, and its
- * durable entry. A plain run is one turn (`harness-turn.ts`) inside
- * `guardHarnessRun`; a durable run of a journaling adapter first fixes its
- * ids and, on an attach, checks the journal up front, then runs the turn
- * journaled and aligns what it replays with the stored log. An adapter
+ * `runHarness`: the one run loop every harness adapter shares, and its durable
+ * entry. A plain run is one turn (`harness-turn.ts`) inside `guardHarnessRun`;
+ * a durable run is journaled and aligned with the stored log. An adapter
  * supplies only its translator, session-id rule and `prepare`.
  * Source: docs/harnesses.md "Run lifecycle", docs/journal.md.
+ * Design notes: docs/design/harness-adapters.md
  */
 import { randomUUID } from 'node:crypto'
 import type { AdapterYieldChunk, StreamChunk, TextOptions } from '@tanstack/ai'

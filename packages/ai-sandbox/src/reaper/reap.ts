@@ -1,10 +1,9 @@
 /**
- * `reapDetachedRuns`: one sweep over a `RunStore`'s detached runs. Each is
- * probed out of band (`hasFinished`): a `finished` run is finalized under the
- * run claim, an expired one terminalized, and then its sandbox reclaimed; a
- * `producing` or `unknown` run is never driven. Total once its options are
- * valid. One file: the sweep and its per-run steps read in order; the time
- * bounds are `reap-budget.ts`. Design notes: docs/design/reaper.md.
+ * `reapDetachedRuns`: one sweep over a `RunStore`'s detached runs, each probed
+ * out of band (`hasFinished`): `finished` is finalized under the run claim,
+ * expired is terminalized, then its sandbox reclaimed; `producing`/`unknown`
+ * is never driven. Total once its options are valid. One file: the sweep and
+ * its per-run steps read in order. Design notes: docs/design/reaper.md
  * Source: spec 000 "The reaper ships as a function, not a scheduler", spec 002.
  */
 import { EventType, isTerminalRunStatus, type RunDriverOptions, type RunRecord, type RunStatus, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'

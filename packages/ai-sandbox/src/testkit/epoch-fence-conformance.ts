@@ -1,14 +1,10 @@
 /**
  * `runEpochFenceConformance`: the engine-enforced epoch fence
  * (`EpochFencedRunStore.updateAtEpoch`, `EpochFencedStreamDurability.atEpoch`)
- * as a vitest suite over a store author's run store and log. It checks what
- * `durability/epoch-fence.ts` promises: a write at a stale epoch stores
- * nothing and is refused (`false`, `StaleEpochError`), the run's first host
- * writes at epoch `undefined` only until a driver claims, a log without a
- * record writes freely, and under a race with a claim no stale batch lands
- * after the successor's first one, and a stale writer's `close()` never ends
- * the readers of the run its successor drives. A claim is simulated the portable way, by
- * `runs.update(runId, { driverEpoch })`. Each check is also a plain function.
+ * as a vitest suite over a store author's run store and log, checking what
+ * `durability/epoch-fence.ts` promises. A claim is simulated the portable way,
+ * by `runs.update(runId, { driverEpoch })`. Each check is also a plain function.
+ * Design notes: docs/design/testkit.md
  */
 import type { RunStore, StreamChunk } from '@tanstack/ai'
 import { EventType } from '@tanstack/ai'

@@ -2,10 +2,7 @@
  * `runSandboxInstanceStoreConformance`: the `SandboxInstanceStore` contract as
  * a vitest suite, plus each check as a plain function. Every check uses keys
  * unique to this run and deletes them afterwards, so it is safe against a
- * shared durable database. The kit proves what core relies on and nothing
- * more: spec 003's own in-memory store (which hands out the objects it holds)
- * passes it, and the two mistakes 003 warns about (a merging upsert, a
- * throwing delete of a missing key) fail it.
+ * shared durable database. Design notes: docs/design/testkit.md
  */
 import { randomUUID } from 'node:crypto'
 import { beforeEach, describe, expect, it } from 'vitest'

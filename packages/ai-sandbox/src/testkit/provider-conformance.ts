@@ -1,11 +1,9 @@
 /**
  * `runSandboxProviderConformance`: the provider contract as a vitest suite.
- * It reads the provider's capability flags once, probes the image for
- * optional tools, then registers one describe group per concern (the checks
- * live in `provider/`). A `true` flag is driven through its methods, a `false`
- * flag must throw `UnsupportedCapabilityError`, and anything that cannot run
- * here is an `it.skip` whose title names the reason. Every sandbox the suite
- * creates is destroyed after its test or group, even when a check fails.
+ * It reads the capability flags once, probes the image for optional tools,
+ * then registers one describe group per concern (the checks live in
+ * `provider/`). Every sandbox the suite creates is destroyed after its test
+ * or group, even when a check fails. Design notes: docs/design/testkit.md
  */
 import { afterAll, afterEach, describe, expect } from 'vitest'
 import type { SandboxProvider } from '../contracts/provider.js'

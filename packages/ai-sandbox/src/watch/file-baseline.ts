@@ -1,15 +1,10 @@
 /**
- * The content baseline of a run: the workspace as it was when the run started,
- * so before/after/diff of a file are this run's change. With git in the
- * sandbox that is a snapshot tree (`start-snapshot.ts`) covering tracked,
- * modified and untracked files alike; if it cannot be recorded, the commit
- * `HEAD` pointed at (a git repository with a commit); else nothing, and a
- * diff is a synthesized add-patch of the current content. Diffs of many files
- * take one `exec` per 100 files.
- * Memory is bounded: a file (now or in the baseline) larger than
- * `maxDiffFileBytes` is never read, its change is reported without content
- * (`tooLarge`), and a FIFO, socket or device is never opened (`notRegular`).
+ * The content baseline of a run: the workspace as it was when the run started
+ * (a git snapshot tree, else the `HEAD` commit, else nothing), so a file's
+ * before/after/diff are this run's change. A file over `maxDiffFileBytes` is
+ * never read (`tooLarge`); a FIFO, socket or device is never opened.
  * Invariant: nothing here throws for a missing file; absence reads as `''`.
+ * Design notes: docs/design/watch.md
  */
 import { randomUUID } from 'node:crypto'
 import { SandboxLimitError } from '../contracts/errors.js'

@@ -1,15 +1,10 @@
 /**
  * The portable workspace listing behind the poll watcher and every
  * reconciliation: one `find` through `exec`, parsed into a map from
- * workspace-relative path to a change signature (inode, size, mtime with
- * nanoseconds). A file name may hold any byte but NUL, so names never travel
- * as text lines: per batch of `find -exec ... {} +` they go NUL-terminated
- * through `base64` (GNU coreutils and BusyBox have it; several times cheaper
- * than `od -tx1`), then one `stat -c '%i %s %y'` line per name. GNU and
- * BusyBox tools print the same shape (checked on the Debian and BusyBox test
- * images); no `find -printf`, `base64 -w` or `stat --printf`.
+ * workspace-relative path to a change signature (inode, size, mtime with ns).
  * Invariant: a listed path is a plain workspace-relative path (no empty, `.`
  * or `..` segment) decoded from valid UTF-8; anything else is left out.
+ * Design notes: docs/design/watch.md
  */
 import type { SandboxHandle } from '../contracts/handle.js'
 import { shellJoin, shellQuote } from '../shell/quote.js'

@@ -1,17 +1,9 @@
 /**
- * The native side of `watchWorkspace`: the provider's `fs.watch`, with its
- * events coalesced per path. A path is settled once it has been quiet for
- * {@link NATIVE_COALESCE_MS} (at most {@link NATIVE_MAX_DELAY_MS} after its
- * first event), so an editor's or agent's atomic write (temp file, write,
- * rename) and the create-then-write pair Node reports for one `>` become one
- * event, as a poll would see them. Settled paths are handled one at a time.
- * Also what verifies a settled event against the filesystem: a native
- * watcher may report paths nobody touched (Node's recursive `fs.watch` on
- * Linux does for siblings sharing a name prefix with a removed directory).
- * A burst (more than {@link NATIVE_BURST_PATHS} paths pending at once: a
- * checkout, an unpacked archive) is not checked path by path: once it is
- * quiet, one `onBurst` call (a listing reconcile) reports every change, so
- * nothing is lost however many events the native watcher dropped.
+ * The native side of `watchWorkspace`: the provider's `fs.watch`, events
+ * coalesced per path until quiet for {@link NATIVE_COALESCE_MS} (at most
+ * {@link NATIVE_MAX_DELAY_MS}), verified against the filesystem and handled
+ * one at a time; a burst over {@link NATIVE_BURST_PATHS} paths is settled by
+ * one `onBurst` listing reconcile. Design notes: docs/design/watch.md
  * Invariant: after `close()` resolves, `onSettled` is never called again.
  */
 import type { SandboxFileStat, SandboxWatcher, SandboxWatchEvent } from '../contracts/fs.js'

@@ -1,15 +1,10 @@
 /**
  * File events of one `chat()` run: watch the workspace while the run holds
  * its sandbox, turn each event into a hook event with lazy before/after/diff
- * against the run's baseline (the workspace at the run's start), hand it to core's sandbox runtime (which emits
- * the `sandbox.file` chunk and fires middleware `sandbox` hooks) and to the
- * definition's hooks, and report the run's file changes as diffs. A durable
- * run keeps its baseline in a folder named after its run id, so a host that
- * takes the run over diffs against the run's start, and reports what changed
- * before it took over too (it lists what differs from the baseline, since its
- * watcher never saw those writes); at its start it also sends the file events
- * the run's log lacks (writes while no host watched).
+ * against the run's baseline, hand it to core's sandbox runtime and the
+ * definition's hooks, and report the run's file changes as diffs.
  * Invariant: a hook or listing failure is logged and never reaches the run.
+ * Design notes: docs/design/watch.md
  */
 import type { SandboxFileEvent, SandboxFileHookEvent } from '@tanstack/ai'
 import type { InternalLogger } from '@tanstack/ai/adapter-internals'

@@ -1,15 +1,10 @@
 /**
  * The workspace as it was when a run started, recorded with git inside the
- * sandbox so a run's diffs are that run's change, also for files an earlier
- * run of the thread left untracked or uncommitted. The snapshot is a git tree
- * written through a private index and object folder in a fresh temp folder
- * (`mktemp -d`), so the workspace's own repository (its index, objects, refs)
- * is never written. Outside a repository a private git dir over the workspace
- * does the same. A durable run keeps its snapshot in a folder named after its
- * run id instead (`durableRunFiles(...).baseline`), so a host that takes the run over
- * finds the run's start there and diffs against it. Invariant: any failure
- * (no git, a timeout, an unreadable tree) yields no snapshot, never an error;
- * the caller falls back.
+ * sandbox as a tree written through a private index and object folder, so
+ * the workspace's own repository is never written.
+ * Invariant: any failure (no git, a timeout, an unreadable tree) yields no
+ * snapshot, never an error; the caller falls back.
+ * Design notes: docs/design/watch.md
  */
 import { posix } from 'node:path'
 import type { SandboxHandle } from '../contracts/handle.js'

@@ -1,16 +1,10 @@
 /**
- * `watchWorkspace`: file create/change/delete events of a sandbox workspace,
- * provider-agnostic. With `handle.fs.watch` (local-process) events come from
- * the native watcher, coalesced per path (`native.ts`); otherwise a portable
- * listing poll through `exec` (`listing.ts`). Either way `flush()` reconciles
- * against a fresh listing, so nothing made before the call is missed even
- * when a native watcher drops an event; a native event is checked against
- * the file's `lstat` first, so one for a file nobody touched is dropped; a
- * burst of native events is settled by one listing reconcile, so every
- * change in it is reported even when the native watcher dropped some.
- * Invariant: subscribers see a consistent story per path (no `change` before
- * `create`, no double `delete`), every event path is normalised and strictly
- * inside the workspace root, and no event comes after `stop()` resolves.
+ * `watchWorkspace`: create/change/delete events of a sandbox workspace, from
+ * the native watcher (`native.ts`) with `fs.watch`, else a listing poll
+ * through `exec` (`listing.ts`); `flush()` reconciles against a fresh listing.
+ * Invariant: a consistent story per path (no `change` before `create`, no
+ * double `delete`), every path normalised and strictly inside the workspace
+ * root, and no event after `stop()` resolves. Design notes: docs/design/watch.md
  */
 import { posix } from 'node:path'
 import type { SandboxFileEvent } from '@tanstack/ai'

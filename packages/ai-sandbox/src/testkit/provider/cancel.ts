@@ -1,16 +1,10 @@
 /**
- * Cancel conformance: no process outlives its cancel. A command shaped like
- * `( setsid sleep 300.N & ) ; sleep 301.N` leaves a child in a new session
- * whose parent already exited, so no process-tree walk finds it (and with
- * `cd /` in the child, no working-directory sweep either). Each check
- * cancels such commands a few times (exec's AbortSignal, exec's `timeoutMs`,
- * spawn's `kill()`, `handle.destroy()`) and then looks for the unique
- * `sleep 300.N` / `sleep 301.N` arguments in `/proc/<pid>/cmdline` through
- * `exec` (inside the sandbox, or on the host for a provider whose processes
- * run there). Whatever happens, the kit then SIGKILLs every process it
- * started (it knows their arguments), before a failure is reported, so a
- * failing case leaks nothing. Without `/proc` the checks cannot look and pass
- * vacuously; without `setsid` in the sandbox the caller skips them.
+ * Cancel conformance: no process outlives its cancel. Each check cancels a
+ * command that leaves a `setsid` child whose parent already exited (exec's
+ * AbortSignal, exec's `timeoutMs`, spawn's `kill()`, `handle.destroy()`),
+ * then looks for it in `/proc/<pid>/cmdline`. The kit then SIGKILLs every
+ * process it started, so a failing case leaks nothing.
+ * Design notes: docs/design/testkit.md
  */
 import { randomInt } from 'node:crypto'
 import { expect } from 'vitest'

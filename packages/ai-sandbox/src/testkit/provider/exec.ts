@@ -1,11 +1,9 @@
 /**
- * `process.exec` conformance: output capture (including 5 MB without
- * truncation), exit codes as results, the default and virtual `cwd`, per-call
- * and create-time environment, stdin, the timeout option, and the end of a
- * command whose background child still holds its output (the child is left
- * running; the check kills it), and (cases in `cancel.ts`) abort and timeout
- * stopping a setsid child whose parent already exited. Checks compare physical directories (`pwd -P`)
- * so a symlinked workspace root still passes.
+ * `process.exec` conformance: output capture (5 MB without truncation), exit
+ * codes as results, `cwd`, environment, stdin, the timeout option, and the
+ * end of a command whose background child still holds its output. Abort and
+ * timeout stopping a setsid child are checked in `cancel.ts`.
+ * Design notes: docs/design/testkit.md
  */
 import { describe, expect } from 'vitest'
 import type { SandboxHandle } from '../../contracts/handle.js'

@@ -2,10 +2,9 @@
  * Filesystem conformance, part two: how paths map onto the workspace. The
  * virtual root `/workspace` and the real `workspaceRoot` both work; `..`,
  * outside absolute paths and symlinks that point outside are refused with
- * `SandboxPathError`; a missing file is `not-found`. Escape probes only write
- * to fresh names under `/tmp` (in the sandbox and, for the decoy folder, on
- * the host where the kit runs too) and remove every outward symlink before
- * the sandbox is destroyed, so a broken provider cannot damage the host.
+ * `SandboxPathError`; a missing file is `not-found`. Invariant: escape probes
+ * write only to fresh names under `/tmp`, so a broken provider cannot damage
+ * the host. Design notes: docs/design/testkit.md
  */
 import { randomUUID } from 'node:crypto'
 import { posix } from 'node:path'

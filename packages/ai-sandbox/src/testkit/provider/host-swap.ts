@@ -1,13 +1,9 @@
 /**
- * The race swapper on the host side. When the race folder the kit made
- * through `exec` is also visible from the host where the kit runs, at the
- * same absolute path (the sandbox is a host folder, or the workspace is
- * bind-mounted at its host path), the kit swaps the folder from its own
- * process instead of from a shell loop inside the sandbox. A shell loop forks
- * `mv` and `ln` for every swap, milliseconds apart, so an `fs` call whose
- * check-then-act window is a few event-loop turns wide is rarely caught; a
- * synchronous rename/symlink loop in a worker thread swaps every few
- * microseconds and does not starve the raced calls on the main thread.
+ * The race swapper on the host side: when the race folder the kit made
+ * through `exec` is also visible from the kit's host at the same absolute
+ * path, the kit swaps the folder from a worker thread in its own process
+ * instead of from a shell loop inside the sandbox.
+ * Design notes: docs/design/testkit.md
  */
 import { randomUUID } from 'node:crypto'
 import { readFileSync, rmSync } from 'node:fs'

@@ -1,16 +1,9 @@
 /**
  * Outside folders for the escape checks, planted where a provider's `fs` may
- * really act. A provider's processes and its `fs` do not always share a
- * filesystem view: a bind-mount provider runs processes in a container and
- * `fs` on the host, so a folder planted only through `exec` under the
- * sandbox's `/tmp` is somewhere that `fs` never looks, and a host-side fs that
- * escapes passes the check. Each outside folder is therefore made twice at
- * one absolute path: inside the sandbox through `exec`, and on the host where
- * the kit runs through `node:fs`. A symlink the sandbox plants to that path
- * leads to the sandbox's copy when resolved inside and to the host's copy
- * when resolved on the host, so whichever side does the damage, a copy shows
- * it. When both see the same `/tmp` (processes run on the host), the two are
- * one folder, planted once. Both copies are removed afterwards.
+ * really act: each is made at one absolute path both inside the sandbox
+ * (through `exec`) and on the kit's host (through `node:fs`), once when the
+ * two share `/tmp`. Both copies are removed afterwards.
+ * Design notes: docs/design/testkit.md
  */
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'

@@ -1,13 +1,10 @@
 /**
  * `process.spawn` conformance: streaming stdout/stderr, `wait()`, returning
- * before exit, the end of a job whose background child still holds its output,
- * stdin (capability `writableStdin`) and killing a whole job (capability
- * `killableProcesses`), including a child that left the job's process group
- * with `setsid` (and, in `cancel.ts`, one whose parent already exited). The
- * kill checks prove "nothing of the job is left" without `ps`: the job writes
- * its own pids to a file and `kill -0` probes each one (a zombie counts as
- * gone: it has exited). When a kill check fails, the kit SIGKILLs the pids
- * the job recorded before reporting it, so a failing case leaks nothing.
+ * before exit, the end of a job whose background child still holds its
+ * output, stdin (`writableStdin`) and killing a whole job (`killableProcesses`),
+ * including a `setsid` child. A failing kill check SIGKILLs the pids the job
+ * recorded before it reports, so a failing case leaks nothing.
+ * Design notes: docs/design/testkit.md
  */
 import { describe, expect } from 'vitest'
 import type { SandboxHandle } from '../../contracts/handle.js'

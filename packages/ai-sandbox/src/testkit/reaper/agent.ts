@@ -1,12 +1,10 @@
 /**
  * The reaper kit's agent: a real journaled harness adapter (core's
  * `runHarness` with `journal: true`) whose "CLI" is a POSIX shell script in
- * the sandbox. It prints `steps` NDJSON text events, then waits for a marker
- * file before it prints its final event and exits, so a case decides when a
- * detached run finishes (or leaves it producing). A variant prints a forged
- * exit sentinel first. Runs on GNU coreutils and BusyBox (`sh`, `printf`,
- * `sleep`, `test`). Deterministic translation: ids come from the run-scoped
- * `genId`, so a replay of the journal re-translates to the same chunks.
+ * the sandbox that waits for a marker file before its final event, so a case
+ * decides when a detached run finishes. Ids come from the run-scoped `genId`,
+ * so a replay of the journal re-translates to the same chunks.
+ * Design notes: docs/design/testkit.md
  */
 import { EventType, type StreamChunk, type TextAdapter } from '@tanstack/ai'
 import { SandboxCapability } from '../../capabilities/tokens.js'

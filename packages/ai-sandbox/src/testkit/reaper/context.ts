@@ -1,14 +1,10 @@
 /**
  * The shared state of one reaper conformance run: the provider under test
- * (wrapped to track every sandbox it makes and to refuse `destroy` for ids a
- * case names), one instance store and sandbox definition, the stores, and
- * the app-side wiring the reaper needs exactly as spec 000 writes it
- * (`hasFinished` over `probeRunExit`, the attach `drive`, `sandboxReclaimer`).
- * `startDetached` runs a real durable `chat()` through `withSandbox` and
- * `toServerSentEventsResponse` and leaves it mid-run (a detach: the record
- * gets `detachedSince` + `sandboxKey`, the agent runs on, its journal stays).
- * Invariant: `cleanup()` deletes every journal of the case and destroys
- * every sandbox it made, even after a failure.
+ * (wrapped to track its sandboxes), one instance store and definition, the
+ * stores, and the app-side wiring the reaper needs as spec 000 writes it.
+ * `startDetached` leaves a real durable `chat()` detached mid-run.
+ * Invariant: `cleanup()` deletes every journal of the case and destroys every
+ * sandbox it made, even after a failure. Design notes: docs/design/testkit.md
  */
 import { randomUUID } from 'node:crypto'
 import { chat, InMemoryRunStore, memoryStream, toServerSentEventsResponse, type RunDriverOptions, type RunRecord, type StreamChunk } from '@tanstack/ai'

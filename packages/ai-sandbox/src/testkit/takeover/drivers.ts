@@ -1,12 +1,10 @@
 /**
  * The parts the takeover kit's cases share: the stores a store author passes
  * in (`TakeoverStores`), a run's synthetic chunks, a seeded detached run, and
- * a driver "host": one `sandboxRunDriver` over those stores, driven through
- * the `claim` / `pipe` it returns (what core's `resumeServerSentEventsResponse`
- * calls), with what reached the author's log and store recorded. Nothing here
- * reaches into a store: the kit wraps only the objects it was given.
- * Invariant: `withHosts` releases every gate and awaits every driver before
- * it returns, so a case leaves no drive running, even when it fails.
+ * a driver "host" (one `sandboxRunDriver` over those stores). Nothing here
+ * reaches into a store. Invariant: `withHosts` releases every gate and awaits
+ * every driver before it returns, so no case leaves a drive running.
+ * Design notes: docs/design/testkit.md
  */
 import { EventType, type RunRecord, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
 import { resolveDebugOption } from '@tanstack/ai/adapter-internals'
