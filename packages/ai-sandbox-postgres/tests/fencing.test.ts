@@ -11,8 +11,9 @@
 // `pnpm soak` runs 50), the tally printed. Where the pause lands is drawn
 // from a printed seed; FENCE_SEED replays it.
 import { randomInt } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { childProcesses, type ChildEvent } from '@testing/support/store-suites/children'
 import { expect, it } from 'vitest'
-import { childProcesses, type ChildEvent } from './helpers/children.js'
 import { describePostgres, tempSchemas } from './helpers/postgres.js'
 
 const TRIALS = Number(process.env.FENCE_TRIALS ?? 10)
@@ -33,7 +34,7 @@ const LEASE_MS = 400
 
 describePostgres('epoch fencing across processes', (url) => {
   const schemas = tempSchemas(url)
-  const { start } = childProcesses()
+  const { start } = childProcesses(fileURLToPath(new URL('./fixtures/store-child.ts', import.meta.url)))
 
   it(`a stalled driver resumed after a takeover can write nothing: ${TRIALS} trials`, async () => {
     const stores = await schemas.open()

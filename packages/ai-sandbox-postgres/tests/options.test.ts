@@ -1,35 +1,19 @@
 // createPostgresStores and the factories: zod-validated options naming the
 // field, the typed failures (connect-failed, schema-missing, schema-too-new),
 // migrations that run once even when several pools migrate at once, schemas
-// that keep two apps apart, and close().
-import { SandboxConfigError } from '@tanstack/ai-sandbox'
+// that keep two apps apart, and close(). The refusal table runs through the
+// shared @testing/support/store-suites/options.
+import type { SandboxConfigError } from '@tanstack/ai-sandbox'
+import { itRefusesOptions, rejection, thrown } from '@testing/support/store-suites/options'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { createPostgresStores, migratePostgres, postgresLockStore, postgresRunStore, postgresStream, PostgresDatabaseError, SCHEMA_VERSION } from '../src/index.js'
 import { describePostgres, tempSchemas } from './helpers/postgres.js'
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection')
-    },
-    (e: unknown) => e,
-  )
-}
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn()
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected a throw')
-}
-
 const URL_ = 'postgres://postgres@127.0.0.1:1/none'
 
 describe('createPostgresStores options (no database needed)', () => {
-  it.each([
+  itRefusesOptions(createPostgresStores, [
     [{}, 'createPostgresStores.connectionString', /exactly one of connectionString and pool/],
     [{ connectionString: 'mysql://x' }, 'createPostgresStores.connectionString', /postgres:\/\//],
     [{ connectionString: 42 }, 'createPostgresStores.connectionString', /PostgreSQL URL as a string/],
@@ -47,12 +31,7 @@ describe('createPostgresStores options (no database needed)', () => {
     [{ connectionString: URL_, migrate: 'yes' }, 'createPostgresStores.migrate', /true or false/],
     [{ connectionString: URL_, maxConnections: 2 }, 'createPostgresStores.maxConnections', /at least 3 connections/],
     [{ connectionString: URL_, lease: 5 }, 'createPostgresStores.lease', /Unrecognized key/i],
-  ])('%j is refused naming %s', async (options, field, message) => {
-    const error = await rejection(createPostgresStores(options as never))
-    expect(SandboxConfigError.isInstance(error)).toBe(true)
-    expect((error as SandboxConfigError).field).toBe(field)
-    expect((error as Error).message).toMatch(message)
-  })
+  ])
 
   it('the factories name their own options', async () => {
     const pool = new pg.Pool({ connectionString: URL_ })

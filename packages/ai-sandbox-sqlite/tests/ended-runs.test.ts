@@ -10,9 +10,10 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chat, EventType, type AdapterYieldChunk, type StreamChunk, type TextAdapter } from '@tanstack/ai'
-import { defineSandbox, reapDetachedRuns, sandboxReclaimer, SandboxCapability, SandboxConfigError, withSandbox, type SandboxProvider } from '@tanstack/ai-sandbox'
+import { chat, EventType, type AdapterYieldChunk, type StreamChunk } from '@tanstack/ai'
+import { defineSandbox, reapDetachedRuns, sandboxReclaimer, SandboxConfigError, withSandbox, type SandboxProvider } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
+import { sandboxAdapter, type SandboxTextAdapter } from '@testing/support/store-suites/with-sandbox'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { SqliteStores } from '../src/index.js'
 import { tempDatabases } from './helpers/temp-db.js'
@@ -25,25 +26,12 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true })
 })
 
-type FailingAdapter = TextAdapter<'failing', Record<string, never>, readonly ['text'], any>
-
 /** An adapter that starts in the sandbox, then fails (the model went away). */
-function failingAdapter(): FailingAdapter {
-  return {
-    kind: 'text',
-    name: 'failing',
-    model: 'failing',
-    requires: [SandboxCapability],
-    '~types': undefined as unknown as FailingAdapter['~types'],
-    async *chatStream(options): AsyncIterable<AdapterYieldChunk> {
-      yield { type: EventType.RUN_STARTED, runId: options.runId!, threadId: options.threadId!, timestamp: Date.now() } as StreamChunk
-      throw new Error('the model went away')
-    },
-    async structuredOutput() {
-      throw new TypeError('no structured output')
-    },
-  }
-}
+const failingAdapter = (): SandboxTextAdapter<'failing'> =>
+  sandboxAdapter('failing', async function* (options): AsyncIterable<AdapterYieldChunk> {
+    yield { type: EventType.RUN_STARTED, runId: options.runId!, threadId: options.threadId!, timestamp: Date.now() } as StreamChunk
+    throw new Error('the model went away')
+  })
 
 /** The local-process provider whose `destroy` fails its first `failures` calls (a provider API answering 503). */
 function flakyDestroy(provider: SandboxProvider, failures: number): SandboxProvider {

@@ -3,14 +3,17 @@
 // kit of @tanstack/ai-sandbox/testkit proves the LockStore contract (exclusion,
 // hand-over, independent keys, isHeld, renewal past the lease, expiry of a
 // stopped holder's lease, a lost holder neither taking back nor releasing the
-// key); the cases below are this store's own: the reason its signal aborts
-// with, close(), rows another holder left behind, and which rows count as left
-// by a dead holder.
+// key); the shared suite (@testing/support/store-suites/lock-store) the reason
+// the signal aborts with when the key was taken or the database closed, and
+// close() handing the key back; the cases below are this store's own: expiry
+// while the event loop is blocked, rows another holder left behind, and which
+// rows count as left by a dead holder.
 import { spawnSync } from 'node:child_process'
 import { runLockStoreConformance } from '@tanstack/ai-sandbox/testkit'
-import { describe, expect, it } from 'vitest'
-import { SqliteDatabaseError, SqliteLockLostError } from '../src/index.js'
-import { tempDatabases } from './helpers/temp-db.js'
+import { runLockStoreSuite } from '@testing/support/store-suites/lock-store'
+import { expect, it } from 'vitest'
+import { SqliteLockLostError, type SqliteStores } from '../src/index.js'
+import { sqliteTarget, tempDatabases } from './helpers/temp-db.js'
 
 const dbs = tempDatabases()
 
@@ -26,100 +29,61 @@ runLockStoreConformance('sqlite, two connections to one file', {
   leaseMs: KIT_LEASE_MS,
 })
 
-function lockRows(stores: ReturnType<typeof dbs.open>): Array<{ key: string; holder: string; expires_at: number }> {
+function lockRows(stores: SqliteStores): Array<{ key: string; holder: string; expires_at: number }> {
   return stores.db.prepare('SELECT key, holder, expires_at FROM locks ORDER BY key').all() as Array<{ key: string; holder: string; expires_at: number }>
 }
 
-describe('sqliteLockStore', () => {
-  it('aborts the signal with reason "taken" when another holder has the key', async () => {
-    const stores = dbs.open({ leaseMs: 60 })
-    const reason = await stores.locks.withLock('k', async (signal) => {
-      // Forge what a successor does after the lease expired: the row now names another holder.
-      stores.db.prepare("UPDATE locks SET holder = 'someone-else' WHERE key = 'k'").run()
-      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
-      return signal.reason as unknown
+runLockStoreSuite(sqliteTarget, {
+  shortLeaseMs: 60,
+  forgeHolder: (stores, key, holder) => void stores.db.prepare('UPDATE locks SET holder = ? WHERE key = ?').run(holder, key),
+  holders: (stores) => lockRows(stores).map((row) => row.holder),
+  own: () => {
+    it('aborts with "expired" when the event loop was blocked past the lease, and a waiter takes the key meanwhile', async () => {
+      const path = dbs.path()
+      const a = dbs.open({ path, leaseMs: 60 })
+      const b = dbs.open({ path, leaseMs: 60 })
+      const reason = await a.locks.withLock('k', async (signal) => {
+        const spinUntil = Date.now() + 150
+        while (Date.now() < spinUntil) {
+          // blocked: no renewal can run
+        }
+        // The lease is gone in the file; another connection takes the key before this holder's timers run.
+        await b.locks.withLock('k', async () => undefined)
+        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+        return signal.reason as unknown
+      })
+      expect(SqliteLockLostError.isInstance(reason) && reason.reason).toBe('expired')
     })
-    expect(SqliteLockLostError.isInstance(reason) && reason.reason).toBe('taken')
-    // Release removed nothing that was not its own.
-    expect(lockRows(stores).map((row) => row.holder)).toEqual(['someone-else'])
-  })
 
-  it('aborts with "expired" when the event loop was blocked past the lease, and a waiter takes the key meanwhile', async () => {
-    const path = dbs.path()
-    const a = dbs.open({ path, leaseMs: 60 })
-    const b = dbs.open({ path, leaseMs: 60 })
-    const reason = await a.locks.withLock('k', async (signal) => {
-      const spinUntil = Date.now() + 150
-      while (Date.now() < spinUntil) {
-        // blocked: no renewal can run
-      }
-      // The lease is gone in the file; another connection takes the key before this holder's timers run.
-      await b.locks.withLock('k', async () => undefined)
-      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
-      return signal.reason as unknown
+    it('takes a key whose holder left an expired row behind', async () => {
+      const stores = dbs.open({ leaseMs: 1000 })
+      const expiresAt = Date.now() + 100
+      stores.db.prepare('INSERT INTO locks (key, holder, expires_at) VALUES (?, ?, ?)').run('k', 'dead-holder', expiresAt)
+      const enteredAt = await stores.locks.withLock('k', async () => Date.now())
+      expect(enteredAt).toBeGreaterThanOrEqual(expiresAt)
+      expect(lockRows(stores)).toEqual([])
     })
-    expect(SqliteLockLostError.isInstance(reason) && reason.reason).toBe('expired')
-  })
-
-  it('aborts with "renewal-failed" when the database is closed under a holder', async () => {
-    const stores = dbs.open({ leaseMs: 60 })
-    const reason = await stores.locks.withLock('k', async (signal) => {
-      stores.close()
-      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
-      return signal.reason as unknown
+    it('judges a row dead only when it names a pid of this machine and pid namespace that no longer runs', async () => {
+      const stores = dbs.open({ leaseMs: 60_000 })
+      let holder = ''
+      await stores.locks.withLock('probe', async () => {
+        holder = lockRows(stores)[0]!.holder
+      })
+      expect(holder).toMatch(new RegExp(` pid:${process.pid} scope:[0-9a-f]{16}$`))
+      const deadPid = spawnSync('true').pid!
+      const put = (key: string, who: string): void => void stores.db.prepare('INSERT INTO locks (key, holder, expires_at) VALUES (?, ?, ?)').run(key, who, Date.now() + 60_000)
+      put('dead', holder.replace(` pid:${process.pid} `, ` pid:${deadPid} `))
+      put('other-scope', holder.replace(` pid:${process.pid} `, ` pid:${deadPid} `).replace(/scope:[0-9a-f]{16}$/, 'scope:0000000000000000'))
+      put('older-version', 'a0b1c2d3-0000-4000-8000-000000000000')
+      put('alive', holder.replace(` pid:${process.pid} `, ` pid:${process.ppid} `))
+      expect(await stores.locks.isHeld('dead')).toBe(false)
+      expect(await stores.locks.isHeld('other-scope')).toBe(true)
+      expect(await stores.locks.isHeld('older-version')).toBe(true)
+      expect(await stores.locks.isHeld('alive')).toBe(true)
+      expect(await stores.locks.withLock('dead', async () => 'taken at once')).toBe('taken at once')
+      const off = dbs.open({ path: stores.db.name, leaseMs: 60_000, detectDeadHolders: false })
+      put('dead-again', holder.replace(` pid:${process.pid} `, ` pid:${deadPid} `))
+      expect(await off.locks.isHeld('dead-again')).toBe(true)
     })
-    expect(SqliteLockLostError.isInstance(reason) && reason.reason).toBe('renewal-failed')
-    const error = await stores.locks.withLock('k', async () => undefined).catch((e: unknown) => e)
-    expect(SqliteDatabaseError.isInstance(error) && error.reason).toBe('closed')
-  })
-
-  it('close() hands a held key back at once: a waiter on another connection takes it well before the lease ends', async () => {
-    const path = dbs.path()
-    const [a, b] = [dbs.open({ path, leaseMs: 20_000 }), dbs.open({ path, leaseMs: 20_000 })]
-    let entered!: () => void
-    const inside = new Promise<void>((resolve) => (entered = resolve))
-    const held = a.locks.withLock('handed-back', async (signal) => {
-      entered()
-      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
-      return signal.aborted
-    })
-    await inside
-    const started = Date.now()
-    const waiter = b.locks.withLock('handed-back', async () => Date.now() - started)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    a.close()
-    expect(await held, "the holder's signal aborted").toBe(true)
-    expect(await waiter, 'the waiter took the key long before the 20 s lease ran out').toBeLessThan(5000)
-  })
-
-  it('takes a key whose holder left an expired row behind', async () => {
-    const stores = dbs.open({ leaseMs: 1000 })
-    const expiresAt = Date.now() + 100
-    stores.db.prepare('INSERT INTO locks (key, holder, expires_at) VALUES (?, ?, ?)').run('k', 'dead-holder', expiresAt)
-    const enteredAt = await stores.locks.withLock('k', async () => Date.now())
-    expect(enteredAt).toBeGreaterThanOrEqual(expiresAt)
-    expect(lockRows(stores)).toEqual([])
-  })
-  it('judges a row dead only when it names a pid of this machine and pid namespace that no longer runs', async () => {
-    const stores = dbs.open({ leaseMs: 60_000 })
-    let holder = ''
-    await stores.locks.withLock('probe', async () => {
-      holder = lockRows(stores)[0]!.holder
-    })
-    expect(holder).toMatch(new RegExp(` pid:${process.pid} scope:[0-9a-f]{16}$`))
-    const deadPid = spawnSync('true').pid!
-    const put = (key: string, who: string): void => void stores.db.prepare('INSERT INTO locks (key, holder, expires_at) VALUES (?, ?, ?)').run(key, who, Date.now() + 60_000)
-    put('dead', holder.replace(` pid:${process.pid} `, ` pid:${deadPid} `))
-    put('other-scope', holder.replace(` pid:${process.pid} `, ` pid:${deadPid} `).replace(/scope:[0-9a-f]{16}$/, 'scope:0000000000000000'))
-    put('older-version', 'a0b1c2d3-0000-4000-8000-000000000000')
-    put('alive', holder.replace(` pid:${process.pid} `, ` pid:${process.ppid} `))
-    expect(await stores.locks.isHeld('dead')).toBe(false)
-    expect(await stores.locks.isHeld('other-scope')).toBe(true)
-    expect(await stores.locks.isHeld('older-version')).toBe(true)
-    expect(await stores.locks.isHeld('alive')).toBe(true)
-    expect(await stores.locks.withLock('dead', async () => 'taken at once')).toBe('taken at once')
-    const off = dbs.open({ path: stores.db.name, leaseMs: 60_000, detectDeadHolders: false })
-    put('dead-again', holder.replace(` pid:${process.pid} `, ` pid:${deadPid} `))
-    expect(await off.locks.isHeld('dead-again')).toBe(true)
-  })
+  },
 })

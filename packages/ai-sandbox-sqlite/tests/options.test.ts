@@ -1,8 +1,10 @@
 // createSqliteStores options and openSqliteDatabase: zod-validated options
-// naming the field, the typed open failures, and migrations run once.
+// naming the field (the refusal table runs through the shared
+// @testing/support/store-suites/options), the typed open failures, and
+// migrations run once.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { SandboxConfigError } from '@tanstack/ai-sandbox'
+import { itRefusesOptions, thrown } from '@testing/support/store-suites/options'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { createSqliteStores, openSqliteDatabase, SCHEMA_VERSION, SqliteDatabaseError } from '../src/index.js'
@@ -10,17 +12,8 @@ import { tempDatabases } from './helpers/temp-db.js'
 
 const dbs = tempDatabases()
 
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn()
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected a throw')
-}
-
 describe('createSqliteStores options', () => {
-  it.each([
+  itRefusesOptions(createSqliteStores, [
     [{}, 'createSqliteStores.path', /expected the database file path/],
     [{ path: '' }, 'createSqliteStores.path', /non-empty/],
     [{ path: 'x.db', leaseMs: 10 }, 'createSqliteStores.leaseMs', /at least 30 ms/],
@@ -28,12 +21,7 @@ describe('createSqliteStores options', () => {
     [{ path: 'x.db', pollMs: 0 }, 'createSqliteStores.pollMs', /at least 1 ms/],
     [{ path: 'x.db', busyTimeoutMs: -1 }, 'createSqliteStores.busyTimeoutMs', /at least 0 ms/],
     [{ path: 'x.db', lease: 5 }, 'createSqliteStores.lease', /Unrecognized key/i],
-  ])('%j is refused naming %s', (options, field, message) => {
-    const error = thrown(() => createSqliteStores(options as never))
-    expect(SandboxConfigError.isInstance(error)).toBe(true)
-    expect((error as SandboxConfigError).field).toBe(field)
-    expect((error as Error).message).toMatch(message)
-  })
+  ])
 })
 
 describe('openSqliteDatabase', () => {

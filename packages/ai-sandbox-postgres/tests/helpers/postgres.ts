@@ -2,11 +2,14 @@
 // tests/global-setup.ts; without one a suite registers one skipped test that
 // names what is missing, or, under REQUIRE_POSTGRES=1 (CI), one failing test.
 // Every schema a file creates (a random name) is dropped after the file, and
-// every store set is closed after its test.
+// every store set is closed after its test. Also the PostgreSQL store target
+// of the shared store suites (@testing/support/store-suites), whose places
+// are such schemas.
 import { randomBytes } from 'node:crypto'
+import type { StorePlaces, StoreTarget } from '@testing/support/store-suites/target'
 import pg from 'pg'
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest'
-import { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from '../../src/index.js'
+import { createPostgresStores, PostgresDatabaseError, PostgresLockLostError, PostgresStreamError, type PostgresStores, type PostgresStoresOptions } from '../../src/index.js'
 
 /** The URL of the suites' PostgreSQL, or `null`. */
 export const POSTGRES_URL = inject('postgresUrl')
@@ -98,4 +101,32 @@ export function tempSchemas(url: string): TempSchemas {
       return stores
     },
   }
+}
+
+/** The places of a shared suite over PostgreSQL: schemas of {@link tempSchemas} on the suites' server. */
+export interface PostgresPlaces extends StorePlaces<PostgresStores> {
+  /** The server's URL. */
+  readonly url: string
+  /** The block's temp schemas, for the package's own cases. */
+  readonly schemas: TempSchemas
+  open(options?: Partial<PostgresStoresOptions> & { place?: string }): Promise<PostgresStores>
+}
+
+/** The PostgreSQL stores as the shared store suites see them: a place is a schema, each store set has its own pool. */
+export const postgresTarget: StoreTarget<PostgresStores, PostgresPlaces> = {
+  label: 'PostgreSQL',
+  prefix: 'postgres',
+  words: { place: 'one PostgreSQL schema', peers: 'two pools on one schema', peer: 'another pool' },
+  errors: { database: PostgresDatabaseError, stream: PostgresStreamError, lockLost: PostgresLockLostError },
+  describe(name, body) {
+    describePostgres(name, (url) => {
+      const schemas = tempSchemas(url)
+      body({
+        url,
+        schemas,
+        place: schemas.schema,
+        open: ({ place, ...options } = {}) => schemas.open(place === undefined ? options : { ...options, schema: place }),
+      })
+    })
+  },
 }

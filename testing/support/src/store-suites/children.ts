@@ -1,18 +1,23 @@
-// Child OS processes running tests/fixtures/store-child.ts: bundled once per
-// test file from the sources (esbuild, into a temp folder, so a child starts
-// in a fraction of a second instead of compiling the sources under tsx);
-// start one with a JSON command, read its JSON-line events, send it stdin
-// lines, and kill and reap every child after each test (checked gone).
+/**
+ * Child OS processes for the store suites: a package's store-child fixture
+ * (which opens its stores and hands them to `runStoreChild`) bundled once per
+ * test file from the sources, with every package but the native ones
+ * (`bundleScript`), so a child starts in a third of a second instead of
+ * compiling the sources under tsx. Start one with a JSON command, read its
+ * JSON-line events, send it stdin lines; every child left running after a
+ * test is resumed, killed and reaped (checked gone).
+ */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { existsSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { build } from 'esbuild'
 import { afterAll, afterEach, beforeAll, expect } from 'vitest'
+import { bundleScript, type ScriptBundle } from '../script-bundle.js'
 
-const CHILD = fileURLToPath(new URL('../fixtures/store-child.ts', import.meta.url))
-const CORE = fileURLToPath(new URL('../../../ai-sandbox/src/index.ts', import.meta.url))
+/** Maps our package names to their sources in the bundle, as the tests import them. */
+const CHILD_TSCONFIG = fileURLToPath(new URL('./child.tsconfig.json', import.meta.url))
+/** Packages that stay out of the bundle: the stores' native bindings (pg-native is optional and never loaded). */
+const NATIVE_PACKAGES = ['better-sqlite3', 'pg-native']
 /** Child startup can take seconds on a loaded 2-core machine. */
 const EVENT_TIMEOUT_MS = 30_000
 
@@ -35,32 +40,25 @@ export interface Child {
   readonly exited: Promise<number | null>
 }
 
+/** Starts a child with one JSON command. */
+export type StartChild = (command: Record<string, unknown>) => Child
+
 /**
- * Children started by the current test file; every one left running after a
- * test is resumed (SIGCONT), killed and reaped.
+ * Children of the current test file (or describe block) running `fixture`,
+ * bundled before its first test and removed after its last; every child left
+ * running after a test is resumed (SIGCONT), killed and reaped.
+ * @param fixture Absolute path of the package's store-child fixture.
  */
-export function childProcesses(): { start: (command: Record<string, unknown>) => Child } {
+export function childProcesses(fixture: string): { start: StartChild } {
   const children: Child[] = []
-  const dir = mkdtempSync(join(tmpdir(), 'pg-child-'))
-  const bundle = join(dir, 'store-child.mjs')
+  let bundle: ScriptBundle | undefined
   beforeAll(async () => {
-    await build({
-      entryPoints: [CHILD],
-      outfile: bundle,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      // The child uses core from the sources, like the tests; pg's optional native binding is never loaded.
-      alias: { '@tanstack/ai-sandbox': CORE },
-      external: ['pg-native'],
-      banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-      logLevel: 'silent',
-    })
+    bundle = await bundleScript(fixture, CHILD_TSCONFIG, { inlinePackagesExcept: NATIVE_PACKAGES })
   })
   afterAll(() => {
-    rmSync(dir, { recursive: true, force: true })
-    expect(existsSync(dir)).toBe(false)
+    if (bundle === undefined) return
+    bundle.dispose()
+    expect(existsSync(dirname(bundle.file))).toBe(false)
   })
   afterEach(async () => {
     for (const child of children.splice(0)) {
@@ -73,7 +71,7 @@ export function childProcesses(): { start: (command: Record<string, unknown>) =>
     }
   })
   const start = (command: Record<string, unknown>): Child => {
-    const child = spawn(process.execPath, [bundle, JSON.stringify(command)], { stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [bundle!.file, JSON.stringify(command)], { stdio: ['pipe', 'pipe', 'pipe'] })
     const events: ChildEvent[] = []
     const listeners = new Set<() => void>()
     let buffered = ''
