@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { journalPaths } from '@tanstack/ai-sandbox'
 import { SAMPLE_TASK } from '../src/server/model.js'
-import { freePort, readRunLog, startServer, type AppServer } from './helpers/app.js'
+import { freePort, readRunLog, readUntil, startServer, type AppServer } from './helpers/app.js'
 import { logSummary, SAMPLE_TOOL_CALLS } from './helpers/page.js'
 
 describe('examples/sandbox-web: the reaper', () => {
@@ -35,13 +35,7 @@ describe('examples/sandbox-web: the reaper', () => {
     const response = await first.api(`/api/run?runId=${runId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ threadId: `t-${runId}`, prompt: SAMPLE_TASK }), signal: leave.signal })
     expect(response.status).toBe(200)
     // Read until the first tool call started, then leave (the tab is closed).
-    const reader = response.body!.getReader()
-    let text = ''
-    while (!text.includes('toolu_web_1_look')) {
-      const { value, done } = await reader.read()
-      if (done) throw new Error(`the run ended before its first tool call:\n${text}`)
-      text += new TextDecoder().decode(value)
-    }
+    await readUntil(response, 'toolu_web_1_look')
     leave.abort()
     await first.stop({ keepData: true })
 

@@ -36,6 +36,7 @@ import { CLAUDE_CODE_INIT_EVENT, CLAUDE_CODE_SESSION_EVENT, claudeCodeText } fro
 import { defineSandbox, defineWorkspace, gitSource, readJournalNdjson, shellQuote, startJournaledAgent, withSandbox, type SandboxDefinition, type SandboxHandle, type SandboxProvider } from '@tanstack/ai-sandbox'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
+import { sseMessages } from '@testing/support/sse-client'
 import { BenchError, median, percentile, round } from './stats.js'
 
 const run = promisify(execFile)
@@ -533,22 +534,9 @@ async function* stamped(stream: AsyncIterable<StreamChunk>, started: number, int
 
 /** Read an SSE body to its end, stamping each event with its arrival (ms since `started`). */
 async function readBody(response: Response, started: number): Promise<{ atMs: number; chunk: StreamChunk }[]> {
-  const reader = response.body!.getReader()
-  const decoder = new TextDecoder()
   const events: { atMs: number; chunk: StreamChunk }[] = []
-  let pending = ''
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) return events
-    const atMs = performance.now() - started
-    pending += decoder.decode(value, { stream: true })
-    const complete = pending.split('\n\n')
-    pending = complete.pop()!
-    for (const event of complete) {
-      const data = event.split('\n').find((line) => line.startsWith('data: '))
-      if (data !== undefined) events.push({ atMs, chunk: JSON.parse(data.slice(6)) as StreamChunk })
-    }
-  }
+  for await (const message of sseMessages(response.body!)) events.push({ atMs: performance.now() - started, chunk: JSON.parse(message.data) as StreamChunk })
+  return events
 }
 
 /**

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto'
 import { EventType, InMemoryRunStore, memoryStream, resumeServerSentEventsResponse, type RunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
 import { InMemoryLockStore, type LockStore } from '@tanstack/ai/locks'
 import { alignToStoredLog, sandboxRunDriver } from '@tanstack/ai-sandbox'
+import { sseMessages } from '@testing/support/sse-client'
 import { BenchError, median, percentile } from './stats.js'
 
 /** The stores a takeover is measured over: `open()` once per run (fresh in-memory ones, or one shared database). */
@@ -82,22 +83,11 @@ async function timeOne(stores: LatencyStores, fenceQuietMs: number, attaches: nu
         waitUntil: (p) => void background.push(p),
       }),
     })
-    const reader = response.body!.getReader()
-    const decoder = new TextDecoder()
     let events = 0
-    let text = ''
     let firstNewAt: number | undefined
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      text += decoder.decode(value, { stream: true })
-      const complete = text.split('\n\n')
-      text = complete.pop()!
-      for (const event of complete) {
-        if (!event.includes('data: ')) continue
-        events += 1
-        if (events === prefix + 1 && firstNewAt === undefined) firstNewAt = performance.now()
-      }
+    for await (const _message of sseMessages(response.body!)) {
+      events += 1
+      if (events === prefix + 1 && firstNewAt === undefined) firstNewAt = performance.now()
     }
     if (events !== total) throw new BenchError(`takeover bench: an attach received ${events} of ${total} chunks`)
     return firstNewAt! - start

@@ -1,10 +1,11 @@
 /**
- * A small Server-Sent Events reader over `fetch` (EventSource cannot POST or
- * set `Last-Event-ID` on its first request). Yields each event's `id` (the
- * run log's offset) and parsed `data`. Owns no retry: the caller decides when
- * to reattach, with the last id it kept. Requests go through `apiFetch`,
- * which adds the access token.
+ * Reading a run's Server-Sent Events over `fetch` (EventSource cannot POST or
+ * set `Last-Event-ID` on its first request), parsed by `eventsource-parser`
+ * as EventSource would. Yields each event's `id` (the run log's offset) and
+ * parsed `data`. Owns no retry: the caller decides when to reattach, with the
+ * last id it kept. Requests go through `apiFetch`, which adds the access token.
  */
+import { EventSourceParserStream } from 'eventsource-parser/stream'
 import { apiFetch, UnauthorizedError } from './auth.js'
 
 /** One chunk of a run as it arrives on the wire. */
@@ -26,25 +27,12 @@ export interface WireEvent {
 export async function* readEvents(response: Response): AsyncGenerator<WireEvent> {
   if (response.status === 401) throw new UnauthorizedError()
   if (!response.ok || !response.body) throw new Error(`${response.status} ${await response.text().catch(() => '')}`)
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ''
+  const reader = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader()
   try {
     for (;;) {
       const { value, done } = await reader.read()
       if (done) break
-      buffer += value
-      let end: number
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        let id: string | undefined
-        const data: string[] = []
-        for (const line of block.split('\n')) {
-          if (line.startsWith('id:')) id = line.slice(3).trim()
-          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
-        }
-        if (data.length > 0) yield { id, chunk: JSON.parse(data.join('\n')) as WireChunk }
-      }
+      yield { id: value.id, chunk: JSON.parse(value.data) as WireChunk }
     }
   } finally {
     reader.releaseLock()

@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Browser } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
+import { sseMessages, type SseMessage } from '@testing/support/sse-client'
 
 export const EXAMPLE_DIR = fileURLToPath(new URL('../..', import.meta.url))
 const REPO_ROOT = join(EXAMPLE_DIR, '../..')
@@ -174,15 +175,9 @@ export interface LogEvent {
 export async function readRunLog(server: Pick<AppServer, 'api'>, runId: string): Promise<LogEvent[]> {
   const response = await server.api(`/api/run?runId=${encodeURIComponent(runId)}&offset=-1`, { signal: AbortSignal.timeout(60_000) })
   if (!response.ok) throw new Error(`reading the log of ${runId}: ${response.status} ${await response.text()}`)
-  const text = await response.text()
-  return text
-    .split('\n\n')
-    .filter((block) => block.includes('data:'))
-    .map((block) => {
-      const id = /^id: (.*)$/m.exec(block)?.[1]
-      const data = block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n')
-      return { id, chunk: JSON.parse(data) as LogEvent['chunk'] }
-    })
+  const log: LogEvent[] = []
+  for await (const { id, data } of sseMessages(response.body!)) log.push({ id, chunk: JSON.parse(data) as LogEvent['chunk'] })
+  return log
 }
 
 /**
@@ -193,31 +188,27 @@ export function startRunOverApi(server: Pick<AppServer, 'api' | 'url'>, runId: s
   return server.api(`/api/run?runId=${encodeURIComponent(runId)}`, { method: 'POST', headers: { origin: server.url, 'content-type': 'application/json' }, body: JSON.stringify({ threadId, prompt }), ...(signal ? { signal } : {}) })
 }
 
-/** An SSE response read part way: what came until the marker, and the way to read the rest to its end. */
+/** An SSE response read part way: the messages until the one with the marker, and the way to read the rest to its end. */
 export interface PartlyRead {
-  readonly text: string
-  rest: () => Promise<string>
+  readonly messages: readonly SseMessage[]
+  rest: () => Promise<SseMessage[]>
 }
 
-/** Read `response`'s body until `marker` appears in it; throws when the body ends first. */
+/** Read `response`'s SSE messages until one's data has `marker` in it; throws when the body ends first. */
 export async function readUntil(response: Response, marker: string): Promise<PartlyRead> {
-  const reader = response.body!.getReader()
-  const decoder = new TextDecoder()
-  let text = ''
-  while (!text.includes(marker)) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`the stream ended before ${marker}:\n${text}`)
-    text += decoder.decode(value, { stream: true })
+  const stream = sseMessages(response.body!)
+  const messages: SseMessage[] = []
+  while (!messages.at(-1)?.data.includes(marker)) {
+    const next = await stream.next()
+    if (next.done) throw new Error(`the stream ended before ${marker}:\n${messages.map((message) => message.data).join('\n')}`)
+    messages.push(next.value)
   }
   return {
-    text,
+    messages,
     rest: async () => {
-      let more = ''
-      for (;;) {
-        const { value, done } = await reader.read()
-        if (done) return more + decoder.decode()
-        more += decoder.decode(value, { stream: true })
-      }
+      const more: SseMessage[] = []
+      for await (const message of stream) more.push(message)
+      return more
     },
   }
 }
