@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { parseOptions } from '../contracts/validate.js'
 import type { StreamSourceInit } from '../durability/stream-source.js'
+import { parseSse } from './sse.js'
 import { labels, readAll, refusal, runId, tail, text, untilRead, within } from './stream-durability/reads.js'
 
 /** What {@link runStreamDurabilityConformance} checks: the logs of one store. */
@@ -112,7 +113,7 @@ export const checkStreamSseResume: StreamDurabilityCheck = async (stores, settin
   async function* produce(): AsyncGenerator<StreamChunk> {
     yield* chunks
   }
-  const sseIds = (body: string): string[] => [...body.matchAll(/^id: (.*)$/gm)].map((match) => match[1]!)
+  const sseIds = (body: string): string[] => parseSse(body).flatMap((message) => (message.id === undefined ? [] : [message.id]))
   const produced = await within(toServerSentEventsResponse(produce(), { durability: { adapter: stores.stream(new Request(url, { method: 'POST' })) } }).text(), ms, 'the producing response ends')
   const stored = (await stores.stream({ runId: id }).snapshot()).map((entry) => entry.offset)
   expect(sseIds(produced), 'every event of the produced response carries the offset its chunk was stored at as its id').toEqual(stored)
@@ -319,7 +320,7 @@ export const checkStreamEmptyJoinFails: StreamDurabilityCheck = async (stores, s
   await refusal(read.done, ms, "read('-1') of a run that stores nothing fails once its first-chunk deadline passes")
   const emptyId = runId('empty-join-sse')
   const body = await within(resumeServerSentEventsResponse({ adapter: reader(stores)(new Request(`https://kit.test/run?runId=${encodeURIComponent(emptyId)}&offset=-1`)) }).text(), ms, 'the SSE replay of a run that stores nothing ends')
-  const events = [...body.matchAll(/^data: (.*)$/gm)].map((match) => (JSON.parse(match[1]!) as { type?: string }).type)
+  const events = parseSse(body).map((message) => (JSON.parse(message.data) as { type?: string }).type)
   expect(events, 'the replay of a run that stores nothing is one RUN_ERROR event').toEqual([EventType.RUN_ERROR])
 }
 

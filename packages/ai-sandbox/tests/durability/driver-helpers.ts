@@ -9,6 +9,7 @@ import { resolveDebugOption } from '@tanstack/ai/adapter-internals'
 import { restoreInboundChunk } from '@tanstack/ai/client'
 import type { LockStore } from '@tanstack/ai/locks'
 import { randomUUID } from 'node:crypto'
+import { sseChunks } from '../helpers/sse.js'
 
 export const threadId = 'thread-takeover'
 export const newRunId = (): string => `run-${randomUUID()}`
@@ -113,14 +114,9 @@ export function delivered(chunk: StreamChunk): StreamChunk {
   return restoreInboundChunk(normalizeStreamChunk(chunk as AdapterYieldChunk)[0]!) as StreamChunk
 }
 
-/** The `data:` events of an SSE body, parsed and restored as the client does (`restoreInboundChunk`), until the body ends. */
+/** The chunks of an SSE body, restored as the client does (`restoreInboundChunk`), until the body ends. */
 export async function readSse(response: Response): Promise<StreamChunk[]> {
-  const text = await response.text()
-  return text
-    .split('\n\n')
-    .map((event) => event.split('\n').find((line) => line.startsWith('data: ')))
-    .filter((line): line is string => line !== undefined)
-    .map((line) => restoreInboundChunk(JSON.parse(line.slice('data: '.length)) as StreamChunk) as StreamChunk)
+  return response.body === null ? [] : sseChunks(response.body)
 }
 
 /** Wait until `check()` is true, polling every 5 ms, up to `timeoutMs`. */

@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { chat, InMemoryRunStore, memoryStream, requestRunCancel, RUN_CANCEL_REASON, toolDefinition, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
 import { defineLock, InMemoryLockStore, withLocks } from '@tanstack/ai/locks'
 import { defineWorkspace, pipeToRunLog, RunClaimNotAcquiredError, SandboxConfigError, sandboxRunDriver, withSandbox, type SandboxProvider } from '../../src/index.js'
+import { sseConnection } from '../helpers/sse.js'
 import { agentAdapter, alive, chatOptions, drive, probe, sandboxLab, waitFor, warnings, type Probed } from './durability-helpers.js'
 
 vi.setConfig({ testTimeout: 15_000 })
@@ -27,6 +28,9 @@ afterEach(async () => {
   expect(await waitFor(() => started.every((pid) => !alive(pid))), 'no agent process is left').toBe(true)
   started.length = 0
 })
+
+/** The agent's first text delta: the run is under way once a client has read it. */
+const working = (chunk: StreamChunk): boolean => chunk.type === 'TEXT_MESSAGE_CONTENT' && chunk.delta === 'working'
 
 let seq = 0
 /** A fresh run: ids, its record (as chat persistence creates it), its log. */
@@ -130,11 +134,10 @@ describe('detach versus cancel', () => {
     const seen: Probed = {}
     const stream = chat(chatOptions({ adapter: agent.adapter, middleware: [middleware, probe(seen)], runId, threadId, abortController: controller, logger }))
     const response = toServerSentEventsResponse(stream as AsyncIterable<StreamChunk>, { abortController: controller, durability: { adapter: log, batch: 1 } })
-    const reader = response.body!.getReader()
-    let text = ''
-    while (!text.includes('working')) text += new TextDecoder().decode((await reader.read()).value)
+    const connection = sseConnection(response.body!)
+    await connection.until(working)
     controller.abort()
-    while (!(await reader.read()).done);
+    await connection.drain()
     started.push(...agent.pids)
     expect(seen.detached).toBe(true)
     expect(await lab.exists(seen.handle)).toBe(true)
@@ -267,11 +270,10 @@ describe('detach versus cancel', () => {
     const seen: Probed = {}
     const stream = chat(chatOptions({ adapter: agent.adapter, middleware: [withSandbox(sandbox, { runs, durability: { adapter: log } }), probe(seen)], runId, threadId, logger: warnings().logger }))
     const response = toServerSentEventsResponse(stream as AsyncIterable<StreamChunk>, { durability: { adapter: log, batch: 1 } })
-    const reader = response.body!.getReader()
-    let text = ''
-    while (!text.includes('working')) text += new TextDecoder().decode((await reader.read()).value)
+    const connection = sseConnection(response.body!)
+    await connection.until(working)
     // The tab closes: the transport tells the run, which goes on into its log.
-    await reader.cancel()
+    await connection.hangUp()
     expect(await waitFor(async () => typeof (await runs.get(runId))?.detachedSince === 'number'), 'the notification recorded the detach at once').toBe(true)
     expect((await runs.get(runId))?.sandboxKey).toBe(sandbox.key({ threadId, runId }))
     expect(await lab.exists(seen.handle), 'a notification tears nothing down').toBe(true)
@@ -299,10 +301,9 @@ describe('detach versus cancel', () => {
     const agent = agentAdapter({ turns: ['text'], holdTurn: 1 })
     const stream = chat(chatOptions({ adapter: agent.adapter, middleware: [withSandbox(sandbox, { runs, durability: { adapter: log } })], runId, threadId, logger: warnings().logger }))
     const response = toServerSentEventsResponse(stream as AsyncIterable<StreamChunk>, { durability: { adapter: log, batch: 1 } })
-    const reader = response.body!.getReader()
-    let text = ''
-    while (!text.includes('working')) text += new TextDecoder().decode((await reader.read()).value)
-    await reader.cancel()
+    const connection = sseConnection(response.body!)
+    await connection.until(working)
+    await connection.hangUp()
     agent.release() // at once: the run finishes before the detach write lands
     expect(await waitFor(async () => (await log.snapshot()).some((entry) => entry.chunk.type === 'RUN_FINISHED'))).toBe(true)
     expect(await waitFor(() => writes.length >= 3), 'the detach was written, then cleared').toBe(true)
@@ -324,10 +325,9 @@ describe('the host that starts a durable run holds its driver lease', () => {
     const agent = agentAdapter({ turns: ['text'], holdTurn: 1 })
     const stream = chat(chatOptions({ adapter: agent.adapter, middleware: [withSandbox(sandbox, { runs, locks, durability: { adapter: log } })], runId, threadId, logger: warnings().logger }))
     const response = toServerSentEventsResponse(stream as AsyncIterable<StreamChunk>, { durability: { adapter: log, batch: 1 } })
-    const reader = response.body!.getReader()
-    let text = ''
-    while (!text.includes('working')) text += new TextDecoder().decode((await reader.read()).value)
-    await reader.cancel() // the tab closes; this host keeps driving the run
+    const connection = sseConnection(response.body!)
+    await connection.until(working)
+    await connection.hangUp() // the tab closes; this host keeps driving the run
     let drives = 0
     const driver = sandboxRunDriver({ request: new Request(`http://app.test/api/run?runId=${runId}`), runs, locks, durability: () => log, fenceQuietMs: 50, drive: () => ((drives += 1), (async function* () {})()) })
     const claimed = driver.claim({ runs, locks, runId }, async () => 'drove').catch((error: unknown) => error)

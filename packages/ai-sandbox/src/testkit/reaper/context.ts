@@ -19,6 +19,7 @@ import { withSandbox } from '../../middleware/with-sandbox.js'
 import { probeRunExit, type RunExitProbe } from '../../reaper/probe.js'
 import { sandboxReclaimer, type ReclaimOutcome } from '../../reaper/reclaim.js'
 import { shellQuote } from '../../shell/quote.js'
+import { sseMessages } from '../sse.js'
 import type { TakeoverStores } from '../takeover/drivers.js'
 import { reaperAgentAdapter, reaperMarker, type ReaperAgentScript } from './agent.js'
 
@@ -83,24 +84,11 @@ function controllerFor(signal: AbortSignal): AbortController {
 
 /** Read SSE events off `body` until `stop(chunk)` holds (then hang up) or it ends. */
 async function readUntil(body: ReadableStream<Uint8Array>, stop: (chunk: StreamChunk) => boolean): Promise<void> {
-  const reader = body.getReader()
-  const decoder = new TextDecoder()
-  let buffer = ''
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) return
-    buffer += decoder.decode(value, { stream: true })
-    let cut: number
-    while ((cut = buffer.indexOf('\n\n')) !== -1) {
-      const data = buffer
-        .slice(0, cut)
-        .split('\n')
-        .find((line) => line.startsWith('data: '))
-      buffer = buffer.slice(cut + 2)
-      if (data && stop(JSON.parse(data.slice(6)) as StreamChunk)) {
-        await reader.cancel().catch(() => undefined)
-        return
-      }
+  const messages = sseMessages(body)
+  for (let next = await messages.next(); !next.done; next = await messages.next()) {
+    if (stop(JSON.parse(next.value.data) as StreamChunk)) {
+      await messages.return(undefined).catch(() => undefined) // hang up; how the producer takes it is not this read's concern
+      return
     }
   }
 }
