@@ -29,7 +29,8 @@ import { holdStartedRunLease, settleStartedRun } from './run-lease.js'
 import { destroyRun, type RunSetup, type RunState, type WithSandboxScope } from './run-state.js'
 import { queueThreadRun } from './thread-runs.js'
 import { createToolHistory } from './tool-history.js'
-import { runFilesOf } from '../journal/run-files.js'
+import { runFilesOf, type DurableRunFiles } from '../journal/run-files.js'
+import type { SandboxHandle } from '../contracts/handle.js'
 
 /**
  * The setup hook: resolve the stores and the key, refuse what must fail
@@ -133,7 +134,7 @@ async function setupRun(scope: WithSandboxScope, ctx: ChatMiddlewareContext, { k
   // Registered before anything else of setup: an abort during the rest of it (baseline capture, projection,
   // watcher start) finds what a detach or a destroy needs.
   const orphansFindable = durable !== undefined && isUndetachedRunLister(durable.run.runs) && locks !== undefined && isLockProbe(locks)
-  const state: RunState = { key, handle, instances, logger, orphansFindable, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, journalFiles: durable ? runFilesOf(handle, { runId: ctx.runId, dir: durable.run.journalDir }) : undefined, owner, lease, fileDiffs: new Set(), chunks: createRunChunks() }
+  const state: RunState = { key, handle, instances, logger, orphansFindable, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, journalFiles: durable ? journalFilesOf(handle, ctx.runId, durable.run.journalDir, logger) : undefined, owner, lease, fileDiffs: new Set(), chunks: createRunChunks() }
   runs.set(ctx, state)
   // An abort must stop the agent even while the adapter is blocked inside a
   // command, and an abort that landed while ensure() ran must not leak the
@@ -267,4 +268,20 @@ function tenantOf(ctx: ChatMiddlewareContext): string | undefined {
   if (typeof tenant === 'string') return tenant
   if (typeof tenant === 'number' && Number.isFinite(tenant)) return String(tenant)
   throw new SandboxConfigError('context.tenantId', `withSandbox: chat({ context: { tenantId } }) must be a string or a finite number (got ${typeof tenant}); runs of different tenants never share a sandbox, so an unreadable tenant is refused rather than ignored.`)
+}
+
+/**
+ * A durable run's journal names, derived once. A handle whose own
+ * `journalDir` is unusable (a relative folder) gets none: that is logged, the
+ * run goes on (its harness then ends it with a RUN_ERROR naming the folder),
+ * and its end falls back to the run id, which logs the same refusal instead
+ * of throwing between `ensure` and the run's registration.
+ */
+function journalFilesOf(handle: SandboxHandle, runId: string, dir: string | undefined, logger: InternalLogger | undefined): DurableRunFiles | undefined {
+  try {
+    return runFilesOf(handle, { runId, dir })
+  } catch (error) {
+    logger?.errors(`withSandbox: the journal of run ${runId} has no usable folder in sandbox ${handle.id}`, { error })
+    return undefined
+  }
 }

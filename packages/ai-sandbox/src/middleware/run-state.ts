@@ -118,7 +118,7 @@ export function destroyRun(sandbox: SandboxDefinition, state: RunState, why: str
     }
     await state.files?.stop({ flush: false })
     // A durable run's agent may have been started by another host, and its journal may live outside the sandbox (local-process).
-    if (state.journalFiles) await endJournaledRun(state.handle, state.journalFiles, (message) => state.logger?.sandbox(`withSandbox: ${message}`))
+    if (state.durable) await endJournaledRun(state.handle, state.journalFiles ?? { runId: state.runId, dir: state.durable.run.journalDir }, (message) => state.logger?.sandbox(`withSandbox: ${message}`))
     state.logger?.sandbox(`destroying sandbox ${state.handle.id} (${why})`)
     takeDetachedUses(sandbox, state.key) // destroy forgets every use of the key
     try {
