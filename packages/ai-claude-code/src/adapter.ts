@@ -8,20 +8,13 @@
  */
 import type { TextOptions } from '@tanstack/ai'
 import {
-  defineSandboxPolicy,
-  getProjection,
-  getSandboxPolicy,
   harnessOptionFields,
   harnessSystemPrompt,
-  harnessCliEnv,
   harnessTextAdapter,
-  sandboxRunFilePath,
-  toSandboxPath,
-  writeSandboxRunFile,
   type HarnessCommonOptions,
   type HarnessLaunch,
   type HarnessTextAdapter,
-  type HarnessPrepareContext,
+  type HarnessAdapterPrepareContext,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { openClaudeToolBridge } from './bridge.js'
@@ -61,8 +54,6 @@ export type ClaudeCodeTextAdapter = HarnessTextAdapter<ClaudeCodeModelOptions>
 /** Host environment variables forwarded to the CLI when the workspace does not set them. */
 const FORWARDED_HOST_ENV = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'CLAUDE_CODE_OAUTH_TOKEN'] as const
 
-/** Where the prompt file goes on providers without writable stdin; the command removes it when the CLI starts. */
-const RUN_FILES_DIR = '/tmp/tanstack-claude-code'
 
 /** Environment that keeps the CLI from updating itself or phoning home from inside a sandbox. */
 const QUIET_ENV = {
@@ -138,11 +129,9 @@ function refusedSessionId(sessionId: string): string {
 }
 
 /** Claude Code's part of a run: policy flags, projected files, the tool bridge, the command and its environment. */
-async function prepareClaudeCode(model: string, config: ClaudeCodeOptions, options: TextOptions<ClaudeCodeModelOptions>, run: HarnessPrepareContext): Promise<HarnessLaunch> {
-  const capabilities = options.capabilities!
-  const { handle, runId, prompt, sessionId } = run
-  const projection = getProjection(capabilities, { optional: true })
-  const policyFlags = claudePolicyFlags(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy(), { scripts: projection?.workspace.scripts, warn: (message) => options.logger.warn(message) })
+async function prepareClaudeCode(model: string, config: ClaudeCodeOptions, options: TextOptions<ClaudeCodeModelOptions>, run: HarnessAdapterPrepareContext): Promise<HarnessLaunch> {
+  const { handle, runId, prompt, sessionId, projection, cwd } = run
+  const policyFlags = claudePolicyFlags(run.policy, { scripts: projection?.workspace.scripts, warn: (message) => options.logger.warn(message) })
   const permissionMode = config.permissionMode ?? policyFlags.permissionMode
   const appendSystemPrompt = harnessSystemPrompt(options.systemPrompts)
   const jsonSchema = claudeOutputSchema(options)
@@ -151,8 +140,7 @@ async function prepareClaudeCode(model: string, config: ClaudeCodeOptions, optio
   // chat() tools: served from the host for this run only, as the MCP server `tanstack`.
   const tools = await openClaudeToolBridge(options, handle, runId)
   try {
-    const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
-    const promptFile = handle.capabilities.writableStdin ? undefined : await writeSandboxRunFile(handle, { file: sandboxRunFilePath(RUN_FILES_DIR, runId, 'prompt'), content: prompt, harness: 'claude-code', what: 'the prompt file' })
+    const promptFile = handle.capabilities.writableStdin ? undefined : await run.writeRunFile('prompt', prompt, 'the prompt file')
     const command = buildClaudeCommand({
       model,
       ...(config.executable ? { executable: config.executable } : {}),
@@ -169,7 +157,7 @@ async function prepareClaudeCode(model: string, config: ClaudeCodeOptions, optio
     })
     // Running as root, Claude Code accepts bypassPermissions only when told it is isolated; only a provider that promises isolation may say so.
     const claimsIsolation = permissionMode === 'bypassPermissions' && handle.capabilities.isolated === true
-    const env = { ...harnessCliEnv({ capabilities, forwardedHostEnv: FORWARDED_HOST_ENV, base: QUIET_ENV, settings: claimsIsolation ? { IS_SANDBOX: '1' } : {}, ...(config.env ? { env: config.env } : {}) }), ...tools?.flags.env }
+    const env = { ...run.cliEnv({ base: QUIET_ENV, settings: claimsIsolation ? { IS_SANDBOX: '1' } : {} }), ...tools?.flags.env }
     return { command, cwd, env, ...(promptFile ? {} : { stdin: prompt }), ...(tools ? { bridge: tools.bridge } : {}) }
   } catch (error) {
     await tools?.bridge.close()

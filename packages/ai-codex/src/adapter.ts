@@ -6,23 +6,15 @@
  */
 import type { StreamChunk, TextOptions } from '@tanstack/ai'
 import {
-  defineSandboxPolicy,
   excludeFromGit,
-  getProjection,
-  getSandboxPolicy,
   harnessOptionFields,
   harnessRunError,
   harnessSystemPrompt,
-  removeSandboxRunFiles,
-  harnessCliEnv,
   harnessTextAdapter,
-  sandboxRunFilePath,
-  toSandboxPath,
-  writeSandboxRunFile,
   type HarnessCommonOptions,
   type HarnessTextAdapter,
   type HarnessLaunch,
-  type HarnessPrepareContext,
+  type HarnessAdapterPrepareContext,
   type SandboxHandle,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
@@ -57,8 +49,6 @@ export type CodexTextAdapter = HarnessTextAdapter<CodexModelOptions>
 /** Host credentials forwarded to the CLI when the workspace does not set them. (Codex ignores `OPENAI_BASE_URL`: for another server declare a provider in `config`, `model_providers.<id>` with `wire_api = "responses"`; see docs/adapters/codex.md.) */
 const FORWARDED_HOST_ENV = ['OPENAI_API_KEY', 'CODEX_API_KEY'] as const
 
-/** Where the prompt file goes on providers without writable stdin; the command removes it when the CLI starts. */
-const RUN_FILES_DIR = '/tmp/tanstack-codex'
 
 /** Settings that keep the CLI from loading plugins or sending analytics from inside a sandbox. */
 const QUIET_CONFIG = [codexConfigFlag('analytics.enabled', false), codexConfigFlag('features.plugins', false)]
@@ -121,25 +111,20 @@ export function codexText(model: string, options: CodexOptions = {}): CodexTextA
 }
 
 /** Codex's part of a run: policy settings and rules, projected files, the tool bridge, the command and its environment. */
-async function prepareCodex(model: string, config: CodexOptions, options: TextOptions<CodexModelOptions>, run: HarnessPrepareContext): Promise<HarnessLaunch> {
-  const capabilities = options.capabilities!
-  const { handle, runId, threadId, prompt, sessionId } = run
-  const projection = getProjection(capabilities, { optional: true })
-  const policy = codexPolicySettings(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy(), { scripts: projection?.workspace.scripts, isolated: handle.capabilities.isolated === true })
+async function prepareCodex(model: string, config: CodexOptions, options: TextOptions<CodexModelOptions>, run: HarnessAdapterPrepareContext): Promise<HarnessLaunch> {
+  const { handle, runId, threadId, prompt, sessionId, projection, cwd } = run
+  const policy = codexPolicySettings(run.policy, { scripts: projection?.workspace.scripts, isolated: handle.capabilities.isolated === true })
   for (const warning of policy.warnings) options.logger.warn(`codex: ${warning}`)
   // Skills and MCP servers in Codex's own format (written once per workspace hash).
   const projected = (await projection?.project(codexProjection)) ?? { args: [] }
   const rulesWritten = await syncPolicyRules(handle, policy.rules)
   // chat() tools: served from the host for this run only, as the MCP server `tanstack`.
   const tools = await openCodexToolBridge(options, handle, runId)
-  const runFiles: string[] = []
   try {
     const instructions = harnessSystemPrompt(options.systemPrompts)
-    const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
     const outputSchema = codexOutputSchema(options)
-    const outputSchemaFile = outputSchema ? await writeSandboxRunFile(handle, { file: sandboxRunFilePath(RUN_FILES_DIR, runId, 'schema.json'), content: JSON.stringify(outputSchema), harness: 'codex', what: 'the output schema file' }) : undefined
-    if (outputSchemaFile) runFiles.push(outputSchemaFile)
-    const promptFile = handle.capabilities.writableStdin ? undefined : await writeSandboxRunFile(handle, { file: sandboxRunFilePath(RUN_FILES_DIR, runId, 'prompt'), content: prompt, harness: 'codex', what: 'the prompt file' })
+    const outputSchemaFile = outputSchema ? await run.writeRunFile('schema.json', JSON.stringify(outputSchema), 'the output schema file') : undefined
+    const promptFile = handle.capabilities.writableStdin ? undefined : await run.writeRunFile('prompt', prompt, 'the prompt file')
     const command = buildCodexCommand({
       model,
       ...(config.executable ? { executable: config.executable } : {}),
@@ -157,7 +142,7 @@ async function prepareCodex(model: string, config: CodexOptions, options: TextOp
       extraArgs: [...projected.args.filter((arg) => arg !== '--trust'), ...(config.extraArgs ?? [])],
       ...(promptFile ? { promptFile } : {}),
     })
-    const env = { ...harnessCliEnv({ capabilities, forwardedHostEnv: FORWARDED_HOST_ENV, ...(config.env ? { env: config.env } : {}) }), ...tools?.flags.env }
+    const env = { ...run.cliEnv(), ...tools?.flags.env }
     return {
       command,
       cwd,
@@ -165,11 +150,9 @@ async function prepareCodex(model: string, config: CodexOptions, options: TextOp
       ...(promptFile ? {} : { stdin: prompt }),
       ...(tools ? { bridge: tools.bridge } : {}),
       ...(sessionId ? { inspect: (event: unknown) => resumedElsewhere(event, sessionId, runId, threadId) } : {}),
-      ...(runFiles.length > 0 ? { cleanup: () => removeSandboxRunFiles(handle, runFiles) } : {}),
     }
   } catch (error) {
     await tools?.bridge.close()
-    await removeSandboxRunFiles(handle, runFiles)
     throw error
   }
 }

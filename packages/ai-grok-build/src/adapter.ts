@@ -8,22 +8,17 @@
 import type { ModelMessage, StreamChunk, TextOptions } from '@tanstack/ai'
 import {
   buildHarnessPrompt,
-  defineSandboxPolicy,
-  getProjection,
-  getSandboxPolicy,
   harnessOptionFields,
   harnessRunError,
   harnessSystemPrompt,
-  harnessCliEnv,
   harnessTextAdapter,
-  toSandboxPath,
   DEFAULT_EXIT_GRACE_MS,
   type HarnessCommonOptions,
   type HarnessEventSource,
   type HarnessExit,
   type HarnessLaunch,
   type HarnessTextAdapter,
-  type HarnessPrepareContext,
+  type HarnessAdapterPrepareContext,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { grokBridgeServer, openGrokToolBridge } from './bridge.js'
@@ -119,23 +114,19 @@ export function grokBuildText(model: string, options: GrokBuildOptions = {}): Gr
 }
 
 /** Grok Build's part of a run: the capability check, projected files, the tool bridge, and the ACP event source. */
-async function prepareGrokBuild(model: string, config: GrokBuildOptions, options: TextOptions<GrokBuildModelOptions>, run: HarnessPrepareContext): Promise<HarnessLaunch> {
-  const capabilities = options.capabilities!
-  const { handle, runId, threadId, prompt, sessionId } = run
+async function prepareGrokBuild(model: string, config: GrokBuildOptions, options: TextOptions<GrokBuildModelOptions>, run: HarnessAdapterPrepareContext): Promise<HarnessLaunch> {
+  const { handle, runId, threadId, prompt, sessionId, policy, projection, cwd } = run
   if (buildHarnessPrompt(options.messages as ModelMessage[], true).trim() === '') {
     return { end: harnessRunError(runId, threadId, 'grok-build: the latest user message has no text to send. Pass a { role: "user" } message with text to chat().', 'no_prompt') as StreamChunk }
   }
   if (!handle.capabilities.backgroundProcesses || !handle.capabilities.writableStdin) {
     return { end: harnessRunError(runId, threadId, `grok-build: the ${handle.provider} sandbox cannot write to a spawned process's stdin (capabilities backgroundProcesses and writableStdin), and Grok Build speaks ACP over its stdin and stdout. Use a provider that has both, such as localProcessSandbox() or dockerSandbox().`, 'stdin_unsupported') as StreamChunk }
   }
-  const policy = getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy()
   const autoApprove = config.autoApprove ?? grokPolicySettings(policy).autoApprove
-  const projection = getProjection(capabilities, { optional: true })
   await projection?.project(grokBuildProjection)
   const bridge = await openGrokToolBridge(options, handle, runId)
   const command = buildGrokCommand({ model, autoApprove, ...(config.executable ? { executable: config.executable } : {}), ...(config.approveFlag ? { approveFlag: config.approveFlag } : {}), ...(config.extraArgs ? { extraArgs: config.extraArgs } : {}) })
-  const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
-  const env = harnessCliEnv({ capabilities, forwardedHostEnv: FORWARDED_HOST_ENV, ...(config.env ? { env: config.env } : {}) })
+  const env = run.cliEnv()
   const warn = (message: string) => options.logger.warn(`grok-build: ${message}`)
   const turn: AcpTurnInput = {
     cwd,
@@ -165,7 +156,7 @@ async function prepareGrokBuild(model: string, config: GrokBuildOptions, options
  * translator; a session that cannot be resumed becomes a `GrokBuildSessionError`
  * event (the loop's `inspect` ends the run with it). Events end once the CLI settled.
  */
-function acpSource(input: { run: HarnessPrepareContext; command: string; cwd: string; env: Record<string, string>; turn: AcpTurnInput; graceMs: number; maxLineBytes?: number; signal: AbortSignal; log: (message: string) => void; onAcpMessage?: (entry: GrokAcpTranscriptEntry) => void }): HarnessEventSource {
+function acpSource(input: { run: HarnessAdapterPrepareContext; command: string; cwd: string; env: Record<string, string>; turn: AcpTurnInput; graceMs: number; maxLineBytes?: number; signal: AbortSignal; log: (message: string) => void; onAcpMessage?: (entry: GrokAcpTranscriptEntry) => void }): HarnessEventSource {
   const { run, signal, log } = input
   const queue = createEventQueue<unknown>()
   let exit: HarnessExit | undefined

@@ -8,20 +8,13 @@
 import { posix } from 'node:path'
 import type { TextOptions } from '@tanstack/ai'
 import {
-  defineSandboxPolicy,
-  getProjection,
-  getSandboxPolicy,
   harnessOptionFields,
   harnessSystemPrompt,
-  removeSandboxRunFiles,
   harnessTextAdapter,
-  sandboxRunFilePath,
-  toSandboxPath,
-  writeSandboxRunFile,
   type HarnessCommonOptions,
   type HarnessLaunch,
   type HarnessTextAdapter,
-  type HarnessPrepareContext,
+  type HarnessAdapterPrepareContext,
 } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { openOpencodeToolBridge } from './bridge.js'
@@ -29,7 +22,7 @@ import { buildOpencodeCommand } from './command.js'
 import { OpencodeUnsupportedError } from './errors.js'
 import { mergePermission, opencodePermission, type OpencodePermission } from './policy.js'
 import { hasProjectedConfig, OPENCODE_PROJECTED_CONFIG, opencodeProjection } from './projection.js'
-import { cliEnv, FORWARDED_HOST_ENV } from './cli-env.js'
+import { FORWARDED_HOST_ENV, QUIET_ENV } from './cli-env.js'
 import { createOpencodeTranslator } from './translate.js'
 
 /** Options of {@link opencodeText}. */
@@ -67,8 +60,6 @@ export interface OpencodeModelOptions {
 /** The adapter type. */
 export type OpencodeTextAdapter = HarnessTextAdapter<OpencodeModelOptions>
 
-/** Where run files go: the prompt on providers without writable stdin, and the system-prompt instruction file. Removed when the run ends. */
-const RUN_FILES_DIR = '/tmp/tanstack-opencode'
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 const permissionAction = z.enum(['allow', 'ask', 'deny'])
@@ -123,33 +114,29 @@ export function opencodeText(model: string, options: OpencodeOptions = {}): Open
 }
 
 /** OpenCode's part of a run: permissions, run files, inline config, the tool bridge, the command and its environment. */
-async function prepareOpencode(model: string, config: OpencodeOptions, options: TextOptions<OpencodeModelOptions>, run: HarnessPrepareContext): Promise<HarnessLaunch> {
-  const capabilities = options.capabilities!
-  const { handle, runId, threadId, prompt, sessionId } = run
-  const projection = getProjection(capabilities, { optional: true })
-  const permission = mergePermission(opencodePermission(getSandboxPolicy(capabilities, { optional: true }) ?? defineSandboxPolicy(), projection?.workspace.scripts, { warn: (message) => options.logger.warn(message) }), config.permission ?? {})
+async function prepareOpencode(model: string, config: OpencodeOptions, options: TextOptions<OpencodeModelOptions>, run: HarnessAdapterPrepareContext): Promise<HarnessLaunch> {
+  const { handle, runId, threadId, prompt, sessionId, projection, cwd } = run
+  const permission = mergePermission(opencodePermission(run.policy, projection?.workspace.scripts, { warn: (message) => options.logger.warn(message) }), config.permission ?? {})
   // Skills and MCP servers in OpenCode's own format (written once per workspace hash).
   await projection?.project(opencodeProjection)
   // chat() tools: served from the host for this run only, as the MCP server `tanstack`.
   const tools = await openOpencodeToolBridge(options, handle, runId)
-  const runFiles: string[] = []
-  const cleanup = () => removeSandboxRunFiles(handle, runFiles)
   try {
     const system = harnessSystemPrompt(options.systemPrompts)
-    const systemFile = system ? sandboxRunFilePath(RUN_FILES_DIR, runId, 'system.md') : undefined
-    if (systemFile) await writeSandboxRunFile(handle, { file: systemFile, content: system, harness: 'opencode' }).finally(() => runFiles.push(systemFile))
+    const systemFile = system ? await run.writeRunFile('system.md', system, 'the system prompt file') : undefined
     const inline = inlineConfig(config.config, tools?.config.mcp, systemFile)
     const env: Record<string, string> = {
-      ...cliEnv(config, capabilities, {
-        OPENCODE_PERMISSION: JSON.stringify(permission),
-        ...(inline ? { OPENCODE_CONFIG_CONTENT: JSON.stringify(inline) } : {}),
-        ...(projection && hasProjectedConfig(projection.workspace) ? { OPENCODE_CONFIG: posix.join(handle.workspaceRoot, OPENCODE_PROJECTED_CONFIG) } : {}),
+      ...run.cliEnv({
+        base: QUIET_ENV,
+        settings: {
+          OPENCODE_PERMISSION: JSON.stringify(permission),
+          ...(inline ? { OPENCODE_CONFIG_CONTENT: JSON.stringify(inline) } : {}),
+          ...(projection && hasProjectedConfig(projection.workspace) ? { OPENCODE_CONFIG: posix.join(handle.workspaceRoot, OPENCODE_PROJECTED_CONFIG) } : {}),
+        },
       }),
       ...tools?.config.env,
     }
-    const cwd = toSandboxPath(config.cwd ?? '.', handle.workspaceRoot)
-    const promptFile = handle.capabilities.writableStdin ? undefined : sandboxRunFilePath(RUN_FILES_DIR, runId, 'prompt')
-    if (promptFile) await writeSandboxRunFile(handle, { file: promptFile, content: prompt, harness: 'opencode' }).finally(() => runFiles.push(promptFile))
+    const promptFile = handle.capabilities.writableStdin ? undefined : await run.writeRunFile('prompt', prompt, 'the prompt file')
     const command = buildOpencodeCommand({
       model,
       ...(config.executable ? { executable: config.executable } : {}),
@@ -161,10 +148,9 @@ async function prepareOpencode(model: string, config: OpencodeOptions, options: 
       ...(config.extraArgs ? { extraArgs: config.extraArgs } : {}),
       ...(promptFile ? { promptFile } : {}),
     })
-    return { command, cwd, env, ...(promptFile ? {} : { stdin: prompt }), ...(tools ? { bridge: tools.bridge } : {}), cleanup }
+    return { command, cwd, env, ...(promptFile ? {} : { stdin: prompt }), ...(tools ? { bridge: tools.bridge } : {}) }
   } catch (error) {
     await tools?.bridge.close()
-    await cleanup()
     throw error
   }
 }

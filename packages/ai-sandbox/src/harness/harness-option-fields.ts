@@ -53,8 +53,8 @@ export const harnessOptionFields = {
     )
     .optional(),
   extraArgs: z.array(z.string()).optional(),
-  timeoutMs: z.number().int().positive().optional(),
-  exitGraceMs: z.number().int().nonnegative().optional(),
+  timeoutMs: z.number().int('expected a whole number of ms').positive('expected a positive number of ms, e.g. 600000 for 10 minutes').optional(),
+  exitGraceMs: z.number().int('expected a whole number of ms').nonnegative('expected 0 or more ms (default 3000)').optional(),
   maxLineBytes: z.number().int('expected a whole number of bytes').min(1024, 'expected at least 1024 bytes').optional(),
 }
 

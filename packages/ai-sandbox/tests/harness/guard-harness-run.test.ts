@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { AdapterYieldChunk, CapabilityContext } from '@tanstack/ai'
-import { harnessRunIds } from '../../src/internal.js'
+import { harnessRunIds } from '../../src/harness/guard-harness-run.js'
 import { guardHarnessRun, harnessRunError, provideProjection, type GuardHarnessRunOptions, type HarnessRunContext, type HarnessRunOptions } from '../../src/index.js'
 
 const SECRET = 'sk-live-0123456789'
