@@ -7,15 +7,7 @@
  * with `--json-schema` (see structured-output.ts).
  */
 import type { TextOptions } from '@tanstack/ai'
-import {
-  harnessOptionFields,
-  harnessSystemPrompt,
-  harnessTextAdapter,
-  type HarnessCommonOptions,
-  type HarnessLaunch,
-  type HarnessTextAdapter,
-  type HarnessAdapterPrepareContext,
-} from '@tanstack/ai-sandbox'
+import { harnessOptionFields, harnessSystemPrompt, harnessTextAdapter, type HarnessAdapterPrepareContext, type HarnessCommonOptions, type HarnessLaunch, type HarnessTextAdapter } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { openClaudeToolBridge } from './bridge.js'
 import { buildClaudeCommand, type ClaudePermissionMode } from './command.js'

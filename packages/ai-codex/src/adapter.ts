@@ -5,18 +5,7 @@
  * Design notes: docs/design/harness-adapters.md
  */
 import type { StreamChunk, TextOptions } from '@tanstack/ai'
-import {
-  excludeFromGit,
-  harnessOptionFields,
-  harnessRunError,
-  harnessSystemPrompt,
-  harnessTextAdapter,
-  type HarnessCommonOptions,
-  type HarnessTextAdapter,
-  type HarnessLaunch,
-  type HarnessAdapterPrepareContext,
-  type SandboxHandle,
-} from '@tanstack/ai-sandbox'
+import { excludeFromGit, harnessOptionFields, harnessRunError, harnessSystemPrompt, harnessTextAdapter, type HarnessAdapterPrepareContext, type HarnessCommonOptions, type HarnessLaunch, type HarnessTextAdapter, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { openCodexToolBridge } from './bridge.js'
 import { buildCodexCommand, codexConfigFlag, type CodexSandboxMode, type TomlValue } from './command.js'

@@ -6,20 +6,7 @@
  * Design notes: docs/design/harness-adapters.md
  */
 import type { ModelMessage, StreamChunk, TextOptions } from '@tanstack/ai'
-import {
-  buildHarnessPrompt,
-  harnessOptionFields,
-  harnessRunError,
-  harnessSystemPrompt,
-  harnessTextAdapter,
-  DEFAULT_EXIT_GRACE_MS,
-  type HarnessCommonOptions,
-  type HarnessEventSource,
-  type HarnessExit,
-  type HarnessLaunch,
-  type HarnessTextAdapter,
-  type HarnessAdapterPrepareContext,
-} from '@tanstack/ai-sandbox'
+import { buildHarnessPrompt, DEFAULT_EXIT_GRACE_MS, harnessOptionFields, harnessRunError, harnessSystemPrompt, harnessTextAdapter, type HarnessAdapterPrepareContext, type HarnessCommonOptions, type HarnessEventSource, type HarnessExit, type HarnessLaunch, type HarnessTextAdapter } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { grokBridgeServer, openGrokToolBridge } from './bridge.js'
 import type { GrokAcpTranscriptEntry } from './cli-events.js'

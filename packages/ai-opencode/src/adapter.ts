@@ -7,15 +7,7 @@
  */
 import { posix } from 'node:path'
 import type { TextOptions } from '@tanstack/ai'
-import {
-  harnessOptionFields,
-  harnessSystemPrompt,
-  harnessTextAdapter,
-  type HarnessCommonOptions,
-  type HarnessLaunch,
-  type HarnessTextAdapter,
-  type HarnessAdapterPrepareContext,
-} from '@tanstack/ai-sandbox'
+import { harnessOptionFields, harnessSystemPrompt, harnessTextAdapter, type HarnessAdapterPrepareContext, type HarnessCommonOptions, type HarnessLaunch, type HarnessTextAdapter } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { openOpencodeToolBridge } from './bridge.js'
 import { buildOpencodeCommand } from './command.js'
