@@ -1,4 +1,7 @@
-// Capabilities: every token the sandbox layer owns, and its accessors.
+// Capabilities: every capability token the sandbox layer owns, with its get and
+// provide accessors. withSandbox, harness adapters and platform middleware meet
+// here: one provides a value for a run, another reads it. Only tokens live
+// here; the values they carry are typed by contracts/, workspace/ and durability/.
 export {
   SandboxCapability,
   getSandbox,

@@ -1,4 +1,7 @@
-// Contracts: the shapes providers implement and everything else consumes.
+// Contracts: the shapes providers implement and everything else consumes: the
+// sandbox handle and its fs, process and git parts, the provider, capability
+// flags, the base errors, run ids, secret references and option validation.
+// Not exported: `pause`, the abortable wait core's own poll loops share.
 export * from './errors.js'
 export * from './capabilities.js'
 export type * from './fs.js'

@@ -1,4 +1,8 @@
-// Definition: defineSandbox, the compound key, lifecycle, instance store.
+// Definition: `defineSandbox` and what it rests on: the compound sandbox key,
+// the lifecycle (reuse, keepAlive, durations), workspace snapshots and the
+// instance store that records which sandbox a key has. Not exported: the
+// racing-ensure recorder (claim-record), the destroy/release input checks and
+// the long-timeout timer, which are the definition's own machinery.
 export { defineSandbox } from './define-sandbox.js'
 export type {
   SandboxDefinition,

@@ -1,4 +1,9 @@
-// Durability: replay alignment against a run's stored event log, the chunk identity it compares by, and the run driver (pipeToRunLog, RunController).
+// Durability: what keeps a run's stream alive past the host that started it:
+// replay alignment against the run's stored event log, the chunk identity it
+// compares by, the run driver (pipeToRunLog, RunController, sandboxRunDriver),
+// engine-enforced fencing and the helpers store authors need. Not exported: the
+// log writer, the outcome and report helpers, the detach notice, the journal
+// cleanup and the claim primitives, all internal to the driver and withSandbox.
 export { chunkFingerprint, chunkFingerprintIgnoringThreadId, chunkThreadId } from './chunk-identity.js'
 export { alignToStoredLog, JournalReplayDivergedError, JournalReplayThreadIdMismatchError, DEFAULT_MAX_OUT_OF_BAND_SKIP } from './align.js'
 export type { AlignToStoredLogOptions, JournalReplayDivergedReason } from './align.js'

@@ -1,4 +1,8 @@
-// Harness: what every harness adapter shares to run an agent CLI: the run loop (runHarness), NDJSON from its stdout, the prompt, the run guard, RUN_ERROR chunks, the secret redactor and run files.
+// Harness: what every harness adapter shares to run an agent CLI: the run loop
+// (runHarness, harnessTextAdapter), NDJSON from its stdout, the prompt and its
+// limit, the run guard, RUN_ERROR chunks, the secret redactor, run files, the
+// tool bridge for one run and durable run ids. Not exported: one turn's
+// internals (harness-turn, turn-output, event-sources), which only runHarness drives.
 export { toLines, LineTooLongError } from '../journal/to-lines.js'
 export type { ToLinesOptions } from '../journal/to-lines.js'
 export { spawnNdjson } from './spawn-ndjson.js'

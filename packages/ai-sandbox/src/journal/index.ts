@@ -1,4 +1,9 @@
-// The run journal: where an agent's output lives inside the sandbox so it outlives the host, the shell commands over it, the sentinel, byte framing, readers and the attach preflight.
+// The run journal: where an agent's output lives inside the sandbox so it
+// outlives the host: the shell commands over it, the exit sentinel, byte
+// framing, the readers, the attach preflight, the journaled start and the
+// prune. Not exported: the per-run file names (run-files), the end of a run
+// (run-end) and the NDJSON line parser, which other core folders (harness,
+// middleware, durability, reaper) import directly.
 export { DEFAULT_JOURNAL_DIR, DEFAULT_EXIT_PROBE_BYTES, journalPaths, journaledCommand, journalFollowCommand, journalExistsCommand, journalListCommand, parseJournalList, journalMtimeListCommand, parseJournalMtimeListing, journalExitProbeCommand, parseJournalExit, journalLaunchStdin } from './commands.js'
 export type { JournalPaths, JournalDirEntry, JournalMtimeListing, JournalExitState, JournaledCommandOptions } from './commands.js'
 export { journalReadCommand, parseJournalRead } from './bounded-read.js'

@@ -1,4 +1,9 @@
-// The reaper (spec 000 "The reaper ships as a function, not a scheduler", "Cleanup"): the out-of-band exit probe, the detached-run sweep, sandbox reclaim and the journal prune.
+// The reaper (spec 000 "The reaper ships as a function, not a scheduler",
+// "Cleanup"): the out-of-band exit probe, the detached-run sweep, sandbox
+// reclaim, and the optional store methods it uses to find ended and orphaned
+// runs. The journal prune (pruneJournals) is part of cleanup but lives in and
+// is exported from ../journal. Not exported: the sweep's time bounds
+// (reap-budget), internal to reapDetachedRuns.
 export { probeRunExit } from './probe.js'
 export type { RunExitProbe, ProbeRunExitOptions } from './probe.js'
 export { reapDetachedRuns, DEFAULT_RUN_BUDGET_MS, DEFAULT_MAX_RUNS } from './reap.js'

@@ -1,4 +1,7 @@
-// Watch: workspace file events, the run baseline and per-run dispatch.
+// Watch: workspace file events: `watchWorkspace`, its errors, and the names of
+// the per-run file events. Not exported: the poll listing, the native
+// `fs.watch` side, the run baseline and the start snapshot, which stay
+// internal to `withSandbox` (only the baseline's diff size limit is public).
 export { watchWorkspace, DEFAULT_WATCH_IGNORE, DEFAULT_WATCH_INTERVAL_MS } from './watch-workspace.js'
 export type { WatchWorkspaceOptions, WorkspaceWatcher, WatchLogger } from './watch-workspace.js'
 export { WorkspaceWatchError } from './errors.js'

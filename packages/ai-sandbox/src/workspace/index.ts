@@ -1,4 +1,8 @@
-// Workspace: definition, sources, secrets, bootstrap, policy, projection.
+// Workspace: `defineWorkspace` and what a workspace is made of: sources,
+// secrets, bootstrap and setup plans, the command policy, the projection for
+// harnesses, skills and their provisioning. Not exported: the setup shell that
+// runs a plan and the declaration-conflict checks, which defineWorkspace and
+// bootstrap use inside core.
 export { defineWorkspace, resolveSecretEnv } from './define-workspace.js'
 export type { WorkspaceInput, ResolvedWorkspace, PackageManager } from './define-workspace.js'
 export { gitSource, githubRepo, localSource, emptySource } from './sources.js'
