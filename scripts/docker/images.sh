@@ -6,7 +6,12 @@
 #             $DEBIAN_IMAGE (default tanstack-sandbox-debian:bookworm)
 #   busybox : Debian's busybox-static (downloaded, not installed on the host),
 #             imported as $BUSYBOX_IMAGE (default tanstack-sandbox-busybox:latest)
-#   all     : both (the default)
+#   daytona : the debian image plus what a Daytona sandbox has: sudo (the
+#             .deb downloaded on the host, installed without network), a
+#             `daytona` user with passwordless `sudo -n`, and its workdir
+#             /home/daytona/workspace, as $DAYTONA_IMAGE (default
+#             tanstack-sandbox-daytona:bookworm; for testing/daytona-standin)
+#   all     : all three (the default)
 #
 # Cached: an image whose `tanstack.sandbox.recipe` label equals the hash of its
 # recipe (this script's inputs) is kept; FORCE=1 rebuilds. Needs root, Debian
@@ -20,6 +25,7 @@ MODE="${1:-all}"
 SUITE="${SUITE:-bookworm}"
 DEBIAN_IMAGE="${DEBIAN_IMAGE:-tanstack-sandbox-debian:${SUITE}}"
 BUSYBOX_IMAGE="${BUSYBOX_IMAGE:-tanstack-sandbox-busybox:latest}"
+DAYTONA_IMAGE="${DAYTONA_IMAGE:-tanstack-sandbox-daytona:${SUITE}}"
 PACKAGES="${PACKAGES:-bash,coreutils,git,ca-certificates,nodejs,procps}"
 WORK_BASE="${WORK_BASE:-/var/tmp}"
 FORCE="${FORCE:-0}"
@@ -145,9 +151,44 @@ build_busybox() {
   say "$BUSYBOX_IMAGE built in $((SECONDS - started)) s"
 }
 
+build_daytona() { # needs the debian image: its id is part of the recipe, so a new base rebuilds this one
+  local base; base="$(image_id "$DEBIAN_IMAGE")"
+  [ -n "$base" ] || fail "$DEBIAN_IMAGE is missing; run $0 debian first"
+  local recipe; recipe="$(recipe_of daytona "$base")"
+  if up_to_date "$DAYTONA_IMAGE" "$recipe"; then say "$DAYTONA_IMAGE is current (recipe $recipe)"; return 0; fi
+  local previous; previous="$(image_id "$DAYTONA_IMAGE")"
+  WORK="$(mktemp -d "$WORK_BASE/tanstack-sandbox-daytona.XXXXXX")"
+  local started=$SECONDS
+  if ! (cd "$WORK" && apt-get download -qq sudo) >/dev/null 2>&1; then
+    apt-get update -qq; apt_ready=1
+    (cd "$WORK" && apt-get download -qq sudo) >/dev/null || fail "apt-get download sudo failed"
+  fi
+  mv "$WORK"/sudo_*.deb "$WORK/sudo.deb"
+  cat >"$WORK/Dockerfile" <<DOCKERFILE
+FROM $DEBIAN_IMAGE
+COPY sudo.deb /tmp/sudo.deb
+RUN dpkg -i /tmp/sudo.deb >/dev/null && rm /tmp/sudo.deb \\
+ && useradd --create-home --uid 1000 --shell /bin/bash daytona \\
+ && printf 'daytona ALL=(ALL) NOPASSWD:ALL\\n' >/etc/sudoers.d/daytona && chmod 0440 /etc/sudoers.d/daytona \\
+ && mkdir -p /home/daytona/workspace && chown -R daytona:daytona /home/daytona
+USER daytona
+WORKDIR /home/daytona/workspace
+LABEL $RECIPE_LABEL=$recipe org.opencontainers.image.title=$DAYTONA_IMAGE
+DOCKERFILE
+  say "building $DAYTONA_IMAGE from $DEBIAN_IMAGE"
+  if ! DOCKER_BUILDKIT=0 docker build -q -t "$DAYTONA_IMAGE" "$WORK" >"$WORK/build.log" 2>&1; then
+    tail -n 30 "$WORK/build.log" >&2
+    fail "docker build of $DAYTONA_IMAGE failed"
+  fi
+  clean_work
+  forget_replaced "$previous" "$DAYTONA_IMAGE"
+  say "$DAYTONA_IMAGE built in $((SECONDS - started)) s"
+}
+
 case "$MODE" in
   debian) build_debian ;;
   busybox) build_busybox ;;
-  all) build_busybox; build_debian ;;
-  *) fail "usage: $0 [debian|busybox|all]" ;;
+  daytona) build_daytona ;;
+  all) build_busybox; build_debian; build_daytona ;;
+  *) fail "usage: $0 [debian|busybox|daytona|all]" ;;
 esac
