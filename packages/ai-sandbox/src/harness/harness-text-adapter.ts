@@ -7,9 +7,8 @@
  */
 import type { TextAdapter, TextOptions } from '@tanstack/ai'
 import { z } from 'zod'
-import { SandboxCapability } from '../capabilities/tokens.js'
+import { getProjection, getSandboxPolicy, SandboxCapability } from '../capabilities/tokens.js'
 import { parseOptions } from '../contracts/validate.js'
-import { getProjection, getSandboxPolicy } from '../capabilities/tokens.js'
 import { toSandboxPath } from '../paths/workspace-path.js'
 import { removeSandboxRunFiles, sandboxRunFilePath, writeSandboxRunFile } from '../shell/sandbox-run-file.js'
 import { defineSandboxPolicy, type SandboxPolicy } from '../workspace/policy.js'
