@@ -84,13 +84,15 @@ export function toolboxRoutes(app: Hono, engine: SandboxEngine, store: SandboxSt
     if (typeof body.command !== 'string' || body.command === '') throw new StandinError(400, 'command is required')
     const timeout = body.timeout ?? DEFAULT_EXECUTE_TIMEOUT_S
     const shell = ['sh', '-c', body.command]
-    const cmd = timeout > 0 ? ['timeout', '-k', '1', String(timeout), ...shell] : shell
+    const bounded = timeout > 0 ? ['timeout', '-k', '1', String(timeout), ...shell] : shell
+    // One pipe for both streams, as the daemon's combined output has it: the order is the order of the writes.
+    const cmd = ['sh', '-c', 'exec "$@" 2>&1', 'sh', ...bounded]
     const startedAt = Date.now()
     const run = await engine.exec(record.containerId, { cmd, env: body.envs ?? {}, cwd: body.cwd !== undefined ? resolvePath(body.cwd) : SANDBOX_WORKDIR })
     if (timeout > 0 && TIMED_OUT.has(run.exitCode) && Date.now() - startedAt >= timeout * 1000) {
       throw new DaemonError(408, `command timed out after ${timeout} s`, 'PROCESS_EXECUTION_TIMEOUT')
     }
-    const response: ExecuteResponse = { exitCode: run.exitCode, result: run.combined.toString('utf8') }
+    const response: ExecuteResponse = { exitCode: run.exitCode, result: run.stdout.toString('utf8') }
     return c.json(response)
   })
 

@@ -39,8 +39,9 @@ describeWithDocker('the stand-in under the real @daytona/sdk', reason, () => {
     expect(sandbox.labels).toEqual({ suite: RUN['tanstack-test.run'], 'code-toolbox-language': 'python' })
     expect(standin.containerIds()).toHaveLength(1)
 
-    // What the SDK returns: one combined `result` (stdout then stderr, as they arrived) and the exit code.
+    // What the SDK returns: one combined `result` (stdout and stderr in the order written) and the exit code.
     expect(await sandbox.process.executeCommand('echo hi; echo err >&2; exit 3')).toEqual({ exitCode: 3, result: 'hi\nerr\n', artifacts: { stdout: 'hi\nerr\n' } })
+    expect((await sandbox.process.executeCommand('for i in 1 2 3; do echo o$i; echo e$i >&2; done')).result).toBe('o1\ne1\no2\ne2\no3\ne3\n')
     expect((await sandbox.process.executeCommand('id -un; pwd; echo "$GREETING $EXTRA"; sudo -n id -un')).result).toBe(`daytona\n${SANDBOX_WORKDIR}\nhello \nroot\n`)
     expect((await sandbox.process.executeCommand('pwd; echo "$EXTRA"', '/tmp', { EXTRA: 'x y' })).result).toBe('/tmp\nx y\n')
     const slow = Date.now()
