@@ -2,7 +2,7 @@
  * The container side of the stand-in: one Docker container per sandbox
  * (dockerode), its `daytona` user and workdir created by a root exec at each
  * start, and `docker exec` runs with stdin, demultiplexed stdout and stderr
- * and the combined output in arrival order. No HTTP here: the routes in
+ * and the combined output in arrival order, to the end or live. No HTTP here: the routes in
  * control.ts and toolbox.ts call these.
  */
 import Docker from 'dockerode'
@@ -30,6 +30,14 @@ export interface ExecRequest {
   env?: Record<string, string>
   cwd?: string
   stdin?: Buffer
+}
+
+/** A running exec with its stdin open: output chunks as they arrive, and its end. */
+export interface LiveExec {
+  /** Write to the process's stdin (there is no end-of-input). */
+  write(data: Buffer | string): void
+  /** Resolves with the exit code once the process ended and its output was delivered. */
+  readonly done: Promise<number>
 }
 
 /** Root prologue run at every start, for an image without the user or the folder (the daytona image has both; a no-op there). */
@@ -131,6 +139,37 @@ export class SandboxEngine {
     const { ExitCode } = await exec.inspect()
     return { exitCode: ExitCode ?? -1, ...frames.result() }
   }
+
+  /** Start an exec with stdin attached and kept open; `onOutput` gets each stdout (1) or stderr (2) chunk as it arrives. */
+  async spawn(containerId: string, request: Omit<ExecRequest, 'stdin'>, onOutput: (stream: 1 | 2, bytes: Buffer) => void): Promise<LiveExec> {
+    const exec = await this.docker.getContainer(containerId).exec({
+      Cmd: request.cmd,
+      User: request.user ?? SANDBOX_USER,
+      WorkingDir: request.cwd ?? SANDBOX_WORKDIR,
+      Env: Object.entries(request.env ?? {}).map(([k, v]) => `${k}=${v}`),
+      AttachStdin: true,
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: false,
+    })
+    const socket = await exec.start({ hijack: true, stdin: true })
+    const frames = new FrameReader(onOutput)
+    socket.on('data', (chunk: Buffer) => frames.push(chunk))
+    const done = new Promise<void>((resolve) => {
+      socket.once('end', resolve)
+      socket.once('close', resolve)
+      socket.on('error', () => resolve())
+    }).then(async () => {
+      socket.destroy()
+      return (await exec.inspect()).ExitCode ?? -1
+    })
+    return {
+      write: (data) => {
+        if (!socket.destroyed) socket.write(data)
+      },
+      done,
+    }
+  }
 }
 
 /**
@@ -142,13 +181,19 @@ class FrameReader {
   private pending: Buffer = Buffer.alloc(0)
   private readonly parts: { stream: 1 | 2; bytes: Buffer }[] = []
 
+  constructor(private readonly onPart?: (stream: 1 | 2, bytes: Buffer) => void) {}
+
   push(chunk: Buffer): void {
     this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk])
     while (this.pending.length >= 8) {
       const length = this.pending.readUInt32BE(4)
       if (this.pending.length < 8 + length) break
       const type = this.pending[0]
-      if (type === 1 || type === 2) this.parts.push({ stream: type, bytes: this.pending.subarray(8, 8 + length) })
+      if (type === 1 || type === 2) {
+        const bytes = this.pending.subarray(8, 8 + length)
+        if (this.onPart) this.onPart(type, bytes)
+        else this.parts.push({ stream: type, bytes })
+      }
       this.pending = this.pending.subarray(8 + length)
     }
   }

@@ -2,7 +2,8 @@
  * A stand-in for Daytona's HTTP APIs, for tests whose only client is the real
  * `@daytona/sdk`: the control plane at the root of its URL (pass it as
  * `apiUrl`), the toolbox under `/toolbox/{id}`, one real container per sandbox.
- * The socket.io event channel is refused, so the SDK falls back to polling.
+ * Session logs follow over a WebSocket; the socket.io event channel is
+ * refused, so the SDK falls back to polling.
  * It proves protocol conformance, not Daytona's server behaviour (README.md).
  */
 import { createServer } from 'node:http'
@@ -12,6 +13,7 @@ import { Hono } from 'hono'
 import { controlRoutes, SandboxStore } from './control.js'
 import { SandboxEngine } from './engine.js'
 import { errorResponse, StandinError } from './errors.js'
+import { followLogsUpgrade, SessionStore } from './sessions.js'
 import { toolboxRoutes } from './toolbox.js'
 
 export { SANDBOX_HOME, SANDBOX_USER, SANDBOX_WORKDIR } from './engine.js'
@@ -67,12 +69,15 @@ export async function startDaytonaStandin(options: DaytonaStandinOptions = {}): 
     defaultSnapshot: 'default',
     toolboxProxyUrl: () => `${base}/toolbox`,
   })
-  toolboxRoutes(app, engine, store)
+  const sessions = new SessionStore()
+  toolboxRoutes(app, engine, store, sessions)
 
   const server = createServer(getRequestListener(app.fetch))
-  // Refuse every WebSocket upgrade (the SDK's socket.io event channel): the SDK then polls.
-  server.on('upgrade', (_request, socket) => {
-    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n', () => socket.destroy())
+  // The follow-logs socket of a session command; every other upgrade (the SDK's socket.io event channel) is refused, so the SDK polls.
+  const followLogs = followLogsUpgrade(sessions, (id) => store.find(id))
+  server.on('upgrade', (request, socket, head: Buffer) => {
+    const status = request.headers.authorization !== `Bearer ${apiKey}` ? '401 Unauthorized' : followLogs(request, socket, head) ? undefined : '404 Not Found'
+    if (status) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy())
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

@@ -1,6 +1,6 @@
 /**
  * The toolbox routes (`/toolbox/{sandboxId}/…`, the DTO's `toolboxProxyUrl`
- * plus the id): process execute and the file operations, each run as a
+ * plus the id): process execute, the sessions (sessions.ts) and the file operations, each run as a
  * `docker exec` in the sandbox's container as the `daytona` user. Bodies are
  * typed against `@daytona/toolbox-api-client`'s models.
  */
@@ -11,6 +11,8 @@ import type { ExecuteRequest, ExecuteResponse, FileInfo, FilesDownloadRequest } 
 import type { ExecResult, SandboxEngine } from './engine.js'
 import { SANDBOX_WORKDIR } from './engine.js'
 import { DaemonError, StandinError } from './errors.js'
+import type { SessionStore } from './sessions.js'
+import { sessionRoutes } from './sessions.js'
 import type { SandboxRecord, SandboxStore } from './control.js'
 
 /** The daemon's default bound on `process/execute` when the request names none, in seconds. */
@@ -56,7 +58,7 @@ function parseInfos(output: Buffer): FileInfo[] {
 const quoteFilename = (name: string): string => name.replace(/\\/g, '\\\\').replace(/"/g, '\\"')
 
 /** Register the toolbox routes on `app`. */
-export function toolboxRoutes(app: Hono, engine: SandboxEngine, store: SandboxStore): void {
+export function toolboxRoutes(app: Hono, engine: SandboxEngine, store: SandboxStore, sessions: SessionStore): void {
   /** The sandbox of the request, which must be started (its container is running). */
   const started = (c: Context): SandboxRecord => {
     const record = store.find(c.req.param('sandboxId')!)
@@ -77,6 +79,8 @@ export function toolboxRoutes(app: Hono, engine: SandboxEngine, store: SandboxSt
     if (value === undefined || value === '') throw new StandinError(400, `query parameter ${name} is required`)
     return resolvePath(value)
   }
+
+  sessionRoutes(app, engine, sessions, started)
 
   app.post('/toolbox/:sandboxId/process/execute', async (c) => {
     const record = started(c)
