@@ -39,6 +39,8 @@ export interface ControlSettings {
   defaultSnapshot: string
   /** The toolbox base every DTO carries (the SDK appends `/{id}`). */
   toolboxProxyUrl: () => string
+  /** Targets a create is refused for (400 naming the target); any other target is accepted. */
+  rejectedTargets: ReadonlySet<string>
 }
 
 /** `FROM <image>` of a `buildInfo.dockerfileContent` the SDK sends for `create({ image })`; anything more is refused. */
@@ -85,6 +87,7 @@ export function controlRoutes(app: Hono, settings: ControlSettings): void {
 
   app.post('/sandbox', async (c) => {
     const body = (await c.req.json()) as CreateSandbox
+    if (body.target !== undefined && settings.rejectedTargets.has(body.target)) throw new StandinError(400, `Target ${body.target} is not available to this organization`)
     const { snapshot, image } = imageFor(body, settings)
     const id = randomUUID()
     const name = body.name ?? id

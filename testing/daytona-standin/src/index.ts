@@ -3,19 +3,24 @@
  * `@daytona/sdk`: the control plane at the root of its URL (pass it as
  * `apiUrl`), the toolbox under `/toolbox/{id}`, one real container per sandbox.
  * Session logs follow over a WebSocket; the socket.io event channel is
- * refused, so the SDK falls back to polling.
+ * refused, so the SDK falls back to polling. Failure switches on the returned
+ * object make it fail as Daytona can (status, target, deletion, outage, stream).
  * It proves protocol conformance, not Daytona's server behaviour (README.md).
  */
 import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import { getRequestListener } from '@hono/node-server'
 import { Hono } from 'hono'
 import { controlRoutes, SandboxStore } from './control.js'
 import { SandboxEngine } from './engine.js'
 import { errorResponse, StandinError } from './errors.js'
+import type { FailNextOptions } from './faults.js'
+import { Faults } from './faults.js'
 import { followLogsUpgrade, SessionStore } from './sessions.js'
 import { toolboxRoutes } from './toolbox.js'
 
+export type { FailNextOptions, FaultRoute } from './faults.js'
 export { SANDBOX_HOME, SANDBOX_USER, SANDBOX_WORKDIR } from './engine.js'
 
 /** The image `scripts/docker/images.sh daytona` builds: user `daytona` with `sudo -n`, workdir `/home/daytona/workspace` (TANSTACK_SANDBOX_DAYTONA_IMAGE names another). */
@@ -43,6 +48,18 @@ export interface DaytonaStandin {
   readonly toolboxProxyUrl: string
   /** The ids of the containers behind the sandboxes that exist now. */
   containerIds(): string[]
+  /** Answer the next matching requests (`times`, default 1) with an error status, e.g. `{ route: 'POST /sandbox', status: 429, retryAfterSeconds: 5 }`. */
+  failNext(options: FailNextOptions): void
+  /** Refuse a create naming this target (the SDK's `target` option) with a 400 naming it. */
+  rejectTarget(name: string): void
+  /** Remove a sandbox's container and record as if it was deleted elsewhere; the SDK's next call on it gets a 404. */
+  deleteBehindBack(idOrName: string): Promise<void>
+  /** Become unreachable: destroy every open connection (follow sockets too) and every new one, so the SDK gets no response. */
+  pause(): void
+  /** Answer again after {@link DaytonaStandin.pause}. */
+  resume(): void
+  /** Cut every open follow-logs WebSocket without a close frame, as a dropped network would. */
+  dropLogStreams(): void
   /** Stop listening and remove every container still there. */
   close(): Promise<void>
 }
@@ -53,6 +70,7 @@ export async function startDaytonaStandin(options: DaytonaStandinOptions = {}): 
   const apiKey = options.apiKey ?? 'test'
   const engine = new SandboxEngine(options.labels ?? {})
   const store = new SandboxStore()
+  const faults = new Faults()
   let base = ''
 
   const app = new Hono()
@@ -62,22 +80,36 @@ export async function startDaytonaStandin(options: DaytonaStandinOptions = {}): 
     if (c.req.header('authorization') !== `Bearer ${apiKey}`) throw new StandinError(401, 'Invalid credentials: the Authorization header must carry the API key as a Bearer token')
     await next()
   })
+  app.use('*', faults.middleware)
   controlRoutes(app, {
     engine,
     store,
     snapshots: { default: image, [image]: image, ...options.snapshots },
     defaultSnapshot: 'default',
     toolboxProxyUrl: () => `${base}/toolbox`,
+    rejectedTargets: faults.rejectedTargets,
   })
   const sessions = new SessionStore()
   toolboxRoutes(app, engine, store, sessions)
 
   const server = createServer(getRequestListener(app.fetch))
+  // Every connection, so pause() can cut them all (upgraded ones included), and the accepted follow-logs sockets for dropLogStreams().
+  const connections = new Set<Socket>()
+  const followSockets = new Set<Duplex>()
+  let paused = false
+  server.on('connection', (socket: Socket) => {
+    if (paused) return socket.destroy()
+    connections.add(socket)
+    socket.once('close', () => connections.delete(socket))
+  })
   // The follow-logs socket of a session command; every other upgrade (the SDK's socket.io event channel) is refused, so the SDK polls.
   const followLogs = followLogsUpgrade(sessions, (id) => store.find(id))
   server.on('upgrade', (request, socket, head: Buffer) => {
     const status = request.headers.authorization !== `Bearer ${apiKey}` ? '401 Unauthorized' : followLogs(request, socket, head) ? undefined : '404 Not Found'
-    if (status) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy())
+    if (!status) {
+      followSockets.add(socket)
+      socket.once('close', () => followSockets.delete(socket))
+    } else socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy())
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -90,8 +122,26 @@ export async function startDaytonaStandin(options: DaytonaStandinOptions = {}): 
     apiUrl: base,
     toolboxProxyUrl: `${base}/toolbox`,
     containerIds: () => [...store.byId.values()].map((r) => r.containerId),
+    failNext: (options) => faults.failNext(options),
+    rejectTarget: (name) => void faults.rejectedTargets.add(name),
+    async deleteBehindBack(idOrName) {
+      const record = store.find(idOrName)
+      store.byId.delete(record.dto.id)
+      await engine.remove(record.containerId)
+    },
+    pause() {
+      paused = true
+      for (const socket of connections) socket.destroy()
+    },
+    resume() {
+      paused = false
+    },
+    dropLogStreams() {
+      for (const socket of followSockets) socket.destroy()
+    },
     async close() {
       server.closeAllConnections()
+      for (const socket of connections) socket.destroy()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await Promise.all([...store.byId.values()].map((r) => engine.remove(r.containerId)))
       store.byId.clear()
