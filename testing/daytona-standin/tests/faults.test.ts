@@ -5,57 +5,39 @@
  * resume; a dropped log stream ends the follow early; a sandbox deleted
  * behind the SDK's back is a 404. Skips naming the engine when it is missing.
  */
-import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { Sandbox } from '@daytona/sdk'
+import { expect, it } from 'vitest'
 import { Daytona, DaytonaAuthenticationError, DaytonaConnectionError, DaytonaNotFoundError, DaytonaRateLimitError, DaytonaServiceUnavailableError, DaytonaValidationError } from '@daytona/sdk'
-import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
-import type { DaytonaStandin } from '../src/index.js'
-import { DAYTONA_IMAGE, startDaytonaStandin } from '../src/index.js'
+import { describeWithDocker, dockerLeftovers } from '@testing/support/docker-engine'
+import { DAYTONA_IMAGE } from '../src/index.js'
+import { standinLab } from './helpers/lab.js'
 
-const RUN = { 'tanstack-test.run': `daytona-standin-faults-${randomUUID().slice(0, 8)}` }
-const label = `tanstack-test.run=${RUN['tanstack-test.run']}`
-const reason = await dockerMissing([DAYTONA_IMAGE], { needsBridge: false })
+const { reason, label, use } = await standinLab('faults')
 
 describeWithDocker('failure switches of the stand-in under the real @daytona/sdk', reason, () => {
-  let standin: DaytonaStandin
-  let daytona: Daytona
-  let sandbox: Sandbox
-
-  beforeAll(async () => {
-    standin = await startDaytonaStandin({ image: DAYTONA_IMAGE, labels: RUN })
-    daytona = new Daytona({ apiKey: 'test', apiUrl: standin.apiUrl })
-    sandbox = await daytona.create({ image: DAYTONA_IMAGE })
-  })
-
-  afterAll(async () => {
-    await daytona?.[Symbol.asyncDispose]()
-    await standin?.close()
-    expect(await dockerLeftovers(label), 'every container was removed').toEqual({ containers: [], images: [], volumes: [] })
-  })
+  const lab = use({ keepSandbox: true })
 
   it('answers the next matching requests with the status it is told, then normally again', async () => {
-    standin.failNext({ route: 'POST /sandbox', status: 429, retryAfterSeconds: 7, message: 'Rate limit exceeded' })
-    const limited = await daytona.create({ image: DAYTONA_IMAGE }).catch((error: unknown) => error)
+    lab.standin.failNext({ route: 'POST /sandbox', status: 429, retryAfterSeconds: 7, message: 'Rate limit exceeded' })
+    const limited = await lab.daytona.create({ image: DAYTONA_IMAGE }).catch((error: unknown) => error)
     expect(limited).toBeInstanceOf(DaytonaRateLimitError)
     expect(limited).toMatchObject({ statusCode: 429, message: 'Rate limit exceeded' })
     expect((limited as DaytonaRateLimitError).headers?.['retry-after']).toBe('7')
-    expect(standin.containerIds()).toHaveLength(1)
+    expect(lab.standin.containerIds()).toHaveLength(1)
 
-    standin.failNext({ route: 'GET /sandbox/{id}', status: 503, times: 2 })
-    await expect(daytona.get(sandbox.id)).rejects.toBeInstanceOf(DaytonaServiceUnavailableError)
-    await expect(daytona.get(sandbox.id)).rejects.toBeInstanceOf(DaytonaServiceUnavailableError)
-    expect((await daytona.get(sandbox.id)).id).toBe(sandbox.id)
+    lab.standin.failNext({ route: 'GET /sandbox/{id}', status: 503, times: 2 })
+    await expect(lab.daytona.get(lab.sandbox.id)).rejects.toBeInstanceOf(DaytonaServiceUnavailableError)
+    await expect(lab.daytona.get(lab.sandbox.id)).rejects.toBeInstanceOf(DaytonaServiceUnavailableError)
+    expect((await lab.daytona.get(lab.sandbox.id)).id).toBe(lab.sandbox.id)
 
     // A key revoked mid-run: the toolbox refuses it.
-    standin.failNext({ route: 'POST /toolbox/{id}/process/execute', status: 401, message: 'Invalid API key' })
-    await expect(sandbox.process.executeCommand('true')).rejects.toBeInstanceOf(DaytonaAuthenticationError)
-    expect((await sandbox.process.executeCommand('echo ok')).result).toBe('ok\n')
+    lab.standin.failNext({ route: 'POST /toolbox/{id}/process/execute', status: 401, message: 'Invalid API key' })
+    await expect(lab.sandbox.process.executeCommand('true')).rejects.toBeInstanceOf(DaytonaAuthenticationError)
+    expect((await lab.sandbox.process.executeCommand('echo ok')).result).toBe('ok\n')
   })
 
   it('refuses a create for a rejected target with a 400 naming it', async () => {
-    standin.rejectTarget('mars')
-    const elsewhere = new Daytona({ apiKey: 'test', apiUrl: standin.apiUrl, target: 'mars' })
+    lab.standin.rejectTarget('mars')
+    const elsewhere = new Daytona({ apiKey: 'test', apiUrl: lab.standin.apiUrl, target: 'mars' })
     try {
       const refused = await elsewhere.create({ image: DAYTONA_IMAGE }).catch((error: unknown) => error)
       expect(refused).toBeInstanceOf(DaytonaValidationError)
@@ -63,24 +45,24 @@ describeWithDocker('failure switches of the stand-in under the real @daytona/sdk
     } finally {
       await elsewhere[Symbol.asyncDispose]()
     }
-    expect(standin.containerIds()).toHaveLength(1)
+    expect(lab.standin.containerIds()).toHaveLength(1)
   })
 
   it('is unreachable while paused: the SDK gets no response, then answers again', async () => {
-    standin.pause()
-    await expect(daytona.get(sandbox.id)).rejects.toBeInstanceOf(DaytonaConnectionError)
-    await expect(sandbox.process.executeCommand('true')).rejects.toBeInstanceOf(DaytonaConnectionError)
-    standin.resume()
-    expect((await sandbox.process.executeCommand('echo back')).result).toBe('back\n')
+    lab.standin.pause()
+    await expect(lab.daytona.get(lab.sandbox.id)).rejects.toBeInstanceOf(DaytonaConnectionError)
+    await expect(lab.sandbox.process.executeCommand('true')).rejects.toBeInstanceOf(DaytonaConnectionError)
+    lab.standin.resume()
+    expect((await lab.sandbox.process.executeCommand('echo back')).result).toBe('back\n')
   })
 
   it('drops an open log stream: the follow ends early while the command still runs', async () => {
-    await sandbox.process.createSession('drop')
-    const { cmdId } = await sandbox.process.executeSessionCommand('drop', { command: 'echo before; sleep 30', runAsync: true })
+    await lab.sandbox.process.createSession('drop')
+    const { cmdId } = await lab.sandbox.process.executeSessionCommand('drop', { command: 'echo before; sleep 30', runAsync: true })
     const stdout: string[] = []
     let first!: () => void
     const started = new Promise<void>((resolve) => (first = resolve))
-    const follow = sandbox.process.getSessionCommandLogs(
+    const follow = lab.sandbox.process.getSessionCommandLogs(
       'drop',
       cmdId,
       (chunk) => {
@@ -90,19 +72,19 @@ describeWithDocker('failure switches of the stand-in under the real @daytona/sdk
       () => {},
     )
     await started
-    standin.dropLogStreams()
+    lab.standin.dropLogStreams()
     await follow
     expect(stdout.join('')).toBe('before\n')
-    expect((await sandbox.process.getSessionCommand('drop', cmdId)).exitCode).toBeUndefined()
-    await sandbox.process.deleteSession('drop')
+    expect((await lab.sandbox.process.getSessionCommand('drop', cmdId)).exitCode).toBeUndefined()
+    await lab.sandbox.process.deleteSession('drop')
   })
 
   it('forgets a sandbox deleted behind the SDK: its container is gone and the next call is a 404', async () => {
-    await standin.deleteBehindBack(sandbox.id)
-    expect(standin.containerIds()).toEqual([])
+    await lab.standin.deleteBehindBack(lab.sandbox.id)
+    expect(lab.standin.containerIds()).toEqual([])
     expect((await dockerLeftovers(label)).containers).toEqual([])
-    await expect(daytona.get(sandbox.id)).rejects.toBeInstanceOf(DaytonaNotFoundError)
-    await expect(sandbox.process.executeCommand('true')).rejects.toBeInstanceOf(DaytonaNotFoundError)
-    await expect(sandbox.refreshData()).rejects.toBeInstanceOf(DaytonaNotFoundError)
+    await expect(lab.daytona.get(lab.sandbox.id)).rejects.toBeInstanceOf(DaytonaNotFoundError)
+    await expect(lab.sandbox.process.executeCommand('true')).rejects.toBeInstanceOf(DaytonaNotFoundError)
+    await expect(lab.sandbox.refreshData()).rejects.toBeInstanceOf(DaytonaNotFoundError)
   })
 })

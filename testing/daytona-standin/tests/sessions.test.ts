@@ -5,61 +5,40 @@
  * carried between commands, and delete killing a running command. Skips
  * naming the engine when it is missing; fails under REQUIRE_DOCKER=1.
  */
-import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { Sandbox } from '@daytona/sdk'
-import { Daytona } from '@daytona/sdk'
-import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
-import type { DaytonaStandin } from '../src/index.js'
-import { DAYTONA_IMAGE, startDaytonaStandin } from '../src/index.js'
+import { expect, it } from 'vitest'
+import { describeWithDocker } from '@testing/support/docker-engine'
+import { standinLab } from './helpers/lab.js'
 
-const RUN = { 'tanstack-test.run': `daytona-standin-sessions-${randomUUID().slice(0, 8)}` }
-const label = `tanstack-test.run=${RUN['tanstack-test.run']}`
-const reason = await dockerMissing([DAYTONA_IMAGE], { needsBridge: false })
+const { reason, use } = await standinLab('sessions')
 
 /** How many processes in the sandbox run exactly `sleep 30`. */
 const COUNT_SLEEPS = `for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -c '^sleep 30 $'`
 
 describeWithDocker('sessions on the stand-in under the real @daytona/sdk', reason, () => {
-  let standin: DaytonaStandin
-  let daytona: Daytona
-  let sandbox: Sandbox
-
-  beforeAll(async () => {
-    standin = await startDaytonaStandin({ image: DAYTONA_IMAGE, labels: RUN })
-    daytona = new Daytona({ apiKey: 'test', apiUrl: standin.apiUrl })
-    sandbox = await daytona.create({ image: DAYTONA_IMAGE })
-  })
-
-  afterAll(async () => {
-    await sandbox?.delete()
-    await daytona?.[Symbol.asyncDispose]()
-    await standin?.close()
-    expect(await dockerLeftovers(label), 'every container was removed').toEqual({ containers: [], images: [], volumes: [] })
-  })
+  const lab = use()
 
   it('runs a sync command with stdout and stderr apart, and keeps cwd and env between commands', async () => {
-    await sandbox.process.createSession('s1')
-    const run = await sandbox.process.executeSessionCommand('s1', { command: 'echo out; echo err >&2; exit 4' })
+    await lab.sandbox.process.createSession('s1')
+    const run = await lab.sandbox.process.executeSessionCommand('s1', { command: 'echo out; echo err >&2; exit 4' })
     expect(run).toMatchObject({ exitCode: 4, stdout: 'out\n', stderr: 'err\n' })
     expect(run.output).toMatch(/^(out\nerr\n|err\nout\n)$/)
-    await sandbox.process.executeSessionCommand('s1', { command: 'cd /tmp && export KEPT=yes' })
-    expect((await sandbox.process.executeSessionCommand('s1', { command: 'pwd; echo $KEPT' })).stdout).toBe('/tmp\nyes\n')
-    expect(await sandbox.process.getSession('s1')).toMatchObject({ sessionId: 's1', commands: [{ command: 'echo out; echo err >&2; exit 4', exitCode: 4 }, {}, {}] })
-    expect((await sandbox.process.listSessions()).map((s) => s.sessionId)).toEqual(['s1'])
-    await sandbox.process.deleteSession('s1')
-    await expect(sandbox.process.getSession('s1')).rejects.toMatchObject({ statusCode: 404 })
+    await lab.sandbox.process.executeSessionCommand('s1', { command: 'cd /tmp && export KEPT=yes' })
+    expect((await lab.sandbox.process.executeSessionCommand('s1', { command: 'pwd; echo $KEPT' })).stdout).toBe('/tmp\nyes\n')
+    expect(await lab.sandbox.process.getSession('s1')).toMatchObject({ sessionId: 's1', commands: [{ command: 'echo out; echo err >&2; exit 4', exitCode: 4 }, {}, {}] })
+    expect((await lab.sandbox.process.listSessions()).map((s) => s.sessionId)).toEqual(['s1'])
+    await lab.sandbox.process.deleteSession('s1')
+    await expect(lab.sandbox.process.getSession('s1')).rejects.toMatchObject({ statusCode: 404 })
   })
 
   it('follows an async command over the log socket while it runs, exit code only after the end', async () => {
-    await sandbox.process.createSession('s2')
-    const { cmdId } = await sandbox.process.executeSessionCommand('s2', { command: 'for i in 1 2 3; do echo $i; sleep 0.2; done; echo e >&2', runAsync: true })
+    await lab.sandbox.process.createSession('s2')
+    const { cmdId } = await lab.sandbox.process.executeSessionCommand('s2', { command: 'for i in 1 2 3; do echo $i; sleep 0.2; done; echo e >&2', runAsync: true })
     expect(cmdId).toBeTruthy()
-    expect((await sandbox.process.getSessionCommand('s2', cmdId)).exitCode).toBeUndefined()
+    expect((await lab.sandbox.process.getSessionCommand('s2', cmdId)).exitCode).toBeUndefined()
     const stdout: string[] = []
     const stderr: string[] = []
     let runningAtFirstChunk: boolean | undefined
-    await sandbox.process.getSessionCommandLogs(
+    await lab.sandbox.process.getSessionCommandLogs(
       's2',
       cmdId,
       (chunk) => {
@@ -72,31 +51,31 @@ describeWithDocker('sessions on the stand-in under the real @daytona/sdk', reaso
     expect(stdout.length).toBeGreaterThan(1)
     expect(stdout.join('')).toBe('1\n2\n3\n')
     expect(stderr.join('')).toBe('e\n')
-    expect(await sandbox.process.getSessionCommand('s2', cmdId)).toMatchObject({ id: cmdId, exitCode: 0 })
-    expect(await sandbox.process.getSessionCommandLogs('s2', cmdId)).toEqual({ output: '1\n2\n3\ne\n', stdout: '1\n2\n3\n', stderr: 'e\n' })
+    expect(await lab.sandbox.process.getSessionCommand('s2', cmdId)).toMatchObject({ id: cmdId, exitCode: 0 })
+    expect(await lab.sandbox.process.getSessionCommandLogs('s2', cmdId)).toEqual({ output: '1\n2\n3\ne\n', stdout: '1\n2\n3\n', stderr: 'e\n' })
     // Following an ended command sends what it wrote and closes.
     const again: string[] = []
-    await sandbox.process.getSessionCommandLogs('s2', cmdId, (chunk) => again.push(chunk), () => {})
+    await lab.sandbox.process.getSessionCommandLogs('s2', cmdId, (chunk) => again.push(chunk), () => {})
     expect(again.join('')).toBe('1\n2\n3\n')
-    await sandbox.process.deleteSession('s2')
+    await lab.sandbox.process.deleteSession('s2')
   })
 
   it('sends input to a command stdin', async () => {
-    await sandbox.process.createSession('s3')
-    const { cmdId } = await sandbox.process.executeSessionCommand('s3', { command: 'read line; echo got:$line', runAsync: true })
-    await sandbox.process.sendSessionCommandInput('s3', cmdId, 'hello\n')
-    await sandbox.process.getSessionCommandLogs('s3', cmdId, () => {}, () => {})
-    expect(await sandbox.process.getSessionCommand('s3', cmdId)).toMatchObject({ exitCode: 0 })
-    expect((await sandbox.process.getSessionCommandLogs('s3', cmdId)).stdout).toBe('got:hello\n')
-    await sandbox.process.deleteSession('s3')
+    await lab.sandbox.process.createSession('s3')
+    const { cmdId } = await lab.sandbox.process.executeSessionCommand('s3', { command: 'read line; echo got:$line', runAsync: true })
+    await lab.sandbox.process.sendSessionCommandInput('s3', cmdId, 'hello\n')
+    await lab.sandbox.process.getSessionCommandLogs('s3', cmdId, () => {}, () => {})
+    expect(await lab.sandbox.process.getSessionCommand('s3', cmdId)).toMatchObject({ exitCode: 0 })
+    expect((await lab.sandbox.process.getSessionCommandLogs('s3', cmdId)).stdout).toBe('got:hello\n')
+    await lab.sandbox.process.deleteSession('s3')
   })
 
   it('stops a running command when its session is deleted', async () => {
-    await sandbox.process.createSession('s4')
-    const { cmdId } = await sandbox.process.executeSessionCommand('s4', { command: 'sleep 30', runAsync: true })
-    await expect.poll(async () => (await sandbox.process.executeCommand(COUNT_SLEEPS)).result.trim(), { timeout: 2000, interval: 100 }).toBe('1')
-    expect((await sandbox.process.getSessionCommand('s4', cmdId)).exitCode).toBeUndefined()
-    await sandbox.process.deleteSession('s4')
-    expect((await sandbox.process.executeCommand(COUNT_SLEEPS)).result.trim()).toBe('0')
+    await lab.sandbox.process.createSession('s4')
+    const { cmdId } = await lab.sandbox.process.executeSessionCommand('s4', { command: 'sleep 30', runAsync: true })
+    await expect.poll(async () => (await lab.sandbox.process.executeCommand(COUNT_SLEEPS)).result.trim(), { timeout: 2000, interval: 100 }).toBe('1')
+    expect((await lab.sandbox.process.getSessionCommand('s4', cmdId)).exitCode).toBeUndefined()
+    await lab.sandbox.process.deleteSession('s4')
+    expect((await lab.sandbox.process.executeCommand(COUNT_SLEEPS)).result.trim()).toBe('0')
   })
 })
