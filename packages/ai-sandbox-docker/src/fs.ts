@@ -10,8 +10,8 @@ import { SandboxError, SandboxLimitError, SandboxPathError, toWorkspaceRelative 
 import type { SandboxDirEntry, SandboxFileStat, SandboxFs } from '@tanstack/ai-sandbox'
 import { PROVIDER_NAME, containerGoneError, engineError, operationError } from './errors.js'
 import { startExec } from './exec-stream.js'
-import { FS_EXIT, FS_SCRIPT } from './fs-script.js'
-import type { FsOp } from './fs-script.js'
+import { FS_EXIT, FS_SCRIPT } from '@tanstack/ai-sandbox/internal'
+import type { FsOp } from '@tanstack/ai-sandbox/internal'
 import type { SandboxState } from './state.js'
 
 /** A caller path mapped lexically onto the workspace. */

@@ -1,10 +1,11 @@
 /**
- * The one shell script behind every `handle.fs` call, run in the container as
- * the sandbox user with paths as arguments (never in the script text).
+ * The one shell script behind every `handle.fs` call of the container
+ * providers (Docker, Daytona), run in the sandbox as its user with paths as
+ * arguments (never in the script text).
  * BusyBox- and dash-compatible. Invariant: each operation pins a directory
  * (`cd -P`, checked with `pwd -P`, exit 10 outside the root) and then names
  * only plain entries in it, so a swapped-in symlink can fail a call, never escape.
- * Design notes: docs/design/docker.md
+ * Design notes: docs/design/docker.md (fs script)
  */
 
 /** Exit codes the script uses for outcomes the host turns into typed errors. */
