@@ -17,6 +17,7 @@ const alias = [
   { find: /^@tanstack\/ai-sandbox$/, replacement: join(root, 'packages/ai-sandbox/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-local-process$/, replacement: join(root, 'packages/ai-sandbox-local-process/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-docker$/, replacement: join(root, 'packages/ai-sandbox-docker/src/index.ts') },
+  { find: /^@tanstack\/ai-sandbox-daytona$/, replacement: join(root, 'packages/ai-sandbox-daytona/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-sqlite$/, replacement: join(root, 'packages/ai-sandbox-sqlite/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-postgres$/, replacement: join(root, 'packages/ai-sandbox-postgres/src/index.ts') },
   { find: /^@tanstack\/ai-claude-code$/, replacement: join(root, 'packages/ai-claude-code/src/index.ts') },

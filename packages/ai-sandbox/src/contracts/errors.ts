@@ -149,7 +149,12 @@ export class SandboxPathError extends SandboxError<SandboxPathErrorReason> {
   }
 }
 
-/** Why a sandbox operation failed at the provider. */
+/**
+ * Why a sandbox operation failed at the provider. The last three come from
+ * remote providers (Daytona): `auth-failed` (the service refused the
+ * credentials), `rate-limited` (a quota or rate limit, HTTP 429) and
+ * `unreachable` (the service did not answer).
+ */
 export type SandboxOperationErrorReason =
   | 'not-found'
   | 'destroyed'
@@ -160,6 +165,9 @@ export type SandboxOperationErrorReason =
   | 'git-failed'
   | 'timeout'
   | 'aborted'
+  | 'auth-failed'
+  | 'rate-limited'
+  | 'unreachable'
 
 /**
  * Thrown when a provider operation fails for a reason other than bad input:

@@ -1,0 +1,76 @@
+/**
+ * The live state of one Daytona sandbox shared by every part of its handle,
+ * and the preparation of a new or resumed sandbox (folders, scripts, the
+ * physical workspace root). Invariant: once `destroyed` is set, every
+ * method throws `destroyed` before calling Daytona.
+ */
+import type { Sandbox } from '@daytona/sdk'
+import { destroyedError, operationError } from './errors.js'
+import { PREPARE_SCRIPT, scriptFiles } from './sandbox-files.js'
+import type { ResolvedDaytonaConfig } from './config.js'
+import { Toolbox } from './toolbox.js'
+import { shellQuote } from '@tanstack/ai-sandbox'
+
+/** Live state of one sandbox. */
+export interface SandboxState {
+  readonly id: string
+  readonly sandbox: Sandbox
+  readonly toolbox: Toolbox
+  /** The workspace as processes see it (`handle.workspaceRoot`). */
+  readonly workspaceRoot: string
+  /** The same folder with symlinks resolved; confinement compares against it. */
+  readonly physicalRoot: string
+  readonly labels: Readonly<Record<string, string>>
+  readonly config: ResolvedDaytonaConfig
+  /** Orders `env.set` calls. */
+  envWrites: Promise<void>
+  /** Counts `env.set` files written by this instance (their names sort in call order). */
+  envSeq: number
+  destroyed: boolean
+  /** Install the provider's scripts again (something removed them); concurrent calls share one install. */
+  reinstall: (what: string) => Promise<void>
+  /** @throws SandboxOperationError `destroyed` once the sandbox is gone. */
+  assertLive: (method: string) => void
+}
+
+/**
+ * Prepare a started sandbox for the provider and describe it: the folders
+ * and the workspace exist, the scripts are installed (again, when a restart
+ * cleared them).
+ * @throws SandboxError (`create-failed`, or auth/rate/reachability reasons).
+ */
+export async function prepareSandbox(sandbox: Sandbox, config: ResolvedDaytonaConfig, what: string): Promise<SandboxState> {
+  const toolbox = new Toolbox(sandbox, sandbox.id)
+  const prepared = await toolbox.run(`/bin/sh -c ${shellQuote(PREPARE_SCRIPT)} prepare ${shellQuote(config.workdir)}`, what, 'create-failed')
+  const [physicalRoot, installed] = prepared.stdout.trim().split('\n')
+  if (prepared.exitCode !== 0 || !physicalRoot?.startsWith('/')) {
+    throw operationError(
+      'create-failed',
+      `${what}: preparing sandbox ${sandbox.id} failed (exit ${prepared.exitCode}): ${prepared.stderr.trim() || prepared.stdout.trim() || 'no output'}. The snapshot needs a POSIX /bin/sh, and the workdir ${config.workdir} must be creatable by the sandbox user (or through sudo -n).`,
+    )
+  }
+  const install = () => toolbox.upload(scriptFiles().map((file) => ({ path: file.path, data: file.text })), what, 'create-failed')
+  if (installed !== 'installed') await install()
+  let reinstalling: Promise<void> | undefined
+  const state: SandboxState = {
+    id: sandbox.id,
+    sandbox,
+    toolbox,
+    workspaceRoot: config.workdir,
+    physicalRoot: physicalRoot.replace(/\/+$/, '') || '/',
+    labels: { ...(sandbox.labels ?? {}) },
+    config,
+    envWrites: Promise.resolve(),
+    envSeq: 0,
+    destroyed: false,
+    reinstall: (method) =>
+      (reinstalling ??= toolbox
+        .run(`/bin/sh -c ${shellQuote(PREPARE_SCRIPT)} prepare ${shellQuote(config.workdir)}`, method)
+        .then(() => toolbox.upload(scriptFiles().map((file) => ({ path: file.path, data: file.text })), method))
+        .finally(() => (reinstalling = undefined))),
+    assertLive: (method) => {
+      if (state.destroyed) throw destroyedError(state.id, method)
+    },
+  }
+  return state
+}
