@@ -2,7 +2,8 @@
  * The Daytona labels this package puts on a sandbox, so the provider finds
  * its own sandboxes (`listResources`, a janitor) and keeps the journal
  * secret where processes inside the sandbox cannot read it (labels live on
- * Daytona's control plane). Caller labels with these keys are refused.
+ * Daytona's control plane). Caller labels may carry the key label (core's
+ * `defineSandbox` does); the others are the provider's alone.
  */
 
 /** Label keys set by the provider. */
@@ -17,9 +18,9 @@ export const LABEL = {
   journalSecret: 'tanstack.sandbox.journal-secret',
 } as const
 
-const PROVIDER_KEYS: ReadonlySet<string> = new Set(Object.values(LABEL))
+const PROVIDER_KEYS: ReadonlySet<string> = new Set([LABEL.sandbox, LABEL.origin, LABEL.journalSecret])
 
-/** True for a label key the provider owns. */
+/** True for a label key only the provider may set. */
 export function isProviderLabel(key: string): boolean {
   return PROVIDER_KEYS.has(key)
 }

@@ -23,7 +23,7 @@ const createInputSchema = z.object({
   key: z.string().optional(),
   labels: z
     .record(z.string().min(1), z.string())
-    .refine((labels) => !Object.keys(labels).some(isProviderLabel), `label keys ${Object.values(LABEL).join(', ')} are the provider's own`)
+    .refine((labels) => !Object.keys(labels).some(isProviderLabel), `label keys ${LABEL.sandbox}, ${LABEL.origin} and ${LABEL.journalSecret} are set by the provider; use other keys`)
     .optional(),
   env: envSchema.optional(),
 })
