@@ -5,7 +5,8 @@
  * connection. Invariant: a request without the token gets 401, reaching no tool.
  * Design notes: docs/design/bridge.md
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
+import { authorized, digest } from './bearer.js'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener, RequestError } from '@hono/node-server'
@@ -102,16 +103,6 @@ export async function startHostToolBridge(options: HostToolBridgeOptions): Promi
         server.closeAllConnections()
       })),
   }
-}
-
-/** Constant-time check of an `Authorization: Bearer <token>` header (digests make the lengths equal). */
-function authorized(header: string | null, expected: Buffer): boolean {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')
-  return timingSafeEqual(digest(match?.[1] ?? ''), expected) && match !== null
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest()
 }
 
 /** The body, or `undefined` when it passes `limit` bytes (the rest is read and discarded, so the 413 can be sent). */
