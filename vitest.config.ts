@@ -29,7 +29,8 @@ const alias = [
 /**
  * `TANSTACK_TEST_LANE=node-versions` (scripts/ci/node-lane.sh, which `.ci/run`
  * runs under Node 22 and 24): each package's unit suites and one Claude Code
- * end-to-end suite per provider (local-process and Docker). Left to Node 20,
+ * end-to-end suite per provider (local-process and Docker); of the Daytona
+ * provider only its config suite (the rest needs the stand-in's containers). Left to Node 20,
  * which runs every suite: the provider, journal and reaper conformance kits,
  * the Docker provider's engine suites, and the cross-process races of the
  * SQLite and PostgreSQL stores (`multi-process`, `open-race`, `fencing`).
@@ -40,6 +41,7 @@ const alias = [
 const lane = process.env.TANSTACK_TEST_LANE
 const LANE_FILES: Record<string, string[]> = {
   'ai-sandbox-docker': ['tests/config.test.ts', 'tests/demux.test.ts', 'tests/job.test.ts'],
+  'ai-sandbox-daytona': ['tests/config.test.ts'],
   'claude-code-e2e': ['tests/claude-code.e2e.test.ts', 'tests/claude-code.docker.e2e.test.ts'],
 }
 const LANE_EXCLUDE = ['**/journal-conformance*.test.ts', '**/reaper-conformance*.test.ts']
