@@ -184,13 +184,19 @@ class DaytonaProvider implements SandboxProvider {
     }
   }
 
-  /** A create failure, with the config field to fix when Daytona named one. */
+  /**
+   * A create failure, with the config field to fix when Daytona named one.
+   * Daytona's server refuses a snapshot it cannot use (unknown, not active,
+   * not in the region) with a 400 naming it (`Snapshot <name> not found. Did
+   * you add it through the Daytona Dashboard?`); the stand-in answers an
+   * unknown one with 404. Both name the snapshot, which is what is matched.
+   */
   private createError(what: string, snapshot: string | undefined, error: unknown): Error {
     const status = statusOf(error)
     const said = error instanceof Error ? error.message : String(error)
-    if (status === 404 && snapshot && /snapshot/i.test(said)) {
+    if ((status === 400 || status === 404) && snapshot && /snapshot/i.test(said) && said.includes(snapshot)) {
       const field = what === 'create' ? 'daytonaSandbox.snapshot' : 'restoreSnapshot.snapshotId'
-      return new SandboxConfigError(field, `Invalid option ${field}: Daytona has no snapshot ${JSON.stringify(snapshot)} (${said}). Check the name in the Daytona dashboard (Snapshots), or leave it out for the default.`, { cause: error })
+      return new SandboxConfigError(field, `Invalid option ${field}: Daytona cannot create a sandbox from snapshot ${JSON.stringify(snapshot)} (HTTP ${status}: ${said}). Check the name and that it is active in the Daytona dashboard (Snapshots), or leave it out for the default.`, { cause: error })
     }
     if (status === 400 && this.config.target && said.includes(this.config.target)) {
       return new SandboxConfigError('daytonaSandbox.target', `Invalid option daytonaSandbox.target: Daytona refused target ${JSON.stringify(this.config.target)} (${said}). Use a region your organization has (e.g. us or eu), or leave it out.`, { cause: error })
