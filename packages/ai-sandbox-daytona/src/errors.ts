@@ -77,7 +77,7 @@ export function apiError(reason: SandboxOperationErrorReason, what: string, erro
   if (status === undefined || status === 502 || status === 503 || status === 504) {
     return operationError(
       'unreachable',
-      `${what}${about}: the Daytona API did not answer (${status === undefined ? said : `HTTP ${status}: ${said}`}). Check daytonaSandbox({ apiUrl }) and the network; nothing was lost, so the call can be retried.`,
+      `${what}${about}: the Daytona API did not answer (${status === undefined ? said : `HTTP ${status}: ${said}`}). Check daytonaSandbox({ apiUrl }) and the network, then retry; a command cut off this way may or may not have run.`,
       error,
     )
   }

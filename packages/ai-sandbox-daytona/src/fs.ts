@@ -12,7 +12,6 @@ import { FS_EXIT } from '@tanstack/ai-sandbox/internal'
 import type { FsOp } from '@tanstack/ai-sandbox/internal'
 import { operationError, PROVIDER_NAME } from './errors.js'
 import { newJobId } from './job.js'
-import { PATHS } from './sandbox-files.js'
 import type { SandboxState } from './state.js'
 import type { CommandResult } from './toolbox.js'
 
@@ -37,9 +36,9 @@ export function createDaytonaFs(state: SandboxState): SandboxFs {
   async function op(method: string, fsOp: FsOp, paths: Lexical[], extra: string[] = [], redirect = ''): Promise<CommandResult> {
     state.assertLive(`fs.${method}`)
     const args = [fsOp, state.physicalRoot, ...paths.map((p) => p.arg), ...extra].map(shellQuote).join(' ')
-    const line = `LC_ALL=C /bin/sh ${PATHS.fs} ${args}${redirect}`
+    const line = `LC_ALL=C /bin/sh ${shellQuote(state.paths.fs)} ${args}${redirect}`
     let run = await state.toolbox.run(line, `fs.${method}`, 'fs-failed')
-    if (run.exitCode === 127 && run.stderr.includes(PATHS.fs)) {
+    if (run.exitCode === 127 && run.stderr.includes(state.paths.fs)) {
       await state.reinstall(`fs.${method}`)
       run = await state.toolbox.run(line, `fs.${method}`, 'fs-failed')
     }
@@ -49,14 +48,14 @@ export function createDaytonaFs(state: SandboxState): SandboxFs {
 
   async function readBytes(method: 'read' | 'readBytes', target: Lexical): Promise<Buffer> {
     const limit = state.config.maxReadBytes
-    const out = `${PATHS.xfer}/${newJobId()}`
+    const out = `${state.paths.xfer}/${newJobId()}`
     try {
-      await op(method, 'read', [target], [String(limit)], ` > ${out}`)
+      await op(method, 'read', [target], [String(limit)], ` > ${shellQuote(out)}`)
       const bytes = await state.toolbox.download(out, `fs.${method}`)
       if (bytes.byteLength > limit) throw tooLargeError(method, target.path, limit)
       return bytes
     } finally {
-      state.toolbox.later(`rm -f ${out}`)
+      state.toolbox.later(`rm -f ${shellQuote(out)}`)
     }
   }
 
@@ -72,12 +71,12 @@ export function createDaytonaFs(state: SandboxState): SandboxFs {
       const target = lexical(path)
       refuseRoot('write', target)
       state.assertLive('fs.write')
-      const source = `${PATHS.xfer}/${newJobId()}`
+      const source = `${state.paths.xfer}/${newJobId()}`
       await state.toolbox.upload([{ path: source, data }], 'fs.write', 'fs-failed')
       try {
-        await op('write', 'write', [target], [], ` < ${source}`)
+        await op('write', 'write', [target], [], ` < ${shellQuote(source)}`)
       } finally {
-        state.toolbox.later(`rm -f ${source}`)
+        state.toolbox.later(`rm -f ${shellQuote(source)}`)
       }
     },
 

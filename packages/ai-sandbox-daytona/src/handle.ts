@@ -12,7 +12,7 @@ import { createDaytonaFs } from './fs.js'
 import { LABEL } from './labels.js'
 import { createDaytonaPorts } from './ports.js'
 import { createDaytonaProcess } from './process.js'
-import { envFileText, PATHS } from './sandbox-files.js'
+import { envFileText } from './sandbox-files.js'
 import type { SandboxState } from './state.js'
 
 /** What the provider lends a handle. */
@@ -53,7 +53,7 @@ export function createDaytonaHandle(state: SandboxState, parts: HandleParts): Sa
 export async function writeSandboxEnv(state: SandboxState, vars: Record<string, string>, what: string): Promise<void> {
   if (Object.keys(vars).length === 0) return
   const name = `${String(Date.now()).padStart(13, '0')}-${String(state.envSeq++).padStart(6, '0')}`
-  await state.toolbox.upload([{ path: `${PATHS.envDir}/${name}`, data: envFileText(vars) }], what)
+  await state.toolbox.upload([{ path: `${state.paths.envDir}/${name}`, data: envFileText(vars) }], what)
 }
 
 function setEnv(state: SandboxState, vars: Record<string, string>): Promise<void> {

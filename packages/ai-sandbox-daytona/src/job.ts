@@ -13,7 +13,7 @@ import { SandboxPathError } from '@tanstack/ai-sandbox'
 import type { ProcessExit } from '@tanstack/ai-sandbox'
 import { setTimeout as pause } from 'node:timers/promises'
 import { operationError } from './errors.js'
-import { envFileText, HEADER_MARK, jobCommand, killCommand, PATHS } from './sandbox-files.js'
+import { envFileText, HEADER_MARK, jobCommand, killCommand } from './sandbox-files.js'
 import type { SandboxState } from './state.js'
 import type { CommandResult } from './toolbox.js'
 
@@ -38,8 +38,8 @@ export function newJobId(): string {
 /** Upload a job's `.env` and `.in` files, when it has any. */
 async function writeJobFiles(state: SandboxState, id: string, input: JobInput, what: string): Promise<void> {
   const files: { path: string; data: string }[] = []
-  if (Object.keys(input.env).length > 0) files.push({ path: `${PATHS.jobs}/${id}.env`, data: envFileText(input.env) })
-  if (input.stdin !== undefined) files.push({ path: `${PATHS.jobs}/${id}.in`, data: input.stdin })
+  if (Object.keys(input.env).length > 0) files.push({ path: `${state.paths.jobs}/${id}.env`, data: envFileText(input.env) })
+  if (input.stdin !== undefined) files.push({ path: `${state.paths.jobs}/${id}.in`, data: input.stdin })
   if (files.length > 0) await state.toolbox.upload(files, what)
 }
 
@@ -66,8 +66,8 @@ function notStartedMessage(command: string, exitCode: number, said: string): str
 }
 
 /** True when the job script itself is missing (something removed the provider's folder). */
-function scriptMissing(result: CommandResult): boolean {
-  return result.exitCode === 127 || (result.exitCode === 2 && result.stderr.includes(PATHS.job))
+function scriptMissing(state: SandboxState, result: CommandResult): boolean {
+  return result.exitCode === 127 || (result.exitCode === 2 && result.stderr.includes(state.paths.job))
 }
 
 /**
@@ -78,11 +78,11 @@ function scriptMissing(result: CommandResult): boolean {
  */
 export async function runJob(state: SandboxState, id: string, command: string, input: JobInput): Promise<CommandResult> {
   await writeJobFiles(state, id, input, 'process.exec')
-  const line = jobCommand(id, state.physicalRoot, input.cwd, command)
+  const line = jobCommand(state.paths, id, state.physicalRoot, input.cwd, command)
   let result = await state.toolbox.run(line, 'process.exec')
   let newline = result.stderr.indexOf('\n')
   let header = parseHeader(newline === -1 ? result.stderr : result.stderr.slice(0, newline), input.cwd)
-  if (!header && scriptMissing(result)) {
+  if (!header && scriptMissing(state, result)) {
     await state.reinstall('process.exec')
     await writeJobFiles(state, id, input, 'process.exec')
     result = await state.toolbox.run(line, 'process.exec')
@@ -105,7 +105,7 @@ export async function runJob(state: SandboxState, id: string, command: string, i
  */
 export async function killJob(state: SandboxState, id: string, signal: KillSignal): Promise<void> {
   const steps = Math.ceil(state.config.killGraceMs / 50)
-  const result = await state.toolbox.run(killCommand(id, signal.slice(3), steps), 'kill')
+  const result = await state.toolbox.run(killCommand(state.paths, id, signal.slice(3), steps), 'kill')
   if (result.exitCode === 0) return
   if (result.exitCode === 3) {
     throw operationError('timeout', `Job ${id} still has live processes 30 s after SIGKILL (stuck in uninterruptible I/O, or owned by another user): ${result.stdout.trim()}`)
@@ -133,7 +133,7 @@ export interface StartedJob {
  */
 export async function startJob(state: SandboxState, id: string, command: string, input: JobInput, sinks: { stdout: (text: string) => void; stderr: (text: string) => void; end: () => void }): Promise<StartedJob> {
   await writeJobFiles(state, id, input, 'process.spawn')
-  const { sessionId, commandId } = await state.toolbox.start(jobCommand(id, state.physicalRoot, input.cwd, command), 'process.spawn')
+  const { sessionId, commandId } = await state.toolbox.start(jobCommand(state.paths, id, state.physicalRoot, input.cwd, command), 'process.spawn')
   let onStarted!: (pgid: number) => void
   let onRefused!: (error: Error) => void
   const started = new Promise<number>((resolve, reject) => {

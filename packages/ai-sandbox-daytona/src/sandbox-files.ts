@@ -8,22 +8,29 @@
 import { FS_SCRIPT, GROUP_KILLER, JOB_SCAN_AWK, SANDBOX_JOB_ENV } from '@tanstack/ai-sandbox/internal'
 import { shellQuote } from '@tanstack/ai-sandbox'
 
-/** The provider's folder in the sandbox (mode 0700, the sandbox user's). */
-export const STATE_DIR = '/tmp/.tanstack-sandbox'
+/** The provider's folder in the sandbox's HOME (mode 0700): it outlives restarts and restores, as HOME does. */
+export const STATE_FOLDER = '.tanstack-sandbox'
 
-/** Where each piece lives under {@link STATE_DIR}. */
-export const PATHS = {
-  job: `${STATE_DIR}/job.sh`,
-  fs: `${STATE_DIR}/fs.sh`,
-  killer: `${STATE_DIR}/kill.sh`,
-  scan: `${STATE_DIR}/scan.awk`,
-  /** Sandbox-wide variables: one file per `create`/`env.set`, sourced in name order. */
-  envDir: `${STATE_DIR}/env.d`,
-  /** Per-job files: `<id>.env`, `<id>.in`, `<id>.pgid`, `<id>.kill`. */
-  jobs: `${STATE_DIR}/jobs`,
-  /** Bytes on their way in or out through the files API. */
-  xfer: `${STATE_DIR}/xfer`,
-} as const
+/** Where each piece lives under the provider's folder `root`. */
+export function statePaths(root: string) {
+  return {
+    root,
+    job: `${root}/job.sh`,
+    fs: `${root}/fs.sh`,
+    killer: `${root}/kill.sh`,
+    scan: `${root}/scan.awk`,
+    killJob: `${root}/kill-job.sh`,
+    /** Sandbox-wide variables: one file per `create`/`env.set`, sourced in name order. */
+    envDir: `${root}/env.d`,
+    /** Per-job files: `<id>.env`, `<id>.in`, `<id>.pgid`, `<id>.kill`. */
+    jobs: `${root}/jobs`,
+    /** Bytes on their way in or out through the files API. */
+    xfer: `${root}/xfer`,
+  } as const
+}
+
+/** The paths of one sandbox's provider folder. */
+export type StatePaths = ReturnType<typeof statePaths>
 
 /** Marks the job script's header line on stderr: \x01 never starts a real message. */
 export const HEADER_MARK = '\u0001tanstack-sandbox-job '
@@ -36,12 +43,12 @@ export const HEADER_MARK = '\u0001tanstack-sandbox-job '
  * - enters the cwd only if it stays inside the workspace, prints its header, and runs the command with the call's stdin (or none).
  */
 export const JOB_SCRIPT = [
-  'd=' + STATE_DIR + '/jobs; id=$1',
+  'r=${0%/*}; d=$r/jobs; id=$1',
   'read -r _ _ _ _ pg _ < /proc/$$/stat 2>/dev/null || pg=$$',
   'if [ "$pg" != "$$" ] && command -v setsid >/dev/null 2>&1; then exec setsid /bin/sh "$0" "$@"; fi',
   'printf %s "$$" > "$d/$id.pgid"',
   '[ -e "$d/$id.kill" ] && exit 143',
-  `for f in ${PATHS.envDir}/*; do [ -f "$f" ] && . "$f"; done`,
+  'for f in "$r"/env.d/*; do [ -f "$f" ] && . "$f"; done',
   'if [ -f "$d/$id.env" ]; then . "$d/$id.env"; rm -f "$d/$id.env"; fi',
   `export ${SANDBOX_JOB_ENV}="$id"`,
   `if ! cd -P -- "$3" 2>/dev/null; then printf '\\001tanstack-sandbox-job cwd-missing\\n' >&2; exit 125; fi`,
@@ -61,36 +68,36 @@ export const JOB_SCRIPT = [
  * the job is left, 3 when something survived SIGKILL.
  */
 const KILL_SCRIPT = [
-  'd=' + STATE_DIR + '/jobs',
+  'r=${0%/*}; d=$r/jobs',
   ': > "$d/$1.kill"',
   'g=$(cat "$d/$1.pgid" 2>/dev/null)',
   // Not started yet: it will see the mark and exit; a group id of 0 would mean "my own group".
   'case "$g" in ""|0|*[!0-9]*) g=2147483647 ;; esac',
-  `/bin/sh -c "$(cat ${PATHS.killer})" tanstack-sandbox-kill "$g" "$2" "$3" "$(cat ${PATHS.scan})" "${SANDBOX_JOB_ENV}=$1"`,
+  `/bin/sh -c "$(cat "$r"/kill.sh)" tanstack-sandbox-kill "$g" "$2" "$3" "$(cat "$r"/scan.awk)" "${SANDBOX_JOB_ENV}=$1"`,
   's=$?',
   'rm -f "$d/$1.pgid" "$d/$1.in" "$d/$1.env"',
   'exit $s',
 ].join('\n')
 
 /** The files the install uploads, by path. */
-export function scriptFiles(): { path: string; text: string }[] {
+export function scriptFiles(paths: StatePaths): { path: string; data: string }[] {
   return [
-    { path: PATHS.job, text: JOB_SCRIPT },
-    { path: PATHS.fs, text: FS_SCRIPT },
-    { path: PATHS.killer, text: GROUP_KILLER },
-    { path: PATHS.scan, text: JOB_SCAN_AWK },
-    { path: `${STATE_DIR}/kill-job.sh`, text: KILL_SCRIPT },
+    { path: paths.job, data: JOB_SCRIPT },
+    { path: paths.fs, data: FS_SCRIPT },
+    { path: paths.killer, data: GROUP_KILLER },
+    { path: paths.scan, data: JOB_SCAN_AWK },
+    { path: paths.killJob, data: KILL_SCRIPT },
   ]
 }
 
 /** The session command that runs one job. */
-export function jobCommand(id: string, physicalRoot: string, cwd: string, command: string): string {
-  return `/bin/sh ${PATHS.job} ${id} ${shellQuote(physicalRoot)} ${shellQuote(cwd)} ${shellQuote(command)}`
+export function jobCommand(paths: StatePaths, id: string, physicalRoot: string, cwd: string, command: string): string {
+  return `/bin/sh ${shellQuote(paths.job)} ${id} ${shellQuote(physicalRoot)} ${shellQuote(cwd)} ${shellQuote(command)}`
 }
 
 /** The session command that kills job `id` (signal without `SIG`, grace in 50 ms steps). */
-export function killCommand(id: string, signal: string, graceSteps: number): string {
-  return `/bin/sh ${STATE_DIR}/kill-job.sh ${id} ${signal} ${graceSteps}`
+export function killCommand(paths: StatePaths, id: string, signal: string, graceSteps: number): string {
+  return `/bin/sh ${shellQuote(paths.killJob)} ${id} ${signal} ${graceSteps}`
 }
 
 /**
@@ -105,19 +112,22 @@ export function envFileText(env: Readonly<Record<string, string>>): string {
 
 /**
  * Prepares (idempotently) a new or resumed sandbox, as the sandbox user: the
- * provider's folders (0700) and the workspace exist. Prints the physical
- * workspace root. Argument: the workspace.
+ * provider's folder (0700, in HOME, or in /tmp when HOME is not writable) and
+ * the workspace exist. Prints the physical workspace root, the folder, and
+ * whether the scripts are there (a restore that lost them needs them again).
+ * Argument: the workspace.
  */
 export const PREPARE_SCRIPT = [
   'set -e',
+  `if [ -n "$HOME" ] && [ -d "$HOME" ] && [ -w "$HOME" ]; then r=$HOME/${STATE_FOLDER}; else r=/tmp/${STATE_FOLDER}-$(id -u); fi`,
   'umask 077',
-  `mkdir -p ${PATHS.envDir} ${PATHS.jobs} ${PATHS.xfer}`,
-  `chmod 700 ${STATE_DIR}`,
+  'mkdir -p "$r/env.d" "$r/jobs" "$r/xfer"',
+  'chmod 700 "$r"',
   'umask 022',
   'mkdir -p -- "$1" 2>/dev/null || sudo -n mkdir -p -- "$1"',
   '[ -w "$1" ] || sudo -n chown "$(id -u):$(id -g)" "$1"',
   'cd -P -- "$1"',
   'pwd -P',
-  // Whether the scripts are there (a sandbox resumed after a restart that cleared /tmp needs them again).
-  `[ -f ${PATHS.job} ] && [ -f ${STATE_DIR}/kill-job.sh ] && echo installed || echo missing`,
+  'printf "%s\\n" "$r"',
+  '[ -f "$r/job.sh" ] && [ -f "$r/kill-job.sh" ] && echo installed || echo missing',
 ].join('\n')

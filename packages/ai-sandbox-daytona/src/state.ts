@@ -6,7 +6,8 @@
  */
 import type { Sandbox } from '@daytona/sdk'
 import { destroyedError, operationError } from './errors.js'
-import { PREPARE_SCRIPT, scriptFiles } from './sandbox-files.js'
+import { PREPARE_SCRIPT, scriptFiles, statePaths } from './sandbox-files.js'
+import type { StatePaths } from './sandbox-files.js'
 import type { ResolvedDaytonaConfig } from './config.js'
 import { Toolbox } from './toolbox.js'
 import { shellQuote } from '@tanstack/ai-sandbox'
@@ -20,6 +21,8 @@ export interface SandboxState {
   readonly workspaceRoot: string
   /** The same folder with symlinks resolved; confinement compares against it. */
   readonly physicalRoot: string
+  /** The provider's own folder in the sandbox (scripts, env files, job files). */
+  readonly paths: StatePaths
   readonly labels: Readonly<Record<string, string>>
   readonly config: ResolvedDaytonaConfig
   /** Orders `env.set` calls. */
@@ -42,15 +45,15 @@ export interface SandboxState {
 export async function prepareSandbox(sandbox: Sandbox, config: ResolvedDaytonaConfig, what: string): Promise<SandboxState> {
   const toolbox = new Toolbox(sandbox, sandbox.id)
   const prepared = await toolbox.run(`/bin/sh -c ${shellQuote(PREPARE_SCRIPT)} prepare ${shellQuote(config.workdir)}`, what, 'create-failed')
-  const [physicalRoot, installed] = prepared.stdout.trim().split('\n')
-  if (prepared.exitCode !== 0 || !physicalRoot?.startsWith('/')) {
+  const [physicalRoot, stateRoot, installed] = prepared.stdout.trim().split('\n')
+  if (prepared.exitCode !== 0 || !physicalRoot?.startsWith('/') || !stateRoot?.startsWith('/')) {
     throw operationError(
       'create-failed',
       `${what}: preparing sandbox ${sandbox.id} failed (exit ${prepared.exitCode}): ${prepared.stderr.trim() || prepared.stdout.trim() || 'no output'}. The snapshot needs a POSIX /bin/sh, and the workdir ${config.workdir} must be creatable by the sandbox user (or through sudo -n).`,
     )
   }
-  const install = () => toolbox.upload(scriptFiles().map((file) => ({ path: file.path, data: file.text })), what, 'create-failed')
-  if (installed !== 'installed') await install()
+  const paths = statePaths(stateRoot)
+  if (installed !== 'installed') await toolbox.upload(scriptFiles(paths), what, 'create-failed')
   let reinstalling: Promise<void> | undefined
   const state: SandboxState = {
     id: sandbox.id,
@@ -58,6 +61,7 @@ export async function prepareSandbox(sandbox: Sandbox, config: ResolvedDaytonaCo
     toolbox,
     workspaceRoot: config.workdir,
     physicalRoot: physicalRoot.replace(/\/+$/, '') || '/',
+    paths,
     labels: { ...(sandbox.labels ?? {}) },
     config,
     envWrites: Promise.resolve(),
@@ -66,7 +70,7 @@ export async function prepareSandbox(sandbox: Sandbox, config: ResolvedDaytonaCo
     reinstall: (method) =>
       (reinstalling ??= toolbox
         .run(`/bin/sh -c ${shellQuote(PREPARE_SCRIPT)} prepare ${shellQuote(config.workdir)}`, method)
-        .then(() => toolbox.upload(scriptFiles().map((file) => ({ path: file.path, data: file.text })), method))
+        .then(() => toolbox.upload(scriptFiles(paths), method))
         .finally(() => (reinstalling = undefined))),
     assertLive: (method) => {
       if (state.destroyed) throw destroyedError(state.id, method)

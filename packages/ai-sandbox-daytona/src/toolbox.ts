@@ -42,13 +42,21 @@ export class Toolbox {
    * @throws SandboxError from {@link apiError} (`reason` as given for a failure that is not auth, rate, reachability or a missing sandbox).
    */
   async run(command: string, what: string, reason: Parameters<typeof apiError>[0] = 'exec-failed'): Promise<CommandResult> {
-    const session = await this.acquire(what, reason)
+    let session = await this.acquire(what, reason)
     let result
     try {
       result = await this.sandbox.process.executeSessionCommand(session.id, { command, runAsync: false })
     } catch (error) {
       this.dropSession(session.id)
-      throw apiError(reason, what, error, this.id)
+      // A pooled session the daemon no longer knows (it restarted): once more in a new one.
+      if (!isNotFound(error) || session.uses === 0) throw apiError(reason, what, error, this.id)
+      session = await this.acquire(what, reason, true)
+      try {
+        result = await this.sandbox.process.executeSessionCommand(session.id, { command, runAsync: false })
+      } catch (retried) {
+        this.dropSession(session.id)
+        throw apiError(reason, what, retried, this.id)
+      }
     }
     this.release(session)
     return { exitCode: result.exitCode ?? 0, stdout: result.stdout ?? '', stderr: result.stderr ?? '' }
@@ -131,8 +139,8 @@ export class Toolbox {
     this.idle.splice(0)
   }
 
-  private async acquire(what: string, reason: Parameters<typeof apiError>[0]): Promise<PooledSession> {
-    const pooled = this.idle.pop()
+  private async acquire(what: string, reason: Parameters<typeof apiError>[0], fresh = false): Promise<PooledSession> {
+    const pooled = fresh ? undefined : this.idle.pop()
     if (pooled) return pooled
     const session = { id: `tanstack-${randomUUID()}`, uses: 0 }
     try {
@@ -153,9 +161,4 @@ export class Toolbox {
     this.background.add(promise)
     void promise.finally(() => this.background.delete(promise))
   }
-}
-
-/** True when an SDK failure says the sandbox (not just a session) is gone. */
-export function sandboxGone(error: unknown): boolean {
-  return isNotFound(error)
 }
