@@ -1,21 +1,30 @@
 /**
- * The control-plane routes (`/sandbox…`) and the sandbox records behind them.
- * Every state change is finished before the response is sent (create answers
- * `started`, stop answers `stopped`), so the SDK never has to poll. Bodies are
- * typed against `@daytona/api-client`'s models.
+ * The control-plane routes of a sandbox's life (`/sandbox…`: create, get,
+ * list, start, stop, archive, autostop, delete) and the sandbox records
+ * behind them. Every state change is finished before the response is sent
+ * (create answers `started`, stop `stopped`), so the SDK never has to poll.
+ * Snapshots and fork (snapshots.ts) and preview links (preview.ts) create and
+ * read records through the helpers exported here. Bodies are typed against
+ * `@daytona/api-client`'s models.
  */
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import type { Hono } from 'hono'
 import type { CreateSandbox, ListSandboxesResponse, Sandbox, SandboxListItem, SandboxState } from '@daytona/api-client'
 import type { SandboxEngine } from './engine.js'
 import { SANDBOX_USER } from './engine.js'
 import { StandinError } from './errors.js'
+import type { SnapshotStore } from './snapshots.js'
 
 /** What the stand-in keeps per sandbox. */
 export interface SandboxRecord {
   dto: Sandbox
   containerId: string
+  /** The token a standard preview link needs in `x-daytona-preview-token`; a new one at every start, as Daytona does. */
+  previewToken: string
 }
+
+/** A preview token: 32 lowercase hex digits (Daytona's are 32 lowercase letters and digits). */
+export const newPreviewToken = (): string => randomBytes(16).toString('hex')
 
 /** The sandboxes by id; names are looked up by scanning (a stand-in holds a handful). */
 export class SandboxStore {
@@ -33,10 +42,8 @@ export class SandboxStore {
 export interface ControlSettings {
   engine: SandboxEngine
   store: SandboxStore
-  /** Snapshot name → local image; a create naming another snapshot is a 404. */
-  snapshots: Record<string, string>
-  /** The snapshot used when a create names none. */
-  defaultSnapshot: string
+  /** The snapshot registry: names a create may use → local images, and the committed images to remove. */
+  snapshots: SnapshotStore
   /** The toolbox base every DTO carries (the SDK appends `/{id}`). */
   toolboxProxyUrl: () => string
   /** Targets a create is refused for (400 naming the target); any other target is accepted. */
@@ -53,10 +60,40 @@ function imageOfDockerfile(content: string): string {
 
 /** The local image for a create body: a named snapshot, a one-line dockerfile, or the default. */
 function imageFor(body: CreateSandbox, settings: ControlSettings): { snapshot: string; image: string } {
-  const name = body.buildInfo?.dockerfileContent !== undefined ? imageOfDockerfile(body.buildInfo.dockerfileContent) : (body.snapshot ?? settings.defaultSnapshot)
-  const image = settings.snapshots[name] ?? Object.values(settings.snapshots).find((i) => i === name)
-  if (image === undefined) throw new StandinError(404, `Snapshot ${name} not found. Known to the stand-in: ${Object.keys(settings.snapshots).join(', ')}`)
-  return { snapshot: name, image }
+  if (body.buildInfo?.dockerfileContent !== undefined) return settings.snapshots.imageFor(imageOfDockerfile(body.buildInfo.dockerfileContent))
+  return settings.snapshots.imageFor(body.snapshot)
+}
+
+/** Set a record's state (and its desired state when the state is a resting one), stamping the update. */
+export function setState(record: SandboxRecord, state: SandboxState): void {
+  const now = new Date().toISOString()
+  const resting = state === 'started' || state === 'stopped' || state === 'archived' || state === 'destroyed'
+  record.dto = { ...record.dto, state, desiredState: resting ? state : record.dto.desiredState, updatedAt: now, lastActivityAt: now }
+}
+
+/** Register a new sandbox (its DTO in state `creating`) and start its container from `image`; the record is `started` when this resolves. */
+export async function launchSandbox(settings: ControlSettings, dto: Sandbox, image: string): Promise<SandboxRecord> {
+  const { engine, store } = settings
+  if ([...store.byId.values()].some((r) => r.dto.name === dto.name)) throw new StandinError(409, `Sandbox with name ${dto.name} already exists`)
+  const record: SandboxRecord = { dto, containerId: '', previewToken: newPreviewToken() }
+  store.byId.set(dto.id, record)
+  try {
+    record.containerId = await engine.create(dto.id, image, { env: dto.env, networkBlockAll: dto.networkBlockAll })
+  } catch (error) {
+    store.byId.delete(dto.id)
+    throw error
+  }
+  setState(record, 'started')
+  return record
+}
+
+/** Remove a sandbox's container and record (state `destroyed`), then the committed images nothing needs any more. */
+export async function destroySandbox(settings: ControlSettings, record: SandboxRecord): Promise<void> {
+  setState(record, 'destroying')
+  await settings.engine.remove(record.containerId)
+  settings.store.byId.delete(record.dto.id)
+  setState(record, 'destroyed')
+  await settings.snapshots.sweep()
 }
 
 /** The list item view of a sandbox (the list endpoint omits `env` and a few more). */
@@ -80,27 +117,20 @@ function hasLabels(dto: Sandbox, filter: string | undefined): boolean {
 /** Register the control-plane routes on `app`. */
 export function controlRoutes(app: Hono, settings: ControlSettings): void {
   const { engine, store } = settings
-  const setState = (record: SandboxRecord, state: SandboxState) => {
-    const now = new Date().toISOString()
-    record.dto = { ...record.dto, state, desiredState: state === 'started' || state === 'stopped' || state === 'destroyed' ? state : record.dto.desiredState, updatedAt: now, lastActivityAt: now }
-  }
 
   app.post('/sandbox', async (c) => {
     const body = (await c.req.json()) as CreateSandbox
     if (body.target !== undefined && settings.rejectedTargets.has(body.target)) throw new StandinError(400, `Target ${body.target} is not available to this organization`)
     const { snapshot, image } = imageFor(body, settings)
     const id = randomUUID()
-    const name = body.name ?? id
-    if ([...store.byId.values()].some((r) => r.dto.name === name)) throw new StandinError(409, `Sandbox with name ${name} already exists`)
     const now = new Date().toISOString()
-    const env = body.env ?? {}
     const dto: Sandbox = {
       id,
       organizationId: 'standin-organization',
-      name,
+      name: body.name ?? id,
       snapshot,
       user: body.user ?? SANDBOX_USER,
-      env,
+      env: body.env ?? {},
       labels: body.labels ?? {},
       public: body.public ?? false,
       networkBlockAll: body.networkBlockAll ?? false,
@@ -122,16 +152,7 @@ export function controlRoutes(app: Hono, settings: ControlSettings): void {
       sandboxClass: 'container',
       toolboxProxyUrl: settings.toolboxProxyUrl(),
     }
-    const record: SandboxRecord = { dto, containerId: '' }
-    store.byId.set(id, record)
-    try {
-      record.containerId = await engine.create(id, image, env)
-    } catch (error) {
-      store.byId.delete(id)
-      throw error
-    }
-    setState(record, 'started')
-    return c.json(record.dto)
+    return c.json((await launchSandbox(settings, dto, image)).dto)
   })
 
   app.get('/sandbox', (c) => {
@@ -159,9 +180,11 @@ export function controlRoutes(app: Hono, settings: ControlSettings): void {
   app.post('/sandbox/:idOrName/start', async (c) => {
     const record = store.find(c.req.param('idOrName'))
     if (record.dto.state !== 'started') {
-      if (record.dto.state !== 'stopped') throw new StandinError(409, `Sandbox is ${record.dto.state}; only a stopped sandbox can be started`)
-      setState(record, 'starting')
+      if (record.dto.state !== 'stopped' && record.dto.state !== 'archived') throw new StandinError(409, `Sandbox is ${record.dto.state}; only a stopped or archived sandbox can be started`)
+      // An archived sandbox is a stopped container here: its filesystem never left the engine.
+      setState(record, record.dto.state === 'archived' ? 'restoring' : 'starting')
       await engine.start(record.containerId)
+      record.previewToken = newPreviewToken()
       setState(record, 'started')
     }
     return c.json(record.dto)
@@ -175,21 +198,34 @@ export function controlRoutes(app: Hono, settings: ControlSettings): void {
       await engine.stop(record.containerId, c.req.query('force') === 'true')
       setState(record, 'stopped')
       // autoDeleteInterval 0 (the SDK's `ephemeral`): deleted as soon as it stops.
-      if (record.dto.autoDeleteInterval === 0) {
-        await engine.remove(record.containerId)
-        store.byId.delete(record.dto.id)
-        setState(record, 'destroyed')
-      }
+      if (record.dto.autoDeleteInterval === 0) await destroySandbox(settings, record)
     }
+    return c.json(record.dto)
+  })
+
+  // Daytona archives only a stopped, non-ephemeral sandbox (its server answers 400 otherwise). The container stays, stopped: nothing moves to object storage.
+  app.post('/sandbox/:idOrName/archive', (c) => {
+    const record = store.find(c.req.param('idOrName'))
+    if (record.dto.state !== 'archived') {
+      if (record.dto.state !== 'stopped') throw new StandinError(400, `Sandbox is ${record.dto.state}; only a stopped sandbox can be archived (stop it first)`)
+      if (record.dto.autoDeleteInterval === 0) throw new StandinError(400, 'Ephemeral sandboxes cannot be archived')
+      setState(record, 'archived')
+    }
+    return c.json(record.dto)
+  })
+
+  // Stored on the DTO only: the stand-in never stops a sandbox on its own.
+  app.post('/sandbox/:idOrName/autostop/:interval', (c) => {
+    const record = store.find(c.req.param('idOrName'))
+    const interval = Number(c.req.param('interval'))
+    if (!Number.isInteger(interval) || interval < 0) throw new StandinError(400, `autostop interval must be a non-negative integer of minutes, got ${c.req.param('interval')}`)
+    record.dto = { ...record.dto, autoStopInterval: interval, updatedAt: new Date().toISOString() }
     return c.json(record.dto)
   })
 
   app.delete('/sandbox/:idOrName', async (c) => {
     const record = store.find(c.req.param('idOrName'))
-    setState(record, 'destroying')
-    await engine.remove(record.containerId)
-    store.byId.delete(record.dto.id)
-    setState(record, 'destroyed')
+    await destroySandbox(settings, record)
     return c.json(record.dto)
   })
 }

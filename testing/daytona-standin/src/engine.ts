@@ -1,10 +1,12 @@
 /**
  * The container side of the stand-in: one Docker container per sandbox
  * (dockerode), its `daytona` user and workdir created by a root exec at each
- * start, and `docker exec` runs with stdin, demultiplexed stdout and stderr
- * and the combined output in arrival order, to the end or live. No HTTP here: the routes in
- * control.ts and toolbox.ts call these.
+ * start, `docker exec` runs (with the sandbox's env, stdin, demultiplexed
+ * stdout and stderr and the combined output in arrival order, to the end or
+ * live), commits of a container to an image and their removal, and the
+ * container's bridge address. No HTTP here: the route modules call these.
  */
+import { randomUUID } from 'node:crypto'
 import Docker from 'dockerode'
 
 /** The user commands run as, as on Daytona's default images. */
@@ -47,9 +49,22 @@ const PREPARE_SCRIPT = [
   `chown ${SANDBOX_USER}:${SANDBOX_USER} ${SANDBOX_HOME} ${SANDBOX_WORKDIR}`,
 ].join(' && ')
 
+/** The repository committed images are tagged into (`daytona-standin/snapshot:<uuid>`). */
+export const COMMIT_REPOSITORY = 'daytona-standin/snapshot'
+
+/** Options of {@link SandboxEngine.create}. */
+export interface CreateOptions {
+  /** The sandbox's env, given to every exec (not written into the container's config, so a commit does not carry it). */
+  env: Record<string, string>
+  /** No network at all (`NetworkMode: none`), for `networkBlockAll`. */
+  networkBlockAll?: boolean
+}
+
 /** The containers behind the sandboxes, all labelled so a test can find what is left. */
 export class SandboxEngine {
   readonly docker: Docker
+  /** Each container's sandbox env, added to every exec in it. */
+  private readonly envs = new Map<string, Record<string, string>>()
 
   constructor(
     private readonly labels: Record<string, string>,
@@ -59,15 +74,15 @@ export class SandboxEngine {
   }
 
   /** Create and start a container from a local `image` for a new sandbox; resolves once the user and workdir exist. */
-  async create(sandboxId: string, image: string, env: Record<string, string>): Promise<string> {
+  async create(sandboxId: string, image: string, options: CreateOptions): Promise<string> {
     const container = await this.docker.createContainer({
       Image: image,
       Cmd: ['sleep', 'infinity'],
-      Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
       Labels: { ...this.labels, 'daytona-standin.sandbox': sandboxId },
       WorkingDir: '/',
-      HostConfig: { Init: true },
+      HostConfig: { Init: true, ...(options.networkBlockAll ? { NetworkMode: 'none' } : {}) },
     })
+    this.envs.set(container.id, options.env)
     try {
       await this.start(container.id)
     } catch (error) {
@@ -101,6 +116,42 @@ export class SandboxEngine {
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode !== 404) throw error
     }
+    this.envs.delete(containerId)
+  }
+
+  /**
+   * Commit the container's filesystem to a new local image (paused while it
+   * is read), tagged `daytona-standin/snapshot:<uuid>` and carrying the
+   * stand-in's labels plus `labels`; resolves with the image id.
+   */
+  async commit(containerId: string, labels: Record<string, string>): Promise<string> {
+    // dockerode puts every option in the query and the body; `_query` and `_body` keep them apart (the body is the image config, whose labels are merged with the container's).
+    const options = { _query: { container: containerId, repo: COMMIT_REPOSITORY, tag: randomUUID(), pause: true }, _body: { Labels: { ...this.labels, ...labels } } }
+    const { Id } = (await this.docker.getContainer(containerId).commit(options)) as { Id: string }
+    return Id
+  }
+
+  /** Remove a committed image: `removed` (or already gone), or `in-use` while a container or a child image still needs it. */
+  async removeImage(imageId: string): Promise<'removed' | 'in-use'> {
+    try {
+      await this.docker.getImage(imageId).remove()
+      return 'removed'
+    } catch (error) {
+      const status = (error as { statusCode?: number }).statusCode
+      if (status === 404) return 'removed'
+      if (status === 409) return 'in-use'
+      throw error
+    }
+  }
+
+  /** The container's address on Docker's default bridge, or `undefined` (no network, not running, gone). */
+  async address(containerId: string): Promise<string | undefined> {
+    try {
+      const { NetworkSettings } = await this.docker.getContainer(containerId).inspect()
+      return NetworkSettings.Networks?.bridge?.IPAddress || undefined
+    } catch {
+      return undefined
+    }
   }
 
   /** Whether the container is running (false when it is gone). */
@@ -112,6 +163,11 @@ export class SandboxEngine {
     }
   }
 
+  /** The exec env: the sandbox's, then the request's. */
+  private envOf(containerId: string, extra: Record<string, string> | undefined): string[] {
+    return Object.entries({ ...this.envs.get(containerId), ...extra }).map(([k, v]) => `${k}=${v}`)
+  }
+
   /** Run one exec to its end. Defaults: the sandbox user, the workdir. */
   async exec(containerId: string, request: ExecRequest): Promise<ExecResult> {
     const container = this.docker.getContainer(containerId)
@@ -119,7 +175,7 @@ export class SandboxEngine {
       Cmd: request.cmd,
       User: request.user ?? SANDBOX_USER,
       WorkingDir: request.cwd ?? SANDBOX_WORKDIR,
-      Env: Object.entries(request.env ?? {}).map(([k, v]) => `${k}=${v}`),
+      Env: this.envOf(containerId, request.env),
       AttachStdin: request.stdin !== undefined,
       AttachStdout: true,
       AttachStderr: true,
@@ -146,7 +202,7 @@ export class SandboxEngine {
       Cmd: request.cmd,
       User: request.user ?? SANDBOX_USER,
       WorkingDir: request.cwd ?? SANDBOX_WORKDIR,
-      Env: Object.entries(request.env ?? {}).map(([k, v]) => `${k}=${v}`),
+      Env: this.envOf(containerId, request.env),
       AttachStdin: true,
       AttachStdout: true,
       AttachStderr: true,

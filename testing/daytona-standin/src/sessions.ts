@@ -111,7 +111,8 @@ export function sessionRoutes(app: Hono, engine: SandboxEngine, sessions: Sessio
     const all = sessions.of(record.dto.id)
     if (all.has(sessionId)) throw new StandinError(409, `session ${sessionId} already exists`)
     const dir = `${STATE_ROOT}/${sessionId}`
-    const made = await engine.exec(record.containerId, { cmd: ['sh', '-c', 'mkdir -p -- "$1" && chmod 700 -- "$1"', 'sh', dir] })
+    // Emptied first: a sandbox made from a snapshot or fork has its source's state folders in its filesystem.
+    const made = await engine.exec(record.containerId, { cmd: ['sh', '-c', 'rm -rf -- "$1" && mkdir -p -- "$1" && chmod 700 -- "$1"', 'sh', dir] })
     if (made.exitCode !== 0) throw new StandinError(500, `creating the session state failed: ${made.stderr.toString('utf8')}`)
     all.set(sessionId, { id: sessionId, dir, commands: new Map() })
     return c.body(null, 201)

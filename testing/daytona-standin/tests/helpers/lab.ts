@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, expect } from 'vitest'
-import { Daytona, type Sandbox } from '@daytona/sdk'
+import { Daytona, type CreateSandboxFromImageParams, type Sandbox } from '@daytona/sdk'
 import { dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { DAYTONA_IMAGE, startDaytonaStandin, type DaytonaStandin } from '../../src/index.js'
 
@@ -21,25 +21,26 @@ export interface StandinLab {
  * @param name - Names the suite's containers (label `tanstack-test.run=daytona-standin-<name>-<random>`).
  * @returns `reason` for `describeWithDocker` (why the suite skips; it fails under REQUIRE_DOCKER=1), the containers'
  *   `label` (for `dockerLeftovers`), and `use()`,
- *   which registers the hooks inside the suite: a stand-in, a client and one sandbox before it; after it the sandbox
- *   deleted unless `{ keepSandbox: true }` (a case deleted it itself), the client and stand-in closed, and no container left.
+ *   which registers the hooks inside the suite: a stand-in, a client and one sandbox (from the daytona image, plus
+ *   `create`'s other parameters) before it; after it the sandbox deleted unless `{ keepSandbox: true }` (a case deleted
+ *   it itself), the client and stand-in closed, and no container or image left.
  */
-export async function standinLab(name: string): Promise<{ reason: string | null; label: string; use: (options?: { keepSandbox?: boolean }) => StandinLab }> {
+export async function standinLab(name: string): Promise<{ reason: string | null; label: string; use: (options?: { keepSandbox?: boolean; create?: Omit<CreateSandboxFromImageParams, 'image'> }) => StandinLab }> {
   const labels = { 'tanstack-test.run': `daytona-standin-${name}-${randomUUID().slice(0, 8)}` }
   const label = `tanstack-test.run=${labels['tanstack-test.run']}`
   const reason = await dockerMissing([DAYTONA_IMAGE], { needsBridge: false })
-  const use = (options: { keepSandbox?: boolean } = {}): StandinLab => {
+  const use = (options: { keepSandbox?: boolean; create?: Omit<CreateSandboxFromImageParams, 'image'> } = {}): StandinLab => {
     const lab = {} as StandinLab
     beforeAll(async () => {
       lab.standin = await startDaytonaStandin({ image: DAYTONA_IMAGE, labels })
       lab.daytona = new Daytona({ apiKey: 'test', apiUrl: lab.standin.apiUrl })
-      lab.sandbox = await lab.daytona.create({ image: DAYTONA_IMAGE })
+      lab.sandbox = await lab.daytona.create({ ...options.create, image: DAYTONA_IMAGE })
     })
     afterAll(async () => {
       if (!options.keepSandbox) await lab.sandbox?.delete()
       await lab.daytona?.[Symbol.asyncDispose]()
       await lab.standin?.close()
-      expect(await dockerLeftovers(label), 'every container was removed').toEqual({ containers: [], images: [], volumes: [] })
+      expect(await dockerLeftovers(label), 'every container and committed image was removed').toEqual({ containers: [], images: [], volumes: [] })
     })
     return lab
   }
