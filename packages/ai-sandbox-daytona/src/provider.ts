@@ -259,7 +259,9 @@ class DaytonaProvider implements SandboxProvider {
     try {
       forked = await state.sandbox.fork({}, this.config.timeoutMs / 1000)
     } catch (error) {
-      throw apiError('create-failed', 'handle.fork()', error, state.id)
+      // Daytona forks VM sandboxes only; a container sandbox answers 422: copy it through a snapshot instead.
+      if (statusOf(error) !== 422) throw apiError('create-failed', 'handle.fork()', error, state.id)
+      return this.forkThroughSnapshot(state)
     }
     try {
       // A fork must not share its parent's journal secret.
@@ -268,6 +270,20 @@ class DaytonaProvider implements SandboxProvider {
     } catch (error) {
       await forked.delete().catch(() => undefined)
       throw apiError('create-failed', 'handle.fork()', error, forked.id)
+    }
+  }
+
+  /**
+   * A fork where Daytona has none: a snapshot of the sandbox, a new sandbox
+   * from it (the same env), then the snapshot deleted (the new sandbox keeps
+   * its filesystem).
+   */
+  private async forkThroughSnapshot(state: SandboxState): Promise<SandboxHandle> {
+    const { snapshotId } = await this.snapshot(state, undefined)
+    try {
+      return await this.launch('create', snapshotId, { key: undefined, labels: {}, env: {}, origin: `fork:${state.id}` }, undefined)
+    } finally {
+      await this.deleteSnapshot({ snapshotId }).catch(() => undefined)
     }
   }
 }

@@ -202,6 +202,19 @@ describeWithDocker('daytona provider on the stand-in', lab.reason, () => {
     expect(await stdout).toBe('ready\n')
   })
 
+  it("fork where Daytona refuses one (422, as its server does for container sandboxes) copies through a snapshot, env.set values included", async () => {
+    await shared.fs.write('forked-file.txt', 'copied')
+    await shared.env.set({ FORK_VAR: 'kept' })
+    lab.standin.failNext({ route: 'POST /sandbox/{id}/fork', status: 422, message: 'Forking is not supported for this sandbox' })
+    const fork = await shared.fork!()
+    handles.push(fork)
+    expect(fork.id).not.toBe(shared.id)
+    expect((await fork.process.exec('cat forked-file.txt; printf " $FORK_VAR"')).stdout).toBe('copied kept')
+    await fork.fs.write('forked-file.txt', 'changed')
+    expect(await shared.fs.read('forked-file.txt'), 'the copy is independent').toBe('copied')
+    expect((await daytona.snapshot.list()).items.filter((snapshot) => snapshot.name.startsWith(`tanstack-${shared.id.slice(0, 12)}`)), 'the snapshot in between is deleted').toEqual([])
+  })
+
   describe('resume', () => {
     let id: string
 

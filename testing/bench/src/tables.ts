@@ -17,6 +17,7 @@ import type { SandboxProvider } from '@tanstack/ai-sandbox'
 import { dockerSandbox } from '@tanstack/ai-sandbox-docker'
 import { benchAlignment } from './alignment.js'
 import { benchCancelSurvivors } from './cancel-survivors.js'
+import { benchDaytonaProvider } from './daytona-provider.js'
 import { benchDemoWallTime, benchTranslatorThroughput, loadTranscript, repeatTranscript } from './claude-code.js'
 import { benchConfinementRaces } from './confinement-races.js'
 import { benchDockerHardening } from './docker-hardening.js'
@@ -111,6 +112,16 @@ export const TABLES: readonly BenchTable[] = [
       console.table(rows.map((row) => ({ ...row, medianMs: round(row.medianMs, 3), p95Ms: round(row.p95Ms, 3) })))
       const [exec, node] = [rows[0]!, rows[1]!]
       return { json: rows, ratios: [ratio('exec-round-trip', exec.name, exec.medianMs, node.name, node.medianMs, 'ms')] }
+    },
+  },
+  {
+    name: 'daytona-provider',
+    sizes: 'BENCH_DAYTONA_CREATES 5/10, BENCH_DAYTONA_EXECS 30/100, BENCH_DAYTONA_FILES 3/5',
+    run: async (ctx) => {
+      const rows = await benchDaytonaProvider({ creates: size(ctx, 'BENCH_DAYTONA_CREATES', 5, 10), execs: size(ctx, 'BENCH_DAYTONA_EXECS', 30, 100), files: size(ctx, 'BENCH_DAYTONA_FILES', 3, 5) })
+      heading('Daytona provider beside the bare @daytona/sdk, on the stand-in (goal: at most 1.1x)')
+      console.table(rows.map((row) => ({ ...row, providerMs: round(row.providerMs, 1), sdkMs: round(row.sdkMs, 1), ratio: round(row.providerMs / row.sdkMs, 2) })))
+      return { json: rows, ratios: rows.map((row) => ratio('daytona-provider', `provider ${row.figure}`, row.providerMs, `bare SDK ${row.figure}`, row.sdkMs, 'ms')) }
     },
   },
   {

@@ -11,6 +11,7 @@
 import { chat, defineChatMiddleware, InMemoryRunStore, type StreamChunk, type StreamDurability } from '@tanstack/ai'
 import { claudeCodeText, type ClaudeCodeOptions } from '@tanstack/ai-claude-code'
 import { provideSandbox, provideSandboxDurability, SandboxCapability, SandboxDurabilityCapability, type SandboxHandle, type SandboxProvider } from '@tanstack/ai-sandbox'
+import { daytonaSandbox } from '@tanstack/ai-sandbox-daytona'
 import { dockerSandbox } from '@tanstack/ai-sandbox-docker'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 
@@ -18,10 +19,12 @@ import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 export type ProviderConfig =
   | { kind: 'local-process'; root: string }
   | { kind: 'docker'; image: string; labels: Record<string, string>; mounts: { source: string; target: string; readOnly: boolean }[] }
+  | { kind: 'daytona'; apiUrl: string; apiKey: string }
 
 /** The provider a {@link ProviderConfig} describes. */
 export function providerFor(config: ProviderConfig): SandboxProvider {
   if (config.kind === 'local-process') return localProcessSandbox({ root: config.root })
+  if (config.kind === 'daytona') return daytonaSandbox({ apiUrl: config.apiUrl, apiKey: config.apiKey, killGraceMs: 500 })
   return dockerSandbox({ image: config.image, labels: config.labels, killGraceMs: 500, mounts: config.mounts })
 }
 

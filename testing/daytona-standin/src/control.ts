@@ -9,7 +9,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Hono } from 'hono'
-import type { CreateSandbox, ListSandboxesResponse, Sandbox, SandboxListItem, SandboxState } from '@daytona/api-client'
+import type { CreateSandbox, ListSandboxesResponse, Sandbox, SandboxLabels, SandboxListItem, SandboxState } from '@daytona/api-client'
 import type { SandboxEngine } from './engine.js'
 import { SANDBOX_USER } from './engine.js'
 import { StandinError } from './errors.js'
@@ -212,6 +212,14 @@ export function controlRoutes(app: Hono, settings: ControlSettings): void {
       setState(record, 'archived')
     }
     return c.json(record.dto)
+  })
+
+  app.put('/sandbox/:idOrName/labels', async (c) => {
+    const record = store.find(c.req.param('idOrName'))
+    const body = (await c.req.json()) as SandboxLabels
+    if (typeof body?.labels !== 'object' || body.labels === null || Object.values(body.labels).some((v) => typeof v !== 'string')) throw new StandinError(400, 'labels must be an object of strings')
+    record.dto = { ...record.dto, labels: { ...body.labels }, updatedAt: new Date().toISOString() }
+    return c.json({ labels: record.dto.labels } satisfies SandboxLabels)
   })
 
   // Stored on the DTO only: the stand-in never stops a sandbox on its own.

@@ -60,6 +60,14 @@ export interface CreateOptions {
   networkBlockAll?: boolean
 }
 
+/** Host-side settings of every container, for tests (a Daytona snapshot would have the tools installed; the cloud reaches the internet). */
+export interface ContainerSettings {
+  /** Bind mounts (`source` on the host, `target` in the container). */
+  mounts: { source: string; target: string; readOnly?: boolean }[]
+  /** Map `host.docker.internal` to the host's bridge address, so a container reaches a server on the host. */
+  hostGateway: boolean
+}
+
 /** The containers behind the sandboxes, all labelled so a test can find what is left. */
 export class SandboxEngine {
   readonly docker: Docker
@@ -69,6 +77,7 @@ export class SandboxEngine {
   constructor(
     private readonly labels: Record<string, string>,
     docker?: Docker,
+    private readonly settings: ContainerSettings = { mounts: [], hostGateway: false },
   ) {
     this.docker = docker ?? new Docker()
   }
@@ -80,7 +89,12 @@ export class SandboxEngine {
       Cmd: ['sleep', 'infinity'],
       Labels: { ...this.labels, 'daytona-standin.sandbox': sandboxId },
       WorkingDir: '/',
-      HostConfig: { Init: true, ...(options.networkBlockAll ? { NetworkMode: 'none' } : {}) },
+      HostConfig: {
+        Init: true,
+        ...(options.networkBlockAll ? { NetworkMode: 'none' } : {}),
+        ...(this.settings.mounts.length > 0 ? { Binds: this.settings.mounts.map((m) => `${m.source}:${m.target}${m.readOnly ? ':ro' : ''}`) } : {}),
+        ...(this.settings.hostGateway && !options.networkBlockAll ? { ExtraHosts: ['host.docker.internal:host-gateway'] } : {}),
+      },
     })
     this.envs.set(container.id, options.env)
     try {

@@ -44,6 +44,10 @@ export interface DaytonaStandinOptions {
   apiKey?: string
   /** Address to listen on. Default `127.0.0.1`, port chosen by the OS. */
   host?: string
+  /** Host paths bind-mounted into every container (e.g. an agent CLI a Daytona snapshot would have installed). Not a Daytona API feature. */
+  mounts?: { source: string; target: string; readOnly?: boolean }[]
+  /** Map `host.docker.internal` to the host in every container with a network, so it reaches a server on the host (as a cloud sandbox reaches the internet). Default `false`. */
+  hostGateway?: boolean
 }
 
 /** One request the stand-in answered: method (`WS` for a WebSocket upgrade), path without the query, and status (101 for an accepted upgrade). */
@@ -64,6 +68,8 @@ export interface DaytonaStandin {
   readonly toolboxProxyUrl: string
   /** The ids of the containers behind the sandboxes that exist now. */
   containerIds(): string[]
+  /** The ids of the sandboxes that exist now. */
+  sandboxIds(): string[]
   /** The requests answered so far (the last 5000), oldest first, so a test can check which routes the SDK reached and what they answered. */
   requests(): readonly AnsweredRequest[]
   /** Answer the next matching requests (`times`, default 1) with an error status, e.g. `{ route: 'POST /sandbox', status: 429, retryAfterSeconds: 5 }`. */
@@ -86,7 +92,7 @@ export interface DaytonaStandin {
 export async function startDaytonaStandin(options: DaytonaStandinOptions = {}): Promise<DaytonaStandin> {
   const image = options.image ?? DAYTONA_IMAGE
   const apiKey = options.apiKey ?? 'test'
-  const engine = new SandboxEngine(options.labels ?? {})
+  const engine = new SandboxEngine(options.labels ?? {}, undefined, { mounts: options.mounts ?? [], hostGateway: options.hostGateway ?? false })
   const store = new SandboxStore()
   const faults = new Faults()
   let base = ''
@@ -153,6 +159,7 @@ export async function startDaytonaStandin(options: DaytonaStandinOptions = {}): 
     apiUrl: base,
     toolboxProxyUrl: `${base}/toolbox`,
     containerIds: () => [...store.byId.values()].map((r) => r.containerId),
+    sandboxIds: () => [...store.byId.keys()],
     requests: () => [...answered],
     failNext: (options) => faults.failNext(options),
     rejectTarget: (name) => void faults.rejectedTargets.add(name),

@@ -53,6 +53,8 @@ export interface Setting {
   /** Sandboxes of the setting still present. */
   sandboxesLeft: () => Promise<string[]>
   seedOffset: number
+  /** Seeded kill points (default `TAKEOVER_TRIALS`), besides the first-event and after-last-event kills. */
+  trials?: number
   /** Trials where 2 to 8 processes attach to one detached run at once. */
   concurrentTrials: number
   /** Runs cancelled from another process. */
@@ -108,7 +110,7 @@ export function takeoverSuite(setting: Setting): void {
 
   // Trial 0 kills at the first event, RUN_STARTED, which the harness emits before it launches the CLI: the agent may not exist yet.
   // Trial -1 kills right after the last event, RUN_FINISHED: the run's end is in the log, its record probably not settled.
-  for (let i = -1; i <= TRIALS; i++) {
+  for (let i = -1; i <= (setting.trials ?? TRIALS); i++) {
     it(`trial ${i}: the server driving the run is SIGKILLed${i === 0 ? ' at its first event' : i === -1 ? ' after its last event' : ''}; another process takes it over; the client transcript equals the control`, async () => {
       const seed = BASE_SEED + setting.seedOffset + i
       const first = await startRunServer(config)
