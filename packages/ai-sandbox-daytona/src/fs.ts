@@ -32,11 +32,11 @@ export function createDaytonaFs(state: SandboxState): SandboxFs {
     return { path, relative, arg: relative === '' ? '.' : relative }
   }
 
-  /** One script run: `redirect` is appended (`< in`, `> out`); the exit code is mapped. */
-  async function op(method: string, fsOp: FsOp, paths: Lexical[], extra: string[] = [], redirect = ''): Promise<CommandResult> {
+  /** One script run: `redirect` is appended (`< in`, `> out`), `wrap` may wrap the line; the exit code is mapped. */
+  async function op(method: string, fsOp: FsOp, paths: Lexical[], extra: string[] = [], redirect = '', wrap = (line: string) => line): Promise<CommandResult> {
     state.assertLive(`fs.${method}`)
     const args = [fsOp, state.physicalRoot, ...paths.map((p) => p.arg), ...extra].map(shellQuote).join(' ')
-    const line = `LC_ALL=C /bin/sh ${shellQuote(state.paths.fs)} ${args}${redirect}`
+    const line = wrap(`LC_ALL=C /bin/sh ${shellQuote(state.paths.fs)} ${args}${redirect}`)
     let run = await state.toolbox.run(line, `fs.${method}`, 'fs-failed')
     if (run.exitCode === 127 && run.stderr.includes(state.paths.fs)) {
       await state.reinstall(`fs.${method}`)
@@ -55,7 +55,7 @@ export function createDaytonaFs(state: SandboxState): SandboxFs {
       if (bytes.byteLength > limit) throw tooLargeError(method, target.path, limit)
       return bytes
     } finally {
-      state.toolbox.later(`rm -f ${shellQuote(out)}`)
+      state.toolbox.removeLater(out)
     }
   }
 
@@ -74,9 +74,12 @@ export function createDaytonaFs(state: SandboxState): SandboxFs {
       const source = `${state.paths.xfer}/${newJobId()}`
       await state.toolbox.upload([{ path: source, data }], 'fs.write', 'fs-failed')
       try {
-        await op('write', 'write', [target], [], ` < ${shellQuote(source)}`)
-      } finally {
-        state.toolbox.later(`rm -f ${shellQuote(source)}`)
+        // In a subshell: `exit` must not end the session's own shell. The transfer file goes in the same
+        // command, unless the script was missing (127): then op() installs it and runs the line again.
+        await op('write', 'write', [target], [], ` < ${shellQuote(source)}`, (line) => `(${line}; s=$?; [ $s = 127 ] || rm -f ${shellQuote(source)}; exit $s)`)
+      } catch (error) {
+        state.toolbox.removeLater(source)
+        throw error
       }
     },
 

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Sandbox } from '@daytona/sdk'
+import { shellQuote } from '@tanstack/ai-sandbox'
 import { apiError, isNotFound } from './errors.js'
 
 /** What a command run to its end returned. */
@@ -31,6 +32,8 @@ interface PooledSession {
 export class Toolbox {
   private readonly idle: PooledSession[] = []
   private readonly background = new Set<Promise<unknown>>()
+  /** Files to delete, removed by the next command (no round trip of their own). */
+  private readonly removals: string[] = []
 
   constructor(
     readonly sandbox: Sandbox,
@@ -42,6 +45,8 @@ export class Toolbox {
    * @throws SandboxError from {@link apiError} (`reason` as given for a failure that is not auth, rate, reachability or a missing sandbox).
    */
   async run(command: string, what: string, reason: Parameters<typeof apiError>[0] = 'exec-failed'): Promise<CommandResult> {
+    const removing = this.removals.splice(0)
+    if (removing.length > 0) command = `rm -f -- ${removing.map(shellQuote).join(' ')} 2>/dev/null; ${command}`
     let session = await this.acquire(what, reason)
     let result
     try {
@@ -117,9 +122,9 @@ export class Toolbox {
     }
   }
 
-  /** Run `command` later without waiting (a cleanup); failures are ignored, {@link drain} waits for it. */
-  later(command: string): void {
-    this.track(this.run(command, 'cleanup').catch(() => undefined))
+  /** Delete `path` with the next command this toolbox runs (or at {@link drain}). */
+  removeLater(path: string): void {
+    this.removals.push(path)
   }
 
   /** Delete a session in the background (its commands ended or are abandoned). */
@@ -127,8 +132,9 @@ export class Toolbox {
     this.track(this.sandbox.process.deleteSession(sessionId).catch(() => undefined))
   }
 
-  /** Wait for every background cleanup, then delete the pooled sessions. */
+  /** Delete what is left to delete, wait for every background cleanup, then delete the pooled sessions. */
   async drain(): Promise<void> {
+    if (this.removals.length > 0) await this.run('true', 'cleanup').catch(() => undefined)
     while (this.background.size > 0) await Promise.all([...this.background])
     const sessions = this.idle.splice(0)
     await Promise.all(sessions.map((session) => this.sandbox.process.deleteSession(session.id).catch(() => undefined)))
