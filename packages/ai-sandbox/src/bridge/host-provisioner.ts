@@ -28,10 +28,10 @@ export function hostToolBridgeProvisioner(): ToolBridgeProvisioner {
     provision: async ({ handle, core }) => {
       const access = handle.hostAccess ? await handle.hostAccess() : undefined
       if (!access) {
-        const why = handle.hostAccess ? 'reports that its processes cannot reach the host (no network?)' : 'does not say how its processes reach the host (handle.hostAccess)'
+        const why = handle.hostAccess ? 'reports that its processes cannot reach the host (it has no network, or runs elsewhere, such as a cloud sandbox)' : 'does not say how its processes reach the host (handle.hostAccess)'
         throw new ToolBridgeError(
           'unreachable',
-          `The tool bridge cannot serve chat() tools to sandbox ${handle.id}: the "${handle.provider}" sandbox ${why}. Give the sandbox a network that reaches the host, or inject a ToolBridgeProvisioner with provideToolBridgeProvisioner.`,
+          `The tool bridge cannot serve chat() tools to sandbox ${handle.id}: the "${handle.provider}" sandbox ${why}. Give the sandbox a network that reaches the host, or inject a ToolBridgeProvisioner with provideToolBridgeProvisioner (routedToolBridge serves the bridge under a URL a remote sandbox can reach).`,
         )
       }
       const bridge = await startHostToolBridge({ core, host: access.listenAddress })
