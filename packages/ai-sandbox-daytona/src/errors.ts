@@ -77,9 +77,15 @@ export function apiError(reason: SandboxOperationErrorReason, what: string, erro
   if (status === undefined || status === 502 || status === 503 || status === 504) {
     return operationError(
       'unreachable',
-      `${what}${about}: the Daytona API did not answer (${status === undefined ? said : `HTTP ${status}: ${said}`}). Check daytonaSandbox({ apiUrl }) and the network, then retry; a command cut off this way may or may not have run.`,
+      `${what}${about}: the Daytona API did not answer (${status === undefined ? said : `HTTP ${status}: ${said}`}). Check daytonaSandbox({ apiUrl }) and the network, then retry${/exec|spawn/.test(what) ? '; a command cut off this way may or may not have run' : ''}.`,
       error,
     )
+  }
+  if (status === 409 && sandboxId && /destroy/i.test(said)) {
+    return operationError('not-found', `${what}: sandbox ${sandboxId} is being deleted on Daytona (deleted elsewhere, or auto-deleted after it stopped). Create a new sandbox.`, error)
+  }
+  if (status === 409 && sandboxId && /stopp|archiv|paus/i.test(said)) {
+    return operationError(reason, `${what}: sandbox ${sandboxId} is not running on Daytona (${said}); it may have auto-stopped (autoStopInterval). Call provider.resume({ id: '${sandboxId}' }) to start it, then use the handle again.`, error)
   }
   if (status === 404 && sandboxId) {
     return operationError('not-found', `${what}: sandbox ${sandboxId} no longer exists on Daytona (deleted elsewhere, or auto-deleted after it stopped). Create a new sandbox.`, error)

@@ -6,7 +6,7 @@
  * private transfer file the script reads from, a read has the script write
  * one that is downloaded, both through the files API, byte-exact.
  */
-import { SandboxError, SandboxLimitError, SandboxPathError, shellQuote, toWorkspaceRelative } from '@tanstack/ai-sandbox'
+import { SandboxConfigError, SandboxError, SandboxLimitError, SandboxPathError, shellQuote, toWorkspaceRelative } from '@tanstack/ai-sandbox'
 import type { SandboxDirEntry, SandboxFileStat, SandboxFs } from '@tanstack/ai-sandbox'
 import { FS_EXIT } from '@tanstack/ai-sandbox/internal'
 import type { FsOp } from '@tanstack/ai-sandbox/internal'
@@ -71,6 +71,9 @@ export function createDaytonaFs(state: SandboxState): SandboxFs {
       const target = lexical(path)
       refuseRoot('write', target)
       state.assertLive('fs.write')
+      if (typeof data !== 'string' && !(data instanceof Uint8Array)) {
+        throw new SandboxConfigError('fs.write.data', `Invalid option fs.write.data: expected a string or a Uint8Array, got ${data === null ? 'null' : typeof data}.`)
+      }
       const source = `${state.paths.xfer}/${newJobId()}`
       await state.toolbox.upload([{ path: source, data }], 'fs.write', 'fs-failed')
       try {

@@ -9,11 +9,11 @@
  */
 import { randomUUID } from 'node:crypto'
 import { constants } from 'node:os'
-import { SandboxPathError } from '@tanstack/ai-sandbox'
+import { SandboxError, SandboxPathError } from '@tanstack/ai-sandbox'
 import type { ProcessExit } from '@tanstack/ai-sandbox'
 import { setTimeout as pause } from 'node:timers/promises'
 import { operationError } from './errors.js'
-import { envFileText, HEADER_MARK, jobCommand, killCommand } from './sandbox-files.js'
+import { callEnvFileText, HEADER_MARK, jobCommand, killCommand } from './sandbox-files.js'
 import type { SandboxState } from './state.js'
 import type { CommandResult } from './toolbox.js'
 
@@ -38,7 +38,7 @@ export function newJobId(): string {
 /** Upload a job's `.env` and `.in` files, when it has any. */
 async function writeJobFiles(state: SandboxState, id: string, input: JobInput, what: string): Promise<void> {
   const files: { path: string; data: string }[] = []
-  if (Object.keys(input.env).length > 0) files.push({ path: `${state.paths.jobs}/${id}.env`, data: envFileText(input.env) })
+  if (Object.keys(input.env).length > 0) files.push({ path: `${state.paths.jobs}/${id}.env`, data: callEnvFileText(input.env) })
   if (input.stdin !== undefined) files.push({ path: `${state.paths.jobs}/${id}.in`, data: input.stdin })
   if (files.length > 0) await state.toolbox.upload(files, what)
 }
@@ -217,8 +217,11 @@ async function follow(state: SandboxState, sessionId: string, commandId: string,
       code = await state.toolbox.exitCodeOf(sessionId, commandId, 'process.spawn')
     } catch (error) {
       failure = error
+      // The sandbox is gone (or being deleted, or stopped): the process went with it; waiting longer cannot help.
+      if (SandboxError.isInstance(error) && error.reason !== 'unreachable' && error.reason !== 'rate-limited') throw error
     }
     if (code !== undefined) return code
+    state.assertLive('process.spawn (wait)')
     if (delivered.stdout + delivered.stderr > before) lastProgress = Date.now()
     if (Date.now() - lastProgress > FOLLOW_STALL_MS) {
       throw operationError('unreachable', `Lost the output of a process in sandbox ${state.id}: its log stream kept failing for ${FOLLOW_STALL_MS / 1000} s (${failure instanceof Error ? failure.message : 'it closed before the process ended'}). The process may still run; kill it or destroy the sandbox.`, failure)

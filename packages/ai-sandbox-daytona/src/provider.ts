@@ -73,12 +73,15 @@ class DaytonaProvider implements SandboxProvider {
   readonly fingerprint: string
   private readonly flags: SandboxCapabilities
   /** Sandboxes this instance created or resumed, by id. */
-  private readonly live = new Map<string, SandboxState>()
+  readonly #live = new Map<string, SandboxState>()
 
-  constructor(
-    private readonly config: ResolvedDaytonaConfig,
-    private readonly client: Daytona,
-  ) {
+  // ECMAScript private fields: logging or serialising the provider shows neither the key nor the env.
+  readonly #config: ResolvedDaytonaConfig
+  readonly #client: Daytona
+
+  constructor(config: ResolvedDaytonaConfig, client: Daytona) {
+    this.#config = config
+    this.#client = client
     this.fingerprint = fingerprintOf(config)
     this.flags = daytonaCapabilities(config.networkBlockAll)
   }
@@ -88,7 +91,7 @@ class DaytonaProvider implements SandboxProvider {
   create = async (input: SandboxCreateInput = {}): Promise<SandboxHandle> => {
     throwIfAborted(input.signal, 'provider.create()')
     const { key, labels = {}, env = {} } = parseConfig(createInputSchema, { key: input.key, labels: input.labels, env: input.env }, 'create')
-    return this.launch('create', this.config.snapshot, { key, labels, env, origin: 'create' }, input.signal)
+    return this.launch('create', this.#config.snapshot, { key, labels, env, origin: 'create' }, input.signal)
   }
 
   restoreSnapshot = async (input: SandboxRestoreInput): Promise<SandboxHandle> => {
@@ -105,7 +108,7 @@ class DaytonaProvider implements SandboxProvider {
     throwIfAborted(input.signal, 'provider.resume()')
     let sandbox: Sandbox
     try {
-      sandbox = await this.client.get(input.id)
+      sandbox = await this.#client.get(input.id)
     } catch (error) {
       if (isNotFound(error)) return null
       throw apiError('create-failed', 'provider.resume()', error, input.id)
@@ -117,20 +120,20 @@ class DaytonaProvider implements SandboxProvider {
         throw operationError('create-failed', `provider.resume(): sandbox ${sandbox.id} is ${state} and cannot be started. Destroy it and create a new one.`)
       }
       try {
-        await sandbox.start(this.config.timeoutMs / 1000)
+        await sandbox.start(this.#config.timeoutMs / 1000)
       } catch (error) {
         if (isNotFound(error)) return null
         throw apiError('create-failed', `provider.resume(): starting ${state} sandbox`, error, sandbox.id)
       }
     }
     throwIfAborted(input.signal, 'provider.resume()')
-    const live = await prepareSandbox(sandbox, this.config, 'provider.resume()')
+    const live = await prepareSandbox(sandbox, this.#config, 'provider.resume()')
     return this.handleFor(live)
   }
 
   destroy = async (input: SandboxDestroyInput): Promise<void> => {
     if (typeof input?.id !== 'string' || input.id === '') throw new SandboxConfigError('destroy.id', 'Invalid option destroy.id: expected the id of a sandbox (handle.id).')
-    const live = this.live.get(input.id)
+    const live = this.#live.get(input.id)
     if (live) return this.destroyState(live)
     await this.deleteById(input.id)
   }
@@ -138,8 +141,8 @@ class DaytonaProvider implements SandboxProvider {
   deleteSnapshot = async ({ snapshotId }: { snapshotId: string }): Promise<void> => {
     if (typeof snapshotId !== 'string' || snapshotId === '') throw new SandboxConfigError('deleteSnapshot.snapshotId', 'Invalid option deleteSnapshot.snapshotId: expected the snapshotId handle.snapshot() returned.')
     try {
-      const snapshot = await this.client.snapshot.get(snapshotId)
-      await this.client.snapshot.delete(snapshot)
+      const snapshot = await this.#client.snapshot.get(snapshotId)
+      await this.#client.snapshot.delete(snapshot)
     } catch (error) {
       if (isNotFound(error)) return
       throw apiError('exec-failed', `provider.deleteSnapshot(${snapshotId})`, error)
@@ -149,7 +152,7 @@ class DaytonaProvider implements SandboxProvider {
   /** Create a sandbox from `snapshot` (the config's or a handle.snapshot()'s), prepare it and write its env. */
   private async launch(what: 'create' | 'restoreSnapshot', snapshot: string | undefined, input: { key: string | undefined; labels: Record<string, string>; env: Record<string, string>; origin: string }, signal: AbortSignal | undefined): Promise<SandboxHandle> {
     const labels: Record<string, string> = {
-      ...this.config.labels,
+      ...this.#config.labels,
       ...input.labels,
       [LABEL.sandbox]: 'true',
       [LABEL.origin]: input.origin,
@@ -158,24 +161,24 @@ class DaytonaProvider implements SandboxProvider {
     }
     let sandbox: Sandbox
     try {
-      sandbox = await this.client.create(
+      sandbox = await this.#client.create(
         {
           ...(snapshot ? { snapshot } : {}),
           labels,
-          ...(this.config.autoStopInterval !== undefined ? { autoStopInterval: this.config.autoStopInterval } : {}),
-          ...(this.config.ephemeral ? { ephemeral: true } : {}),
-          ...(this.config.networkBlockAll ? { networkBlockAll: true } : {}),
-          ...(this.config.networkAllowList ? { networkAllowList: this.config.networkAllowList.join(',') } : {}),
+          ...(this.#config.autoStopInterval !== undefined ? { autoStopInterval: this.#config.autoStopInterval } : {}),
+          ...(this.#config.ephemeral ? { ephemeral: true } : {}),
+          ...(this.#config.networkBlockAll ? { networkBlockAll: true } : {}),
+          ...(this.#config.networkAllowList ? { networkAllowList: this.#config.networkAllowList.join(',') } : {}),
         },
-        { timeout: this.config.timeoutMs / 1000 },
+        { timeout: this.#config.timeoutMs / 1000 },
       )
     } catch (error) {
       throw this.createError(what, snapshot, error)
     }
     try {
       throwIfAborted(signal, `provider.${what}()`)
-      const state = await prepareSandbox(sandbox, this.config, `provider.${what}()`)
-      await writeSandboxEnv(state, { ...this.config.env, ...input.env }, `provider.${what}()`)
+      const state = await prepareSandbox(sandbox, this.#config, `provider.${what}()`)
+      await writeSandboxEnv(state, { ...this.#config.env, ...input.env }, `provider.${what}()`)
       throwIfAborted(signal, `provider.${what}()`)
       return this.handleFor(state)
     } catch (error) {
@@ -198,14 +201,14 @@ class DaytonaProvider implements SandboxProvider {
       const field = what === 'create' ? 'daytonaSandbox.snapshot' : 'restoreSnapshot.snapshotId'
       return new SandboxConfigError(field, `Invalid option ${field}: Daytona cannot create a sandbox from snapshot ${JSON.stringify(snapshot)} (HTTP ${status}: ${said}). Check the name and that it is active in the Daytona dashboard (Snapshots), or leave it out for the default.`, { cause: error })
     }
-    if (status === 400 && this.config.target && said.includes(this.config.target)) {
-      return new SandboxConfigError('daytonaSandbox.target', `Invalid option daytonaSandbox.target: Daytona refused target ${JSON.stringify(this.config.target)} (${said}). Use a region your organization has (e.g. us or eu), or leave it out.`, { cause: error })
+    if (status === 400 && this.#config.target && said.includes(this.#config.target)) {
+      return new SandboxConfigError('daytonaSandbox.target', `Invalid option daytonaSandbox.target: Daytona refused target ${JSON.stringify(this.#config.target)} (${said}). Use a region your organization has (e.g. us or eu), or leave it out.`, { cause: error })
     }
     return apiError('create-failed', `provider.${what}()`, error)
   }
 
   private handleFor(state: SandboxState): SandboxHandle {
-    this.live.set(state.id, state)
+    this.#live.set(state.id, state)
     return createDaytonaHandle(state, {
       capabilities: this.flags,
       destroy: () => this.destroyState(state),
@@ -217,14 +220,14 @@ class DaytonaProvider implements SandboxProvider {
   private async destroyState(state: SandboxState): Promise<void> {
     if (state.destroyed) return
     state.destroyed = true
-    this.live.delete(state.id)
+    this.#live.delete(state.id)
     await state.toolbox.drain().catch(() => undefined)
     try {
       await state.sandbox.delete()
     } catch (error) {
-      if (!isNotFound(error)) {
+      if (!isNotFound(error) && !alreadyGoing(error)) {
         state.destroyed = false
-        this.live.set(state.id, state)
+        this.#live.set(state.id, state)
         throw apiError('exec-failed', 'handle.destroy()', error, state.id)
       }
     }
@@ -232,10 +235,10 @@ class DaytonaProvider implements SandboxProvider {
 
   private async deleteById(id: string): Promise<void> {
     try {
-      const sandbox = await this.client.get(id)
+      const sandbox = await this.#client.get(id)
       await sandbox.delete()
     } catch (error) {
-      if (isNotFound(error)) return
+      if (isNotFound(error) || alreadyGoing(error)) return
       throw apiError('exec-failed', 'provider.destroy()', error, id)
     }
   }
@@ -245,7 +248,7 @@ class DaytonaProvider implements SandboxProvider {
     const name = `tanstack-${state.id.slice(0, 12)}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
     await state.toolbox.drain()
     try {
-      await state.sandbox.createSnapshot(name, this.config.timeoutMs / 1000)
+      await state.sandbox.createSnapshot(name, this.#config.timeoutMs / 1000)
     } catch (error) {
       throw apiError('exec-failed', 'handle.snapshot()', error, state.id)
     }
@@ -257,7 +260,7 @@ class DaytonaProvider implements SandboxProvider {
     await state.toolbox.drain()
     let forked: Sandbox
     try {
-      forked = await state.sandbox.fork({}, this.config.timeoutMs / 1000)
+      forked = await state.sandbox.fork({}, this.#config.timeoutMs / 1000)
     } catch (error) {
       // Daytona forks VM sandboxes only; a container sandbox answers 422: copy it through a snapshot instead.
       if (statusOf(error) !== 422) throw apiError('create-failed', 'handle.fork()', error, state.id)
@@ -266,7 +269,7 @@ class DaytonaProvider implements SandboxProvider {
     try {
       // A fork must not share its parent's journal secret.
       await forked.setLabels({ ...(forked.labels ?? {}), [LABEL.origin]: `fork:${state.id}`, [LABEL.journalSecret]: randomBytes(32).toString('hex') })
-      return this.handleFor(await prepareSandbox(forked, this.config, 'handle.fork()'))
+      return this.handleFor(await prepareSandbox(forked, this.#config, 'handle.fork()'))
     } catch (error) {
       await forked.delete().catch(() => undefined)
       throw apiError('create-failed', 'handle.fork()', error, forked.id)
@@ -286,6 +289,11 @@ class DaytonaProvider implements SandboxProvider {
       await this.deleteSnapshot({ snapshotId }).catch(() => undefined)
     }
   }
+}
+
+/** True when Daytona says the sandbox is already being deleted (a second delete, or one from elsewhere). */
+function alreadyGoing(error: unknown): boolean {
+  return /destroy|removal .*in progress/i.test(error instanceof Error ? error.message : String(error))
 }
 
 function throwIfAborted(signal: AbortSignal | undefined, what: string): void {

@@ -35,11 +35,15 @@ export type StatePaths = ReturnType<typeof statePaths>
 /** Marks the job script's header line on stderr: \x01 never starts a real message. */
 export const HEADER_MARK = '\u0001tanstack-sandbox-job '
 
+/** The command's own shell: sources `env.d`, applies the call's variables, forgets its helpers, and runs the command. */
+const INNER = 'for f in "$__tanstack_root"/env.d/*; do [ -f "$f" ] && . "$f"; done; eval "$__tanstack_call_env"; unset __tanstack_root __tanstack_call_env; exec /bin/sh -c "$1"'
+
 /**
  * Runs as `sh job.sh <id> <physical workspace> <cwd> <command>`:
  * - leaves the daemon's process group (`setsid`, which does not fork for a non-leader), so the job is a group of its own;
  * - records its group id, then refuses to start when a kill already came (the killer writes `.kill` before reading `.pgid`, so one of the two always sees the other);
- * - sources the sandbox-wide variables, then the call's (and deletes that file), and marks itself with `TANSTACK_SANDBOX_JOB=<id>`;
+ * - reads the call's variables as one string (and deletes that file), and marks itself with `TANSTACK_SANDBOX_JOB=<id>`; the
+ *   sandbox-wide and the call's variables apply only in the command's own shell, so a caller's PATH or LD_PRELOAD cannot break the wrapper;
  * - enters the cwd only if it stays inside the workspace, prints its header, and runs the command with the call's stdin (or none).
  */
 export const JOB_SCRIPT = [
@@ -47,15 +51,16 @@ export const JOB_SCRIPT = [
   'read -r _ _ _ _ pg _ < /proc/$$/stat 2>/dev/null || pg=$$',
   'if [ "$pg" != "$$" ] && command -v setsid >/dev/null 2>&1; then exec setsid /bin/sh "$0" "$@"; fi',
   'printf %s "$$" > "$d/$id.pgid"',
-  '[ -e "$d/$id.kill" ] && exit 143',
-  'for f in "$r"/env.d/*; do [ -f "$f" ] && . "$f"; done',
-  'if [ -f "$d/$id.env" ]; then . "$d/$id.env"; rm -f "$d/$id.env"; fi',
+  'if [ -e "$d/$id.kill" ]; then rm -f "$d/$id.pgid" "$d/$id.kill" "$d/$id.env" "$d/$id.in"; exit 143; fi',
+  // The call's variables only become a variable here (the file assigns one string); the wrapper's own tools keep its PATH.
+  '__tanstack_call_env=; if [ -f "$d/$id.env" ]; then . "$d/$id.env"; rm -f "$d/$id.env"; fi',
   `export ${SANDBOX_JOB_ENV}="$id"`,
   `if ! cd -P -- "$3" 2>/dev/null; then printf '\\001tanstack-sandbox-job cwd-missing\\n' >&2; exit 125; fi`,
   `case "$(pwd -P)/" in "$2"/*) ;; *) printf '\\001tanstack-sandbox-job cwd-escape\\n' >&2; exit 125 ;; esac`,
   'if [ -f "$d/$id.in" ]; then exec 0< "$d/$id.in"; rm -f "$d/$id.in"; else exec 0< /dev/null; fi',
   `printf '\\001tanstack-sandbox-job pgid=%s\\n' "$$" >&2`,
-  '/bin/sh -c "$4"',
+  // The command's shell applies the sandbox's and the call's variables, then becomes the command.
+  `__tanstack_root=$r __tanstack_call_env=$__tanstack_call_env /bin/sh -c ${shellQuote(INNER)} tanstack-job "$4"`,
   's=$?',
   'rm -f "$d/$id.pgid" "$d/$id.kill"',
   'exit $s',
@@ -72,10 +77,12 @@ const KILL_SCRIPT = [
   ': > "$d/$1.kill"',
   'g=$(cat "$d/$1.pgid" 2>/dev/null)',
   // Not started yet: it will see the mark and exit; a group id of 0 would mean "my own group".
-  'case "$g" in ""|0|*[!0-9]*) g=2147483647 ;; esac',
+  'case "$g" in ""|0|*[!0-9]*) g=2147483647 ;; *) started=1 ;; esac',
   `/bin/sh -c "$(cat "$r"/kill.sh)" tanstack-sandbox-kill "$g" "$2" "$3" "$(cat "$r"/scan.awk)" "${SANDBOX_JOB_ENV}=$1"`,
   's=$?',
   'rm -f "$d/$1.pgid" "$d/$1.in" "$d/$1.env"',
+  // A job that had started no longer needs the mark; one that had not yet will see it, and remove it.
+  '[ -n "$started" ] && rm -f "$d/$1.kill"',
   'exit $s',
 ].join('\n')
 
@@ -101,13 +108,18 @@ export function killCommand(paths: StatePaths, id: string, signal: string, grace
 }
 
 /**
- * Shell text that exports `env`: what a job sources from its `.env` file or
- * an `env.d` entry. Values are single-quoted, so nothing in them is expanded.
+ * Shell text that exports `env`: what an `env.d` entry holds. Values are
+ * single-quoted, so nothing in them is expanded.
  */
 export function envFileText(env: Readonly<Record<string, string>>): string {
   return Object.entries(env)
     .map(([name, value]) => `export ${name}=${shellQuote(value)}\n`)
     .join('')
+}
+
+/** A job's `.env` file: the export text assigned to one variable, which only the command's shell evaluates. */
+export function callEnvFileText(env: Readonly<Record<string, string>>): string {
+  return `__tanstack_call_env=${shellQuote(envFileText(env))}\n`
 }
 
 /**

@@ -7,6 +7,7 @@
 // log stream loses and doubles nothing; kill() ends the whole process tree.
 // Skips naming the engine when it is not answering (fails under REQUIRE_DOCKER=1).
 import { createHash, randomInt, randomUUID } from 'node:crypto'
+import { inspect } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Daytona } from '@daytona/sdk'
@@ -213,6 +214,23 @@ describeWithDocker('daytona provider on the stand-in', lab.reason, () => {
     await fork.fs.write('forked-file.txt', 'changed')
     expect(await shared.fs.read('forked-file.txt'), 'the copy is independent').toBe('copied')
     expect((await daytona.snapshot.list()).items.filter((snapshot) => snapshot.name.startsWith(`tanstack-${shared.id.slice(0, 12)}`)), 'the snapshot in between is deleted').toEqual([])
+  })
+
+  it("a caller's PATH applies to the command only: the job script still cleans up, and no per-call file is left", async () => {
+    const result = await shared.process.exec('echo hi; printf %s "$PATH"', { env: { PATH: '/opt/none', S: `sk-path-${randomUUID()}` }, stdin: 'in' })
+    expect(result).toEqual({ exitCode: 0, stdout: 'hi\n/opt/none', stderr: '' })
+    // The listing's own job has its .pgid while it runs.
+    const left = await shared.process.exec('ls -A "$HOME/.tanstack-sandbox/jobs" | grep -v "^$TANSTACK_SANDBOX_JOB\\." || true')
+    expect(left.stdout, 'no .env, .in, .pgid or .kill file is left').toBe('')
+  })
+
+  it('logging or serialising the provider shows neither the API key nor the env', () => {
+    const key = `dtn_${randomUUID()}`
+    const logged = daytonaSandbox({ apiKey: key, apiUrl: lab.standin.apiUrl, env: { TOKEN: secrets.config } })
+    for (const text of [inspect(logged, { depth: 10, showHidden: false }), JSON.stringify(logged)]) {
+      expect(text).not.toContain(key)
+      expect(text).not.toContain(secrets.config)
+    }
   })
 
   describe('resume', () => {
