@@ -26,6 +26,7 @@ const createInputSchema = z.object({
     .refine((labels) => !Object.keys(labels).some(isProviderLabel), `label keys ${LABEL.sandbox}, ${LABEL.origin} and ${LABEL.journalSecret} are set by the provider; use other keys`)
     .optional(),
   env: envSchema.optional(),
+  network: z.literal('blocked', { message: "expected 'blocked' (or leave it out)" }).optional(),
 })
 
 /** States from which `start` brings a sandbox back. */
@@ -90,17 +91,17 @@ class DaytonaProvider implements SandboxProvider {
 
   create = async (input: SandboxCreateInput = {}): Promise<SandboxHandle> => {
     throwIfAborted(input.signal, 'provider.create()')
-    const { key, labels = {}, env = {} } = parseConfig(createInputSchema, { key: input.key, labels: input.labels, env: input.env }, 'create')
-    return this.launch('create', this.#config.snapshot, { key, labels, env, origin: 'create' }, input.signal)
+    const { key, labels = {}, env = {}, network } = parseConfig(createInputSchema, { key: input.key, labels: input.labels, env: input.env, network: input.network }, 'create')
+    return this.launch('create', this.#config.snapshot, { key, labels, env, origin: 'create', blocked: network === 'blocked' }, input.signal)
   }
 
   restoreSnapshot = async (input: SandboxRestoreInput): Promise<SandboxHandle> => {
     throwIfAborted(input.signal, 'provider.restoreSnapshot()')
-    const { key, labels = {}, env = {} } = parseConfig(createInputSchema, { key: input.key, labels: input.labels, env: input.env }, 'restoreSnapshot')
+    const { key, labels = {}, env = {}, network } = parseConfig(createInputSchema, { key: input.key, labels: input.labels, env: input.env, network: input.network }, 'restoreSnapshot')
     if (typeof input.snapshotId !== 'string' || input.snapshotId === '') {
       throw new SandboxConfigError('restoreSnapshot.snapshotId', 'Invalid option restoreSnapshot.snapshotId: expected the snapshotId handle.snapshot() returned.')
     }
-    return this.launch('restoreSnapshot', input.snapshotId, { key, labels, env, origin: `snapshot:${input.snapshotId}` }, input.signal)
+    return this.launch('restoreSnapshot', input.snapshotId, { key, labels, env, origin: `snapshot:${input.snapshotId}`, blocked: network === 'blocked' }, input.signal)
   }
 
   resume = async (input: SandboxResumeInput): Promise<SandboxHandle | null> => {
@@ -150,7 +151,7 @@ class DaytonaProvider implements SandboxProvider {
   }
 
   /** Create a sandbox from `snapshot` (the config's or a handle.snapshot()'s), prepare it and write its env. */
-  private async launch(what: 'create' | 'restoreSnapshot', snapshot: string | undefined, input: { key: string | undefined; labels: Record<string, string>; env: Record<string, string>; origin: string }, signal: AbortSignal | undefined): Promise<SandboxHandle> {
+  private async launch(what: 'create' | 'restoreSnapshot', snapshot: string | undefined, input: { key: string | undefined; labels: Record<string, string>; env: Record<string, string>; origin: string; blocked?: boolean }, signal: AbortSignal | undefined): Promise<SandboxHandle> {
     const labels: Record<string, string> = {
       ...this.#config.labels,
       ...input.labels,
@@ -167,7 +168,7 @@ class DaytonaProvider implements SandboxProvider {
           labels,
           ...(this.#config.autoStopInterval !== undefined ? { autoStopInterval: this.#config.autoStopInterval } : {}),
           ...(this.#config.ephemeral ? { ephemeral: true } : {}),
-          ...(this.#config.networkBlockAll ? { networkBlockAll: true } : {}),
+          ...(this.#config.networkBlockAll || input.blocked ? { networkBlockAll: true } : {}),
           ...(this.#config.networkAllowList ? { networkAllowList: this.#config.networkAllowList.join(',') } : {}),
         },
         { timeout: this.#config.timeoutMs / 1000 },
@@ -210,7 +211,8 @@ class DaytonaProvider implements SandboxProvider {
   private handleFor(state: SandboxState): SandboxHandle {
     this.#live.set(state.id, state)
     return createDaytonaHandle(state, {
-      capabilities: this.flags,
+      // A sandbox created with its network blocked (config, or a policy that denies network) has no ports.
+      capabilities: state.sandbox.networkBlockAll ? daytonaCapabilities(true) : this.flags,
       destroy: () => this.destroyState(state),
       snapshot: (label) => this.snapshot(state, label),
       fork: () => this.fork(state),
@@ -284,7 +286,7 @@ class DaytonaProvider implements SandboxProvider {
   private async forkThroughSnapshot(state: SandboxState): Promise<SandboxHandle> {
     const { snapshotId } = await this.snapshot(state, undefined)
     try {
-      return await this.launch('create', snapshotId, { key: undefined, labels: {}, env: {}, origin: `fork:${state.id}` }, undefined)
+      return await this.launch('create', snapshotId, { key: undefined, labels: {}, env: {}, origin: `fork:${state.id}`, blocked: state.sandbox.networkBlockAll === true }, undefined)
     } finally {
       await this.deleteSnapshot({ snapshotId }).catch(() => undefined)
     }

@@ -23,6 +23,8 @@ export interface ContainerRequest {
   env: Readonly<Record<string, string>>
   /** Provider labels for this container only (origin, fork image, cleared inherited keys). */
   extraLabels?: Readonly<Record<string, string>>
+  /** `'blocked'` (a policy that denies network): this container gets network `none` whatever the config says. */
+  network?: 'blocked'
 }
 
 /** CFS period of the CPU limit, in µs (Docker's `--cpus` uses the same 100 ms). */

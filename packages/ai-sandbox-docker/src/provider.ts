@@ -27,6 +27,7 @@ const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/
 
 const createInputSchema = z.object({
   key: z.string().optional(),
+  network: z.literal('blocked', { message: "expected 'blocked' (or leave it out)" }).optional(),
   labels: z.record(z.string().min(1), z.string()).optional(),
   env: envSchema.optional(),
 })
@@ -89,13 +90,13 @@ class DockerProvider implements SandboxProvider {
 
   create = async (input: SandboxCreateInput = {}): Promise<SandboxHandle> => {
     throwIfAborted(input.signal, 'provider.create()')
-    const { key, labels = {}, env = {} } = parseConfig(createInputSchema, input, 'create')
-    return this.launch('create', { image: this.config.image, workspaceDir: this.config.workspaceDir, key, labels, env }, input.signal)
+    const { key, labels = {}, env = {}, network } = parseConfig(createInputSchema, input, 'create')
+    return this.launch('create', { image: this.config.image, workspaceDir: this.config.workspaceDir, key, labels, env, ...(network ? { network } : {}) }, input.signal)
   }
 
   restoreSnapshot = async (input: SandboxRestoreInput): Promise<SandboxHandle> => {
     throwIfAborted(input.signal, 'provider.restoreSnapshot()')
-    const { key, labels = {}, env = {} } = parseConfig(createInputSchema, { key: input.key, labels: input.labels, env: input.env }, 'restoreSnapshot')
+    const { key, labels = {}, env = {}, network } = parseConfig(createInputSchema, { key: input.key, labels: input.labels, env: input.env, network: input.network }, 'restoreSnapshot')
     const { imageId, labels: imageLabels } = await inspectSnapshot(this.docker, input.snapshotId, this.endpoint)
     return this.launch(
       'restoreSnapshot',
@@ -105,6 +106,7 @@ class DockerProvider implements SandboxProvider {
         key,
         labels,
         env,
+        ...(network ? { network } : {}),
         extraLabels: { ...clearInherited(imageLabels), [LABEL.origin]: `snapshot:${imageId}` },
       },
       input.signal,
@@ -200,7 +202,7 @@ class DockerProvider implements SandboxProvider {
       const { physicalRoot, env } = await prepareSandbox(target, `provider.${what}()`, request.workspaceDir, this.config.user)
       throwIfAborted(signal, `provider.${what}()`)
       const labels = (await container.inspect()).Config.Labels ?? {}
-      return this.handleFor(this.stateFor(container, container.id, labels, request.workspaceDir, physicalRoot, this.config.user, env))
+      return this.handleFor(this.stateFor(container, container.id, labels, request.workspaceDir, physicalRoot, this.config.user, env), labels[LABEL.network] || this.config.network)
     } catch (error) {
       const failure = engineError('create-failed', `provider.${what}()`, error, { endpoint: this.endpoint, id: container.id, image: request.image })
       try {
@@ -216,6 +218,7 @@ class DockerProvider implements SandboxProvider {
 
   /** Create the container; on the managed network, ensure the network first (again, once, if it was removed meanwhile). */
   private async createContainer(request: ContainerRequest): Promise<Docker.Container> {
+    if (request.network === 'blocked') return this.docker.createContainer(containerCreateOptions({ ...this.config, network: 'none' }, request))
     if (this.config.network !== SANDBOX_NETWORK) return this.docker.createContainer(containerCreateOptions(this.config, request))
     for (let attempt = 0; ; attempt++) {
       this.network ??= ensureSandboxNetwork(this.docker, SANDBOX_NETWORK, this.endpoint)

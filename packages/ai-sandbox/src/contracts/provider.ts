@@ -14,6 +14,14 @@ export interface SandboxCreateInput {
   labels?: Record<string, string>
   /** Environment of every process in the sandbox. */
   env?: Record<string, string>
+  /**
+   * `'blocked'`: create the sandbox without outbound network. `defineSandbox`
+   * sets it when its policy denies network (`capabilities: { network: false }`).
+   * A provider with the `networkPolicy` capability honours it (Docker: network
+   * `none`; Daytona: `networkBlockAll`); one without ignores it. Source: spec 000
+   * "Policy" (network block at create).
+   */
+  network?: 'blocked'
   signal?: AbortSignal
 }
 
@@ -30,6 +38,8 @@ export interface SandboxRestoreInput {
   key?: string
   labels?: Record<string, string>
   env?: Record<string, string>
+  /** As {@link SandboxCreateInput.network}. */
+  network?: 'blocked'
   signal?: AbortSignal
 }
 

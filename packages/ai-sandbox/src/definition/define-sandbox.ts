@@ -361,7 +361,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     const workspaceKey = snapshotKeyFor(ctx)
     const candidate = await findSnapshot({ instances, threadRecord: record, workspaceKey, maxAgeMs: lifecycle.snapshotMaxAgeMs, now: Date.now(), ...(ctx.logger ? { logger: ctx.logger } : {}) })
     if (!candidate) return null
-    const raw = await restoreFromSnapshot(provider, candidate, { key: sandboxKey, labels: labelsFor(sandboxKey) }, ctx.logger)
+    const raw = await restoreFromSnapshot(provider, candidate, { key: sandboxKey, labels: labelsFor(sandboxKey), ...networkFor() }, ctx.logger)
     if (!raw) return null
     const kept = await claimRecord({
       provider,
@@ -374,6 +374,11 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     return withWorkspaceSecrets(kept, workspace)
   }
 
+  /** The network request of a policy that denies network (spec 000 "Policy": network block at create). */
+  function networkFor(): { network?: 'blocked' } {
+    return policy.capabilities.network ? {} : { network: 'blocked' }
+  }
+
   function labelsFor(sandboxKey: string): Record<string, string> {
     return { 'tanstack.sandbox.key': sandboxKey, 'tanstack.sandbox.definition': parsed.id }
   }
@@ -381,7 +386,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
   /** Step 3 of ensure: create, bootstrap, record, and (with snapshots) snapshot. */
   async function createAndBootstrap(sandboxKey: string, previous: SandboxInstanceRecord | null, instances: SandboxInstanceStore, ctx: SandboxEnsureContext): Promise<SandboxHandle> {
     ctx.logger?.sandbox(`creating sandbox for ${sandboxKey} with ${provider.name}`)
-    const raw = await provider.create({ key: sandboxKey, labels: labelsFor(sandboxKey) })
+    const raw = await provider.create({ key: sandboxKey, labels: labelsFor(sandboxKey), ...networkFor() })
     const handle = withWorkspaceSecrets(raw, workspace)
     try {
       await bootstrapWorkspace(handle, workspace, ctx.signal)

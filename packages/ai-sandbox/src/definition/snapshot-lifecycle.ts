@@ -65,11 +65,11 @@ export async function findSnapshot(input: {
  * Start a sandbox from a snapshot.
  * @returns The new handle, or `null` when the provider cannot restore it (the snapshot was deleted); the caller then creates a fresh sandbox.
  */
-export async function restoreFromSnapshot(provider: SandboxProvider, candidate: SnapshotCandidate, create: { key: string; labels: Record<string, string> }, logger?: InternalLogger): Promise<SandboxHandle | null> {
+export async function restoreFromSnapshot(provider: SandboxProvider, candidate: SnapshotCandidate, create: { key: string; labels: Record<string, string>; network?: 'blocked' }, logger?: InternalLogger): Promise<SandboxHandle | null> {
   // Decided by the flag: a provider without snapshots may still define a method that throws.
   if (!provider.capabilities().snapshots || !provider.restoreSnapshot) return null
   try {
-    const handle = await provider.restoreSnapshot({ snapshotId: candidate.snapshotId, key: create.key, labels: create.labels })
+    const handle = await provider.restoreSnapshot({ snapshotId: candidate.snapshotId, key: create.key, labels: create.labels, ...(create.network ? { network: create.network } : {}) })
     logger?.sandbox(`restored ${create.key} from snapshot ${candidate.snapshotId} (${handle.id}); setup skipped`)
     return handle
   } catch (error) {

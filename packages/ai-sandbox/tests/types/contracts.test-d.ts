@@ -112,9 +112,9 @@ describe('SandboxProvider', () => {
   })
 
   it('takes these inputs', () => {
-    expectTypeOf<SandboxCreateInput>().toEqualTypeOf<{ key?: string; labels?: Record<string, string>; env?: Record<string, string>; signal?: AbortSignal }>()
+    expectTypeOf<SandboxCreateInput>().toEqualTypeOf<{ key?: string; labels?: Record<string, string>; env?: Record<string, string>; network?: 'blocked'; signal?: AbortSignal }>()
     expectTypeOf<SandboxResumeInput>().toEqualTypeOf<{ id: string; signal?: AbortSignal }>()
-    expectTypeOf<SandboxRestoreInput>().toEqualTypeOf<{ snapshotId: string; key?: string; labels?: Record<string, string>; env?: Record<string, string>; signal?: AbortSignal }>()
+    expectTypeOf<SandboxRestoreInput>().toEqualTypeOf<{ snapshotId: string; key?: string; labels?: Record<string, string>; env?: Record<string, string>; network?: 'blocked'; signal?: AbortSignal }>()
     expectTypeOf<SandboxDestroyInput>().toEqualTypeOf<{ id: string }>()
   })
 })
