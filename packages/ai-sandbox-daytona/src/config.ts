@@ -8,6 +8,7 @@ import { Daytona } from '@daytona/sdk'
 import { z } from 'zod'
 import { SandboxConfigError } from '@tanstack/ai-sandbox'
 import { parseConfig } from './errors.js'
+import { isProviderLabel } from './labels.js'
 
 /** Daytona's own image workdir, onto which `/workspace` paths map. Source: spec 000 "Providers". */
 export const DEFAULT_WORKDIR = '/home/daytona/workspace'
@@ -93,17 +94,25 @@ const CIDR = /^[0-9a-fA-F:.]+\/\d{1,3}$/
 
 const configSchema = z
   .object({
-    apiKey: z.string().min(1, 'the API key is empty; pass the key from the Daytona dashboard').optional(),
-    apiUrl: z.url({ message: 'expected an http(s) URL such as https://app.daytona.io/api' }).optional(),
+    apiKey: z.string().trim().min(1, 'the API key is empty; pass the key from the Daytona dashboard').optional(),
+    apiUrl: z.url({ protocol: /^https?$/, message: 'expected an http(s) URL such as https://app.daytona.io/api' }).optional(),
     target: z.string().min(1).optional(),
     snapshot: z.string().min(1).optional(),
     autoStopInterval: z.number().int('expected whole minutes').min(0, 'expected minutes >= 0 (0 disables auto-stop)').optional(),
     ephemeral: z.boolean().optional(),
-    workdir: z.string().regex(/^\/(?!.*\/\.\.?(\/|$)).*[^/]$|^\/$/, 'expected an absolute path without . or .. parts, e.g. /home/daytona/workspace').optional(),
+    workdir: z
+      .string()
+      .transform((path) => (path.length > 1 ? path.replace(/\/+$/, '') : path))
+      .refine((path) => /^\/[^\0]*$/.test(path) && !path.split('/').some((part) => part === '.' || part === '..'), 'expected an absolute path without . or .. parts, e.g. /home/daytona/workspace')
+      .refine((path) => !/^\/(bin|boot|dev|etc|lib\w*|proc|root|run|sbin|sys|usr|var)?$/.test(path), 'expected a folder of its own (e.g. /home/daytona/workspace), not / or a system folder: the provider makes it the sandbox user\'s')
+      .optional(),
     networkBlockAll: z.boolean().optional(),
     networkAllowList: z.array(z.string().regex(CIDR, 'expected CIDR ranges such as 10.0.0.0/8')).optional(),
     env: envSchema.optional(),
-    labels: z.record(z.string().min(1), z.string()).optional(),
+    labels: z
+      .record(z.string().min(1), z.string())
+      .refine((labels) => !Object.keys(labels).some(isProviderLabel), 'tanstack.sandbox, tanstack.sandbox.origin and tanstack.sandbox.journal-secret are set by the provider; use other keys')
+      .optional(),
     killGraceMs: z.number().int().min(0).optional(),
     maxExecOutputBytes: z.number().int().positive().optional(),
     maxReadBytes: z.number().int().positive().optional(),

@@ -38,6 +38,12 @@ describe('daytonaSandbox config', () => {
     expect(refusal({ apiKey: 'k', networkAllowList: ['10.0.0.0'] }).field).toBe('daytonaSandbox.networkAllowList.0')
     expect(refusal({ apiKey: 'k', env: { 'BAD-NAME': 'x' } }).field).toBe('daytonaSandbox.env.BAD-NAME')
     expect(refusal({ apiKey: 'k', image: 'x' }).message).toMatch(/image/)
+    expect(refusal({ apiKey: 'k', workdir: '/' }).field, 'the provider would make / the sandbox user\'s').toBe('daytonaSandbox.workdir')
+    expect(refusal({ apiKey: 'k', workdir: '/usr' }).field).toBe('daytonaSandbox.workdir')
+    expect(refusal({ apiKey: 'k', apiUrl: 'ftp://x/api' }).field).toBe('daytonaSandbox.apiUrl')
+    expect(refusal({ apiKey: '   ' }).field).toBe('daytonaSandbox.apiKey')
+    expect(refusal({ apiKey: 'k', labels: { 'tanstack.sandbox.journal-secret': 'x' } }).field).toBe('daytonaSandbox.labels')
+    expect(daytonaSandbox({ apiKey: 'k', apiUrl: 'http://127.0.0.1:9', workdir: '/home/daytona/ws/' }).name, 'a trailing slash is fine').toBe('daytona')
   })
 
   it('advertises its capabilities; ports are off with networkBlockAll', () => {
