@@ -83,8 +83,12 @@ export async function projectWorkspace(handle: SandboxHandle, workspace: Resolve
   return { args: projection.args ? await projection.args(ctx) : [] }
 }
 
-/** Random per process: secret digests in markers cannot be checked against guesses offline. */
-const STAMP_KEY = randomBytes(32)
+/**
+ * Random per process: secret digests in markers cannot be checked against
+ * guesses offline. Made on first use, not at module load, which the Workers
+ * runtime forbids (docs/design/cloudflare.md).
+ */
+let stampKey: Buffer | undefined
 
 /**
  * What the marker records: the workspace hash plus a keyed digest of the
@@ -97,7 +101,7 @@ function projectionStamp(workspace: ResolvedWorkspace, policy: SandboxPolicy | u
     .sort()
     .map((name) => `${name}=${resolveSecret(workspace.secrets[name]!)}`)
     .join('\n')
-  const digest = createHmac('sha256', STAMP_KEY).update(values).update(`\npolicy=${JSON.stringify(policy ?? null)}`).digest('hex').slice(0, 32)
+  const digest = createHmac('sha256', (stampKey ??= randomBytes(32))).update(values).update(`\npolicy=${JSON.stringify(policy ?? null)}`).digest('hex').slice(0, 32)
   return `${workspace.hash}:${digest}`
 }
 
