@@ -107,6 +107,22 @@ export async function checkIsolated(handle: SandboxHandle): Promise<void> {
   }
 }
 
+/**
+ * With networkPolicy: `create({ network: 'blocked' })` makes a sandbox whose
+ * only network interface is the loopback (read from /proc/net/dev, so it
+ * needs exec and Linux). Source: spec 000 "Policy" (network block at create).
+ */
+export async function checkNetworkBlocked(provider: SandboxProvider): Promise<void> {
+  const handle = await provider.create({ network: 'blocked' })
+  try {
+    const listed = await handle.process.exec(`awk -F: 'NR > 2 { gsub(/ /, "", $1); if ($1 != "lo") print $1 }' /proc/net/dev`)
+    expect(listed.exitCode, `networkPolicy: reading /proc/net/dev inside the sandbox (${listed.stderr.trim()})`).toBe(0)
+    expect(listed.stdout.trim().split('\n').filter((name) => name !== ''), "networkPolicy: create({ network: 'blocked' }) leaves the sandbox only the loopback interface").toEqual([])
+  } finally {
+    await handle.destroy()
+  }
+}
+
 /** Register the capabilities group. */
 export function registerCapabilityConformance(getContext: () => ProviderConformanceContext): void {
   const ctx = getContext()
@@ -122,7 +138,8 @@ export function registerCapabilityConformance(getContext: () => ProviderConforma
     if (caps.backgroundProcesses && !caps.writableStdin) conformanceCase(ctx, 'writableStdin is false: stdin.write throws UnsupportedCapabilityError', () => checkStdinUnsupported(sandbox()))
     if (caps.backgroundProcesses && !caps.killableProcesses) conformanceCase(ctx, 'killableProcesses is false: kill() throws UnsupportedCapabilityError', () => checkKillUnsupported(sandbox()))
     if (caps.isolated && caps.exec) conformanceCase(ctx, 'isolated: a file on the host is not visible inside the sandbox', () => checkIsolated(sandbox()))
-    if (caps.networkPolicy) skippedCase('networkPolicy', 'advertised, but the contract has no create option the suite can drive to check it')
+    if (caps.networkPolicy && caps.exec) conformanceCase(ctx, "networkPolicy: create({ network: 'blocked' }) has no interface but the loopback", () => checkNetworkBlocked(getContext().provider))
+    else if (caps.networkPolicy) skippedCase('networkPolicy', 'advertised, but exec is off, so the suite cannot look at the interfaces')
     if (caps.durableFilesystem && caps.fs && ctx.reopen) conformanceCase(ctx, 'durableFilesystem: a second provider instance resumes the sandbox with its files', () => checkDurableFilesystem(getContext()))
     else if (caps.durableFilesystem) skippedCase('durableFilesystem', 'advertised, but fs is off or no provider factory was given to check it across instances')
   })
