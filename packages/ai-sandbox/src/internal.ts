@@ -9,3 +9,5 @@ export { SANDBOX_ID_ENV, SANDBOX_JOB_ENV, TAGGED_PIDS_SH } from './shell/process
 export { GROUP_KILLER, JOB_SCAN_AWK } from './shell/group-killer.js'
 export { FS_EXIT, FS_SCRIPT } from './shell/fs-script.js'
 export type { FsOp } from './shell/fs-script.js'
+export { FS_ENTRY_TYPES, fsScriptError, fsScriptPath, fsTooLargeError, parseFsStat, refuseWorkspaceRoot } from './shell/fs-script-results.js'
+export type { FsScriptOwner, FsScriptPath } from './shell/fs-script-results.js'
