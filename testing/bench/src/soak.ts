@@ -80,7 +80,7 @@ function suites(seed: number, reportDir: string): SuiteSoak[] {
     {
       name: `driver takeover, ${takeovers} kills per provider`,
       project: 'claude-code-e2e',
-      file: 'tests/driver-takeover', // both files: local-process and Docker
+      file: 'tests/driver-takeover', // the three files: local-process, Docker and Daytona
       trials: takeovers,
       env: {
         TAKEOVER_TRIALS: String(takeovers),

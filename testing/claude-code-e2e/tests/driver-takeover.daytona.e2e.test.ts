@@ -6,7 +6,8 @@
  * process through the journal inside the sandbox, read by following it over
  * the session log socket; the client's transcript equals the control, one CLI
  * ran, and no sandbox is left. Fewer trials than on Docker (a seeded kill plus
- * the first-event and after-last-event kills, one cancel): the protocol is the
+ * the first-event and after-last-event kills, one cancel; `pnpm soak` sets
+ * TAKEOVER_TRIALS and TAKEOVER_CANCELS and gets its full counts): the protocol is the
  * provider's, the takeover logic is proven at length by the other settings.
  * Without an engine or the image it skips naming why; under REQUIRE_DOCKER=1 it fails.
  */
@@ -15,7 +16,7 @@ import { afterAll, expect } from 'vitest'
 import { DAYTONA_IMAGE, startDaytonaStandin } from '@testing/daytona-standin'
 import { bridgeHostAddress, describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
 import { claudeBinary } from '../src/aimock.js'
-import { takeoverSuite } from './helpers/takeover-suite.js'
+import { CANCELS, takeoverSuite } from './helpers/takeover-suite.js'
 
 const CONTAINER_CLI = '/opt/claude/claude'
 const LABELS = { 'tanstack-test.run': `driver-takeover-daytona-${randomUUID().slice(0, 8)}` }
@@ -39,9 +40,10 @@ describeWithDocker('takeover across processes with the real claude CLI in Dayton
     },
     sandboxesLeft: async () => standin?.sandboxIds() ?? [],
     seedOffset: 200_000,
-    trials: 1,
+    // CI: one seeded kill and one cancel; `pnpm soak` (TAKEOVER_TRIALS, TAKEOVER_CANCELS set) runs its full counts here too.
+    ...(process.env.TAKEOVER_TRIALS ? {} : { trials: 1 }),
     concurrentTrials: 0,
-    cancels: 1,
+    cancels: process.env.TAKEOVER_CANCELS ? CANCELS : 1,
     refreshTrials: 0,
   })
 })
