@@ -86,16 +86,14 @@ const KILL_SCRIPT = [
   'exit $s',
 ].join('\n')
 
-/** The files the install uploads, by path. */
-export function scriptFiles(paths: StatePaths): { path: string; data: string }[] {
-  return [
-    { path: paths.job, data: JOB_SCRIPT },
-    { path: paths.fs, data: FS_SCRIPT },
-    { path: paths.killer, data: GROUP_KILLER },
-    { path: paths.scan, data: JOB_SCAN_AWK },
-    { path: paths.killJob, data: KILL_SCRIPT },
-  ]
-}
+/** The provider's scripts, by file name under its folder; {@link prepareCommand} installs them. */
+const SCRIPT_FILES: readonly (readonly [name: string, text: string])[] = [
+  ['job.sh', JOB_SCRIPT],
+  ['fs.sh', FS_SCRIPT],
+  ['kill.sh', GROUP_KILLER],
+  ['scan.awk', JOB_SCAN_AWK],
+  ['kill-job.sh', KILL_SCRIPT],
+]
 
 /** The session command that runs one job. */
 export function jobCommand(paths: StatePaths, id: string, physicalRoot: string, cwd: string, command: string): string {
@@ -123,23 +121,33 @@ export function callEnvFileText(env: Readonly<Record<string, string>>): string {
 }
 
 /**
- * Prepares (idempotently) a new or resumed sandbox, as the sandbox user: the
- * provider's folder (0700, in HOME, or in /tmp when HOME is not writable) and
- * the workspace exist. Prints the physical workspace root, the folder, and
- * whether the scripts are there (a restore that lost them needs them again).
- * Argument: the workspace.
+ * Prepares (idempotently) a new or resumed sandbox, as the sandbox user, in
+ * one command: the provider's folder (0700, in HOME, or in /tmp when HOME is
+ * not writable) and the workspace exist, and the scripts are written
+ * (again: a resume after a provider upgrade gets the new ones, a restore
+ * that lost them gets them back). Each script goes to a temp file renamed
+ * over the old one, so a job already reading it keeps the old copy. Prints
+ * the physical workspace root and the folder. Arguments: the workspace,
+ * then each script's name and text.
  */
-export const PREPARE_SCRIPT = [
+const PREPARE_SCRIPT = [
   'set -e',
   `if [ -n "$HOME" ] && [ -d "$HOME" ] && [ -w "$HOME" ]; then r=$HOME/${STATE_FOLDER}; else r=/tmp/${STATE_FOLDER}-$(id -u); fi`,
   'umask 077',
   'mkdir -p "$r/env.d" "$r/jobs" "$r/xfer"',
   'chmod 700 "$r"',
+  'w=$1; shift',
+  'while [ "$#" -ge 2 ]; do printf %s "$2" > "$r/.$1.$$"; mv -f "$r/.$1.$$" "$r/$1"; shift 2; done',
   'umask 022',
-  'mkdir -p -- "$1" 2>/dev/null || sudo -n mkdir -p -- "$1"',
-  '[ -w "$1" ] || sudo -n chown "$(id -u):$(id -g)" "$1"',
-  'cd -P -- "$1"',
+  'mkdir -p -- "$w" 2>/dev/null || sudo -n mkdir -p -- "$w"',
+  '[ -w "$w" ] || sudo -n chown "$(id -u):$(id -g)" "$w"',
+  'cd -P -- "$w"',
   'pwd -P',
   'printf "%s\\n" "$r"',
-  '[ -f "$r/job.sh" ] && [ -f "$r/kill-job.sh" ] && echo installed || echo missing',
 ].join('\n')
+
+/** The command that runs {@link PREPARE_SCRIPT} for `workdir`: one round trip makes a sandbox ready. */
+export function prepareCommand(workdir: string): string {
+  const scripts = SCRIPT_FILES.map(([name, text]) => `${shellQuote(name)} ${shellQuote(text)}`).join(' ')
+  return `/bin/sh -c ${shellQuote(PREPARE_SCRIPT)} prepare ${shellQuote(workdir)} ${scripts}`
+}

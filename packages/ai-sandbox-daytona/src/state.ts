@@ -6,11 +6,10 @@
  */
 import type { Sandbox } from '@daytona/sdk'
 import { destroyedError, operationError } from './errors.js'
-import { PREPARE_SCRIPT, scriptFiles, statePaths } from './sandbox-files.js'
+import { prepareCommand, statePaths } from './sandbox-files.js'
 import type { StatePaths } from './sandbox-files.js'
 import type { ResolvedDaytonaConfig } from './config.js'
 import { Toolbox } from './toolbox.js'
-import { shellQuote } from '@tanstack/ai-sandbox'
 
 /** Live state of one sandbox. */
 export interface SandboxState {
@@ -38,14 +37,14 @@ export interface SandboxState {
 
 /**
  * Prepare a started sandbox for the provider and describe it: the folders
- * and the workspace exist, the scripts are installed (again, when a restart
- * cleared them).
+ * and the workspace exist, the scripts are installed (again on a resume), in
+ * one command.
  * @throws SandboxError (`create-failed`, or auth/rate/reachability reasons).
  */
 export async function prepareSandbox(sandbox: Sandbox, config: ResolvedDaytonaConfig, what: string): Promise<SandboxState> {
   const toolbox = new Toolbox(sandbox, sandbox.id)
-  const prepared = await toolbox.run(`/bin/sh -c ${shellQuote(PREPARE_SCRIPT)} prepare ${shellQuote(config.workdir)}`, what, 'create-failed')
-  const [physicalRoot, stateRoot, installed] = prepared.stdout.trim().split('\n')
+  const prepared = await toolbox.run(prepareCommand(config.workdir), what, 'create-failed')
+  const [physicalRoot, stateRoot] = prepared.stdout.trim().split('\n')
   if (prepared.exitCode !== 0 || !physicalRoot?.startsWith('/') || !stateRoot?.startsWith('/')) {
     throw operationError(
       'create-failed',
@@ -53,7 +52,6 @@ export async function prepareSandbox(sandbox: Sandbox, config: ResolvedDaytonaCo
     )
   }
   const paths = statePaths(stateRoot)
-  if (installed !== 'installed') await toolbox.upload(scriptFiles(paths), what, 'create-failed')
   let reinstalling: Promise<void> | undefined
   const state: SandboxState = {
     id: sandbox.id,
@@ -69,8 +67,8 @@ export async function prepareSandbox(sandbox: Sandbox, config: ResolvedDaytonaCo
     destroyed: false,
     reinstall: (method) =>
       (reinstalling ??= toolbox
-        .run(`/bin/sh -c ${shellQuote(PREPARE_SCRIPT)} prepare ${shellQuote(config.workdir)}`, method)
-        .then(() => toolbox.upload(scriptFiles(paths), method))
+        .run(prepareCommand(config.workdir), method)
+        .then(() => undefined)
         .finally(() => (reinstalling = undefined))),
     assertLive: (method) => {
       if (state.destroyed) throw destroyedError(state.id, method)
