@@ -15,9 +15,9 @@
  * with `driverEpoch` 1; journal, processes and sandbox are gone. Concurrent
  * attaches, refreshes and cancels from another process run here too.
  *
- * Counts (`helpers/takeover-suite.ts`): `TAKEOVER_TRIALS` (CI 2, full 10),
+ * Counts (`helpers/takeover-suite.ts`): `TAKEOVER_TRIALS` (CI 1, full 10),
  * `TAKEOVER_CONCURRENT` (CI 1, full 3), `TAKEOVER_REFRESHES` (CI 1, full 3),
- * `TAKEOVER_CANCELS` (CI 3, full 25); `TAKEOVER_SEED` replays a printed run.
+ * `TAKEOVER_CANCELS` (CI 2, full 25); `TAKEOVER_SEED` replays a printed run.
  * The full counts and the 200-kill soak are `pnpm soak`. The same trials in
  * Docker sandboxes are `driver-takeover.docker.e2e.test.ts`.
  */

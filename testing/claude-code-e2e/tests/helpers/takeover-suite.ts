@@ -4,11 +4,11 @@
  * `driver-takeover.docker.e2e.test.ts` in Docker, two files so that they run
  * side by side). Each server is its own Node process (`src/run-server.ts`)
  * over one SQLite database; see the suites' headers for what a trial proves.
- * Counts come from the environment: `TAKEOVER_TRIALS` (CI 2, soak 10) kills
+ * Counts come from the environment: `TAKEOVER_TRIALS` (CI 1, soak 10) kills
  * at a seeded point plus one at the first and one after the last event,
  * `TAKEOVER_CONCURRENT` (CI 1, soak 3) trials where 2 to 8 processes attach at
  * once, `TAKEOVER_REFRESHES` (CI 1, soak 3) clients leaving a live server,
- * `TAKEOVER_CANCELS` (CI 3, soak 25) cancels from another process;
+ * `TAKEOVER_CANCELS` (CI 2, soak 25) cancels from another process;
  * `TAKEOVER_SEED` replays a printed run.
  */
 import { randomInt, randomUUID } from 'node:crypto'
@@ -30,14 +30,14 @@ import { processesMatching, processesWithHome, waitFor } from './run-claude.js'
 
 const FIXTURE = fileURLToPath(new URL('../../fixtures/durable-takeover.json', import.meta.url))
 const PROMPT = 'Run the durable job in four steps.'
-/** Seeded kill points per setting (CI 2; `pnpm soak` 10), besides the first-event and after-last-event kills (the chaos suite adds its own). */
-const TRIALS = Number(process.env.TAKEOVER_TRIALS ?? 2)
+/** Seeded kill points per setting (CI 1; `pnpm soak` 10), besides the first-event and after-last-event kills (the chaos suite adds its own). */
+const TRIALS = Number(process.env.TAKEOVER_TRIALS ?? 1)
 /** Concurrent-attach trials per setting that runs them (CI 1; soak 3). */
 export const CONCURRENT = Number(process.env.TAKEOVER_CONCURRENT ?? 1)
 /** Refresh trials per setting (CI 1; soak 3). */
 export const REFRESHES = Number(process.env.TAKEOVER_REFRESHES ?? 1)
-/** Cancels from another process per setting (CI 5; soak 25). */
-export const CANCELS = Number(process.env.TAKEOVER_CANCELS ?? 3)
+/** Cancels from another process per setting (CI 2; soak 25). */
+export const CANCELS = Number(process.env.TAKEOVER_CANCELS ?? 2)
 /** The most servers attaching to one run at once. */
 const MAX_ATTACHERS = 8
 const BASE_SEED = Number(process.env.TAKEOVER_SEED ?? randomInt(2 ** 30))
