@@ -27,6 +27,8 @@ const config: KnipConfig = {
       project: ['src/**/*.ts', 'tests/**/*.ts', 'bench/**/*.ts'],
     },
     'testing/*': { entry: [...tests, 'src/**/*.ts'], project: ['src/**/*.ts', 'tests/**/*.ts'] },
+    // The Cloudflare stand-in's control server runs inside its image (perl is the image's, not the host's).
+    'testing/cloudflare-standin': { entry: [...tests, 'src/**/*.ts', 'server/main.ts'], project: ['src/**/*.ts', 'server/**/*.ts', 'tests/**/*.ts'], ignoreBinaries: ['perl'] },
     // The real agent CLIs: their binaries are found at run time with `createRequire(from).resolve('<cli>/package.json')`.
     'testing/claude-code-e2e': { entry: [...tests, 'src/**/*.ts'], project: ['src/**/*.ts', 'tests/**/*.ts'], ignoreDependencies: ['@anthropic-ai/claude-code'] },
     'testing/codex-e2e': { entry: [...tests, 'src/**/*.ts'], project: ['src/**/*.ts', 'tests/**/*.ts'], ignoreDependencies: ['@openai/codex'] },

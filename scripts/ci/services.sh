@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # scripts/ci/services.sh: start everything the suites need besides Node
-# packages, one after the other: the Docker engine and the two sandbox images,
+# packages, one after the other: the Docker engine and the sandbox images that
+# need no `pnpm install` (`images.sh base`; .ci/run builds the Cloudflare
+# stand-in's image once the install is done),
 # Debian's chromium, and a throwaway PostgreSQL whose URL goes to <env file>.
 # .ci/run starts it in the background at once, since these steps wait on apt,
 # debootstrap and the engine rather than the CPU, while the install, build and
@@ -13,7 +15,7 @@ cd "$(dirname "$0")/../.."
 source scripts/ci/stages.sh
 
 timed "docker engine (background)" scripts/docker/engine.sh
-timed "sandbox images (background)" scripts/docker/images.sh
+timed "sandbox images (background)" scripts/docker/images.sh base
 timed "chromium (background)" scripts/chromium/install.sh
 # start.sh prints the URL on stdout as well as into the env file; only the file is wanted here.
 timed "postgresql (background)" bash -c 'scripts/postgres/start.sh "$1" >/dev/null' postgres "$1"

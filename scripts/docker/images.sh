@@ -11,7 +11,15 @@
 #             `daytona` user with passwordless `sudo -n`, and its workdir
 #             /home/daytona/workspace, as $DAYTONA_IMAGE (default
 #             tanstack-sandbox-daytona:bookworm; for testing/daytona-standin)
-#   all     : all three (the default)
+#   cloudflare : the debian image plus the Cloudflare stand-in's control
+#             server (testing/cloudflare-standin/server, bundled on the host
+#             with the esbuild of `pnpm install`, so run that first), root with
+#             workspace /workspace, EXPOSE 3000 8080 8081, as $CLOUDFLARE_IMAGE
+#             (default tanstack-sandbox-cloudflare:bookworm; its label
+#             tanstack.sandbox.standin-source is the hash of the server's sources,
+#             which the stand-in's lab compares to find a stale image)
+#   base    : debian, busybox and daytona (what needs no `pnpm install`)
+#   all     : all four (the default)
 #
 # Cached: an image whose `tanstack.sandbox.recipe` label equals the hash of its
 # recipe (this script's inputs) is kept; FORCE=1 rebuilds. Needs root, Debian
@@ -26,6 +34,8 @@ SUITE="${SUITE:-bookworm}"
 DEBIAN_IMAGE="${DEBIAN_IMAGE:-tanstack-sandbox-debian:${SUITE}}"
 BUSYBOX_IMAGE="${BUSYBOX_IMAGE:-tanstack-sandbox-busybox:latest}"
 DAYTONA_IMAGE="${DAYTONA_IMAGE:-tanstack-sandbox-daytona:${SUITE}}"
+CLOUDFLARE_IMAGE="${CLOUDFLARE_IMAGE:-tanstack-sandbox-cloudflare:${SUITE}}"
+REPO_ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 PACKAGES="${PACKAGES:-bash,coreutils,git,ca-certificates,nodejs,procps}"
 WORK_BASE="${WORK_BASE:-/var/tmp}"
 FORCE="${FORCE:-0}"
@@ -185,10 +195,49 @@ DOCKERFILE
   say "$DAYTONA_IMAGE built in $((SECONDS - started)) s"
 }
 
+standin_source_hash() { # the hash the lab recomputes (testing/cloudflare-standin/src/image.ts): server/*.ts in byte order
+  (cd "$REPO_ROOT/testing/cloudflare-standin/server" && LC_ALL=C cat $(LC_ALL=C ls -- *.ts)) | sha256sum | cut -c1-16
+}
+
+build_cloudflare() { # needs the debian image (its id is in the recipe) and `pnpm install` (esbuild bundles the server)
+  local base; base="$(image_id "$DEBIAN_IMAGE")"
+  [ -n "$base" ] || fail "$DEBIAN_IMAGE is missing; run $0 debian first"
+  local source; source="$(standin_source_hash)"
+  local recipe; recipe="$(recipe_of cloudflare "$base" "$source")"
+  if up_to_date "$CLOUDFLARE_IMAGE" "$recipe"; then say "$CLOUDFLARE_IMAGE is current (recipe $recipe)"; return 0; fi
+  local esbuild="$REPO_ROOT/testing/cloudflare-standin/node_modules/.bin/esbuild"
+  [ -x "$esbuild" ] || fail "no esbuild in testing/cloudflare-standin/node_modules; run pnpm install first"
+  command -v node >/dev/null || fail "no node on the host to run esbuild"
+  local previous; previous="$(image_id "$CLOUDFLARE_IMAGE")"
+  WORK="$(mktemp -d "$WORK_BASE/tanstack-sandbox-cloudflare.XXXXXX")"
+  local started=$SECONDS
+  "$esbuild" "$REPO_ROOT/testing/cloudflare-standin/server/main.ts" --bundle --platform=node --target=node18 --format=cjs \
+    --log-level=warning --outfile="$WORK/server.js" || fail "bundling the Cloudflare stand-in server failed"
+  cat >"$WORK/Dockerfile" <<DOCKERFILE
+FROM $DEBIAN_IMAGE
+COPY server.js /srv/standin/server.js
+ENV HOME=/root
+WORKDIR /workspace
+EXPOSE 3000 8080 8081
+CMD ["node", "/srv/standin/server.js"]
+LABEL $RECIPE_LABEL=$recipe tanstack.sandbox.standin-source=$source org.opencontainers.image.title=$CLOUDFLARE_IMAGE
+DOCKERFILE
+  say "building $CLOUDFLARE_IMAGE from $DEBIAN_IMAGE"
+  if ! DOCKER_BUILDKIT=0 docker build -q -t "$CLOUDFLARE_IMAGE" "$WORK" >"$WORK/build.log" 2>&1; then
+    tail -n 30 "$WORK/build.log" >&2
+    fail "docker build of $CLOUDFLARE_IMAGE failed"
+  fi
+  clean_work
+  forget_replaced "$previous" "$CLOUDFLARE_IMAGE"
+  say "$CLOUDFLARE_IMAGE built in $((SECONDS - started)) s"
+}
+
 case "$MODE" in
   debian) build_debian ;;
   busybox) build_busybox ;;
   daytona) build_daytona ;;
-  all) build_busybox; build_debian; build_daytona ;;
-  *) fail "usage: $0 [debian|busybox|daytona|all]" ;;
+  cloudflare) build_cloudflare ;;
+  base) build_busybox; build_debian; build_daytona ;;
+  all) build_busybox; build_debian; build_daytona; build_cloudflare ;;
+  *) fail "usage: $0 [debian|busybox|daytona|cloudflare|base|all]" ;;
 esac

@@ -23,7 +23,7 @@ export const BUSYBOX_IMAGE = process.env.TANSTACK_SANDBOX_BUSYBOX_IMAGE ?? 'tans
 const ENDPOINT = process.env.DOCKER_HOST ?? DOCKER_SOCKET
 
 /** `DOCKER_HOST` as `http.request` options: `unix://<path>` is a socket, `tcp://<host>:<port>` plain HTTP. */
-function endpointOptions(): { socketPath: string } | { host: string; port: number } {
+export function endpointOptions(): { socketPath: string } | { host: string; port: number } {
   const tcp = /^tcp:\/\/([^:/]+):(\d+)\/?$/.exec(ENDPOINT)
   if (tcp) return { host: tcp[1]!, port: Number(tcp[2]) }
   return { socketPath: ENDPOINT.replace(/^unix:\/\//, '') }
