@@ -208,6 +208,8 @@ build_cloudflare() { # needs the debian image (its id is in the recipe) and `pnp
   local esbuild="$REPO_ROOT/testing/cloudflare-standin/node_modules/.bin/esbuild"
   [ -x "$esbuild" ] || fail "no esbuild in testing/cloudflare-standin/node_modules; run pnpm install first"
   command -v node >/dev/null || fail "no node on the host to run esbuild"
+  # Cloudflare's image has git, and the provider's git goes over exec: the base must have it too.
+  docker run --rm --network none "$DEBIAN_IMAGE" git --version >/dev/null 2>&1 || fail "$DEBIAN_IMAGE has no git; rebuild it with $0 debian"
   local previous; previous="$(image_id "$CLOUDFLARE_IMAGE")"
   WORK="$(mktemp -d "$WORK_BASE/tanstack-sandbox-cloudflare.XXXXXX")"
   local started=$SECONDS
