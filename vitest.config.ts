@@ -1,8 +1,8 @@
 // Root test configuration. Vitest 4 reads `test.projects` from this file and
 // silently ignores a `vitest.workspace.ts`, so there is deliberately none.
-// Every package and end-to-end suite with a `tests/` folder becomes a project,
-// and our own packages resolve to their TypeScript sources, so tests never run
-// against a stale build and only one copy of each capability token is loaded.
+// Every package and end-to-end suite with a `tests/` folder becomes a project;
+// the packages' suites load our packages' sources, the end-to-end suites their
+// builds (see BUILT_PACKAGE).
 import { existsSync, readdirSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
@@ -19,6 +19,7 @@ const alias = [
   { find: /^@tanstack\/ai-sandbox-local-process$/, replacement: join(root, 'packages/ai-sandbox-local-process/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-docker$/, replacement: join(root, 'packages/ai-sandbox-docker/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-daytona$/, replacement: join(root, 'packages/ai-sandbox-daytona/src/index.ts') },
+  { find: /^@tanstack\/ai-sandbox-cloudflare$/, replacement: join(root, 'packages/ai-sandbox-cloudflare/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-sqlite$/, replacement: join(root, 'packages/ai-sandbox-sqlite/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-postgres$/, replacement: join(root, 'packages/ai-sandbox-postgres/src/index.ts') },
   { find: /^@tanstack\/ai-claude-code$/, replacement: join(root, 'packages/ai-claude-code/src/index.ts') },
@@ -31,8 +32,10 @@ const alias = [
  * `TANSTACK_TEST_LANE=node-versions` (scripts/ci/node-lane.sh, which `.ci/run`
  * runs under Node 22 and 24): each package's unit suites and one Claude Code
  * end-to-end suite per provider (local-process and Docker); of the Daytona
- * provider only its config suite (the rest needs the stand-in's containers). Left to Node 20,
- * which runs every suite: the provider, journal and reaper conformance kits,
+ * provider only its config suite (the rest needs the stand-in's containers), and the same of the
+ * Cloudflare provider (the rest needs workerd and its containers). Left to Node 20,
+ * which runs every suite: the provider, journal and reaper conformance kits
+ * (and the provider kit's own fs-race self-test, a busy swapper loop),
  * the Docker provider's engine suites, and the cross-process races of the
  * SQLite and PostgreSQL stores (`multi-process`, `open-race`, `fencing`).
  * Those prove shell, engine and database behaviour that does not change with
@@ -43,9 +46,10 @@ const lane = process.env.TANSTACK_TEST_LANE
 const LANE_FILES: Record<string, string[]> = {
   'ai-sandbox-docker': ['tests/config.test.ts', 'tests/demux.test.ts', 'tests/job.test.ts'],
   'ai-sandbox-daytona': ['tests/config.test.ts'],
+  'ai-sandbox-cloudflare': ['tests/config.test.ts'],
   'claude-code-e2e': ['tests/claude-code.e2e.test.ts', 'tests/claude-code.docker.e2e.test.ts'],
 }
-const LANE_EXCLUDE = ['**/journal-conformance*.test.ts', '**/reaper-conformance*.test.ts']
+const LANE_EXCLUDE = ['**/journal-conformance*.test.ts', '**/reaper-conformance*.test.ts', '**/testkit/host-side-fs-races.test.ts']
 const LANE_EXCLUDE_IN: Record<string, string[]> = {
   'ai-sandbox-local-process': ['tests/conformance.test.ts'],
   'ai-sandbox-sqlite': ['tests/multi-process.test.ts', 'tests/open-race.test.ts'],
@@ -66,6 +70,20 @@ function sharesModules(folder: string, name: string): boolean {
   return lane === 'node-versions' || (folder === 'packages' && !ISOLATED_PACKAGES.has(name))
 }
 
+/**
+ * Where our packages resolve. A package's own suites load its TypeScript
+ * sources (`alias`, on the `packages/*` projects only), so a unit test never
+ * runs a stale build and one copy of each capability token is loaded. The
+ * end-to-end suites and the examples' tests load the built packages, as a user
+ * and their own server processes (started from `dist/`) do: `pnpm build`
+ * comes before `pnpm test`. Those builds are left to Node itself rather than
+ * to vitest's module runner (`BUILT_PACKAGE` is external), which cut a small
+ * end-to-end file's CPU time by about a third (import 4-8 s to 2-3 s): each
+ * such file runs in a fresh process and used to evaluate hundreds of source
+ * modules of the packages through the runner.
+ */
+const BUILT_PACKAGE = /\/packages\/[^/]+\/dist\//
+
 function projectsIn(folder: string) {
   const dir = join(root, folder)
   if (!existsSync(dir)) return []
@@ -74,12 +92,14 @@ function projectsIn(folder: string) {
     .filter((name) => lane !== 'node-versions' || folder === 'packages' || name in LANE_FILES)
     .map((name) => ({
       extends: true as const,
+      ...(folder === 'packages' ? { resolve: { alias } } : {}),
       test: {
         name,
         root: join(dir, name),
         include: (lane === 'node-versions' && LANE_FILES[name]) || ['tests/**/*.test.ts'],
         ...(lane === 'node-versions' ? { exclude: ['**/node_modules/**', ...LANE_EXCLUDE, ...(LANE_EXCLUDE_IN[name] ?? [])] } : {}),
         ...(sharesModules(folder, name) ? { isolate: false } : {}),
+        ...(folder === 'packages' ? {} : { server: { deps: { external: [BUILT_PACKAGE] } } }),
         // A suite that needs a service started once for all its files (a database) has tests/global-setup.ts.
         ...(existsSync(join(dir, name, 'tests', 'global-setup.ts')) ? { globalSetup: [join(dir, name, 'tests', 'global-setup.ts')] } : {}),
       },
@@ -107,7 +127,6 @@ const workers = Number(process.env.TANSTACK_TEST_WORKERS ?? Math.max(3, availabl
 const fsModuleCache = true
 
 export default defineConfig({
-  resolve: { alias },
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,

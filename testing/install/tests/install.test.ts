@@ -71,6 +71,7 @@ describe('the packed tarballs', () => {
       '@tanstack/ai-grok-build',
       '@tanstack/ai-opencode',
       '@tanstack/ai-sandbox',
+      '@tanstack/ai-sandbox-cloudflare',
       '@tanstack/ai-sandbox-daytona',
       '@tanstack/ai-sandbox-docker',
       '@tanstack/ai-sandbox-local-process',

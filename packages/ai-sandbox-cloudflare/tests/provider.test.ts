@@ -1,0 +1,58 @@
+/**
+ * What only the Cloudflare provider does, inside workerd against stand-in
+ * containers: preview URLs for a port (through the Worker's own
+ * proxyToSandbox), the ports Cloudflare refuses, and a sandbox whose
+ * container was replaced by an empty one failing with a typed error instead
+ * of running commands in an empty box. Skips naming the engine or image when
+ * missing, and fails instead under REQUIRE_DOCKER=1.
+ */
+import { expect, it } from 'vitest'
+import { SandboxConfigError, SandboxOperationError } from '@tanstack/ai-sandbox'
+import { describeWithDocker } from '@testing/support/docker-engine'
+import { cloudflareTestLab } from './helpers/lab.js'
+
+const lab = await cloudflareTestLab()
+
+describeWithDocker('cloudflare provider', lab.reason, () => {
+  lab.cleanupAfter()
+
+  it('ports.connect gives a preview URL the Worker routes to a server in the sandbox; 3000 and ports below 1024 are refused', async () => {
+    const provider = await lab.provider()
+    const handle = await provider.create()
+    try {
+      const server = await handle.process.spawn(`node -e "require('http').createServer((q,r)=>r.end('preview-ok '+q.url)).listen(8080,()=>console.log('up'))"`)
+      const stdout = server.stdout[Symbol.asyncIterator]()
+      expect((await stdout.next()).value).toContain('up')
+      const connection = (await handle.ports.connect(8080)) as { previewUrl?: string; port: number }
+      const preview = new URL(connection.previewUrl!)
+      expect(preview.hostname, 'the URL names the port and the sandbox under the preview hostname').toMatch(new RegExp(`^8080-${handle.id}-[a-z0-9_]+\\.localhost$`))
+      const response = await lab.lab.dispatchFetch(`${preview.origin}/hello?q=1`)
+      expect(await response.text()).toBe('preview-ok /hello?q=1')
+      for (const port of [3000, 80]) {
+        const refused = await handle.ports.connect(port).then(() => undefined, (error: unknown) => error)
+        expect(SandboxConfigError.isInstance(refused) && refused.field, `connect(${port}) is a config error`).toBe('ports.connect.port')
+      }
+      await server.kill()
+    } finally {
+      await handle.destroy()
+    }
+  }, 180_000)
+
+  it('a sandbox whose container was replaced by an empty one fails with not-found instead of running in the empty box', async () => {
+    const provider = await lab.provider()
+    const handle = await provider.create()
+    await handle.fs.write('kept.txt', 'x')
+    // Another provider instance (another isolate, say) destroys the container; this handle does not know.
+    await (await lab.provider()).destroy({ id: handle.id })
+    try {
+      const error = await handle.process.exec('ls').then(() => undefined, (thrown: unknown) => thrown)
+      expect(SandboxOperationError.isInstance(error) && error.reason, 'exec on the empty replacement container').toBe('not-found')
+      expect((error as Error).message).toMatch(/restarted empty/)
+      const read = await handle.fs.read('kept.txt').then(() => undefined, (thrown: unknown) => thrown)
+      expect(SandboxOperationError.isInstance(read) && read.reason, 'fs on the empty replacement container').toBe('not-found')
+      expect(await provider.resume({ id: handle.id }), 'resume finds no sandbox there').toBeNull()
+    } finally {
+      await handle.destroy()
+    }
+  }, 180_000)
+})
