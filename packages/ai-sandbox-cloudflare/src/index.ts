@@ -10,5 +10,4 @@ export { DEFAULT_KILL_GRACE_MS, DEFAULT_MAX_EXEC_OUTPUT_BYTES, DEFAULT_MAX_READ_
 export type { CloudflareSandboxConfig, SandboxNamespaceBinding } from './config.js'
 export { CLOUDFLARE_CAPABILITIES } from './capabilities.js'
 export { CONTROL_PORT } from './ports.js'
-/** The `@cloudflare/sandbox` Durable Object class; `export { Sandbox } from '@tanstack/ai-sandbox-cloudflare'` in the Worker, `class_name: 'Sandbox'` in wrangler. */
-export { Sandbox } from '@cloudflare/sandbox'
+export { Sandbox } from './sandbox-class.js'
