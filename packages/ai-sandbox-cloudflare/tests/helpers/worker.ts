@@ -79,7 +79,7 @@ export default class TestWorker extends WorkerEntrypoint<Env> {
     if (!RPC_METHODS.has(method)) return new Response(`no RPC method ${method}`, { status: 404 })
     const args = decodeJson<unknown[]>(body)
     const result: unknown = await (this as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args)
-    if (result instanceof ReadableStream) return new Response(result)
+    if (result instanceof ReadableStream) return new Response(result, { headers: { 'content-type': 'application/x-ndjson', 'cache-control': 'no-transform' } })
     return new Response(encodeJson(result ?? null), { headers: { 'content-type': 'application/json' } })
   }
 
@@ -142,9 +142,11 @@ export default class TestWorker extends WorkerEntrypoint<Env> {
   /** spawn: the events of the process as NDJSON; the first is `started` (or `error`). */
   async spawn(handle: string, command: string, options: Omit<ProcessOptions, 'signal'>, processKey: string): Promise<ReadableStream<Uint8Array>> {
     const encoder = new TextEncoder()
-    let controller!: ReadableStreamDefaultController<Uint8Array>
-    const stream = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) })
-    const send = (event: SpawnEvent) => controller.enqueue(encoder.encode(`${JSON.stringify(event)}\n`))
+    // An identity TransformStream: workerd streams its readable side chunk by chunk.
+    const { readable: stream, writable } = new TransformStream<Uint8Array, Uint8Array>()
+    const writer = writable.getWriter()
+    const controller = { close: () => void writer.close().catch(() => undefined) }
+    const send = (event: SpawnEvent) => void writer.write(encoder.encode(`${JSON.stringify(event)}\n`)).catch(() => undefined)
     let child: SpawnedProcess
     try {
       child = await handleOf(handle).process.spawn(command, options)
@@ -172,11 +174,11 @@ export default class TestWorker extends WorkerEntrypoint<Env> {
     return stream
   }
 
-  async kill(processKey: string, signal?: 'SIGTERM' | 'SIGKILL' | 'SIGINT'): Promise<Wire<void>> {
+  async kill(processKey: string, signal?: 'SIGTERM' | 'SIGKILL' | 'SIGINT' | null): Promise<Wire<void>> {
     return settle(() => {
       const child = processes.get(processKey)
       if (!child) throw new Error(`test worker: no process ${processKey}`)
-      return child.kill(signal)
+      return child.kill(signal ?? undefined)
     })
   }
 
