@@ -7,7 +7,7 @@
  * polls the process record. Invariant: `onLine` sees every framed line once,
  * in order, and `follow` settles (exit line, restarted container, or lost).
  */
-import { operationError, restartedError } from './errors.js'
+import { destroyedError, operationError, restartedError } from './errors.js'
 import type { SandboxState } from './state.js'
 
 /** How often the watchdog looks at the process record while following, ms. */
@@ -72,9 +72,18 @@ export async function follow(state: SandboxState, processId: string, onLine: (li
     }
   }
 
+  // Any SDK call starts the container again, so nothing is called once the sandbox was destroyed.
+  const stopIfDestroyed = () => {
+    if (!state.destroyed || finished) return finished
+    failure = destroyedError(state.id, 'process.spawn (wait)')
+    finished = true
+    void reader?.cancel().catch(() => undefined)
+    return true
+  }
+
   const watchdog = setInterval(() => {
     void (async () => {
-      if (finished) return
+      if (finished || stopIfDestroyed()) return
       const record = await state.toolbox.process(processId, 'process.spawn (watch)').catch(() => undefined)
       if (finished) return
       if (record === undefined || (record !== null && (record.status === 'running' || record.status === 'starting'))) {
@@ -97,6 +106,7 @@ export async function follow(state: SandboxState, processId: string, onLine: (li
     while (!finished) {
       let seen = 0
       let sse = ''
+      if (stopIfDestroyed()) break
       try {
         reader = (await state.toolbox.logs(processId, 'process.spawn')).getReader()
         for (;;) {

@@ -134,10 +134,12 @@ async function spawnProcess(state: SandboxState, command: string, options: Proce
   const pid = await started
   const kill = async (killSignal: KillSignal) => {
     signalled = true
+    // A destroyed sandbox has nothing left to kill, and any call would start its container again.
+    if (state.destroyed) return
     await killJob(state, id, killSignal)
     // Second net: the control server's own kill of the wrapper, once the wrapper had time to send the rest.
     for (let waited = 0; exitCode === undefined && waited < SECOND_NET_AFTER_MS; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50))
-    if (exitCode === undefined) await state.toolbox.killProcess(processId)
+    if (exitCode === undefined && !state.destroyed) await state.toolbox.killProcess(processId)
   }
   const { signal } = options
   let abortKill: Promise<void> | undefined

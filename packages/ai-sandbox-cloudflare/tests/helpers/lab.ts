@@ -25,7 +25,7 @@ export interface CloudflareTestLab {
   readonly reason: string | null
   readonly lab: CloudflareLab
   readonly worker: TestWorkerApi
-  /** A provider inside the Worker, `options` over the suite's defaults (kill grace 500 ms, preview under the lab's host). */
+  /** A provider inside the Worker, `options` over the suite's defaults (kill grace 500 ms, preview under the lab's host, a 150 s start bound: a loaded CI machine starts containers slowly). */
   provider: (options?: TestProviderOptions) => Promise<SandboxProvider>
   /** The containers of this lab's sandboxes that exist now. */
   containers: () => Promise<string[]>
@@ -49,7 +49,7 @@ export async function cloudflareTestLab(): Promise<CloudflareTestLab> {
     reason,
     lab,
     worker,
-    provider: (options = {}) => remoteProvider({ worker, workerUrl: lab.url.href, options: { killGraceMs: 500, previewHostname, ...options } }),
+    provider: (options = {}) => remoteProvider({ worker, workerUrl: lab.url.href, options: { killGraceMs: 500, previewHostname, timeoutMs: 150_000, ...options } }),
     containers: () => lab.containers(),
     cleanupAfter: () =>
       afterAll(async () => {

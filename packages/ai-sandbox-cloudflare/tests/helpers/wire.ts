@@ -101,9 +101,14 @@ export function encodeJson(value: unknown): string {
   })
 }
 
-/** The value of {@link encodeJson}'s text, bytes rebuilt. */
-export function decodeJson<T>(text: string): T {
+/**
+ * The value of {@link encodeJson}'s text, bytes rebuilt. `arguments: true`
+ * turns `null` back into `undefined` (JSON writes an `undefined` argument,
+ * e.g. `git.branch(undefined, { dir })`, as `null`).
+ */
+export function decodeJson<T>(text: string, options: { arguments?: boolean } = {}): T {
   return JSON.parse(text, (_key, item: unknown) => {
+    if (item === null && options.arguments) return undefined
     if (typeof item === 'object' && item !== null && typeof (item as { $bytes?: unknown }).$bytes === 'string') {
       const binary = atob((item as { $bytes: string }).$bytes)
       const bytes = new Uint8Array(binary.length)

@@ -77,7 +77,7 @@ export default class TestWorker extends WorkerEntrypoint<Env> {
   /** One RPC method over plain HTTP (JSON in, JSON or a stream out), so the Node side's calls never block each other. */
   private async rpc(method: string, body: string): Promise<Response> {
     if (!RPC_METHODS.has(method)) return new Response(`no RPC method ${method}`, { status: 404 })
-    const args = decodeJson<unknown[]>(body)
+    const args = decodeJson<unknown[]>(body, { arguments: true })
     const result: unknown = await (this as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args)
     if (result instanceof ReadableStream) return new Response(result, { headers: { 'content-type': 'application/x-ndjson', 'cache-control': 'no-transform' } })
     return new Response(encodeJson(result ?? null), { headers: { 'content-type': 'application/json' } })
@@ -174,11 +174,11 @@ export default class TestWorker extends WorkerEntrypoint<Env> {
     return stream
   }
 
-  async kill(processKey: string, signal?: 'SIGTERM' | 'SIGKILL' | 'SIGINT' | null): Promise<Wire<void>> {
+  async kill(processKey: string, signal?: 'SIGTERM' | 'SIGKILL' | 'SIGINT'): Promise<Wire<void>> {
     return settle(() => {
       const child = processes.get(processKey)
       if (!child) throw new Error(`test worker: no process ${processKey}`)
-      return child.kill(signal ?? undefined)
+      return child.kill(signal)
     })
   }
 
