@@ -52,7 +52,8 @@ export function createCloudflareFs(state: SandboxState): SandboxFs {
       }
       return bytes
     } finally {
-      await state.toolbox.run(`rm -f ${shellQuote(out)}`, `fs.${method}`, 'fs-failed').catch(() => undefined)
+      // Not after destroy(): any SDK call would start a new, empty container.
+      if (!state.destroyed) await state.toolbox.run(`rm -f ${shellQuote(out)}`, `fs.${method}`, 'fs-failed').catch(() => undefined)
     }
   }
 

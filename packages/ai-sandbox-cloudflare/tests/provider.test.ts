@@ -3,7 +3,8 @@
  * containers: preview URLs for a port (through the Worker's own
  * proxyToSandbox), the ports Cloudflare refuses, and a sandbox whose
  * container was replaced by an empty one failing with a typed error instead
- * of running commands in an empty box. Skips naming the engine or image when
+ * of running commands in an empty box, and a destroyed handle that never
+ * starts a container again (any SDK call would). Skips naming the engine or image when
  * missing, and fails instead under REQUIRE_DOCKER=1.
  */
 import { expect, it } from 'vitest'
@@ -54,5 +55,18 @@ describeWithDocker('cloudflare provider', lab.reason, () => {
     } finally {
       await handle.destroy()
     }
+  }, 180_000)
+
+  it('after destroy() no call of the handle starts a container again, a read\'s cleanup included', async () => {
+    const provider = await lab.provider()
+    const handle = await provider.create()
+    await handle.fs.write('x.txt', 'x')
+    await handle.destroy()
+    expect(await lab.containers(), 'destroy removed the container').toEqual([])
+    for (const call of [() => handle.fs.read('x.txt'), () => handle.fs.readBytes('x.txt'), () => handle.fs.write('y.txt', 'y'), () => handle.process.exec('true')]) {
+      const error = await call().then(() => undefined, (thrown: unknown) => thrown)
+      expect(SandboxOperationError.isInstance(error) && error.reason).toBe('destroyed')
+    }
+    expect(await lab.containers(), 'no call after destroy() started a container').toEqual([])
   }, 180_000)
 })
