@@ -120,7 +120,8 @@ export function runJournalConformance(name: string, options: JournalConformanceO
   describe(`journal conformance: ${name}`, async () => {
     const provider = await makeProvider()
     const context = await createJournalConformanceContext(provider, { dir: journalDir, timeoutMs })
-    afterEach(() => context.cleanup(), timeoutMs)
+    // One sandbox for the suite while cases pass; a failed case takes its sandbox with it, so the next starts clean.
+    afterEach((test) => context.cleanup({ keepSandbox: test.task.result?.state !== 'fail' }), timeoutMs)
     afterAll(() => context.cleanup(), timeoutMs)
     const missing = missingFor(context)
     for (const journalCase of CASES) {

@@ -2,8 +2,9 @@
  * The shared state of one journal conformance run: the provider, the reading
  * strategy its capabilities select, the journal folder, and the tracker of
  * the runs and sandboxes a case makes. Invariant: after every case (even a
- * failing one) each run's journal files are deleted and every sandbox is
- * destroyed; a failing `destroy` fails the run. Also owns the small shell
+ * failing one) each run's journal files are deleted; the sandbox is destroyed
+ * too unless the caller keeps it for the next case (the runner keeps it
+ * after a passing case); a failing `destroy` fails the run. Also owns the small shell
  * helpers the cases share (agent scripts, marker files, counting `tail`s).
  */
 import { randomUUID } from 'node:crypto'
@@ -35,12 +36,18 @@ export interface JournalConformanceContext {
   readonly dir: string
   /** Per-case timeout, ms. */
   readonly timeoutMs: number
-  /** The sandbox of the current case (created on first use, destroyed after the case). */
+  /** The sandbox of the current case (created on first use; destroyed by `cleanup()` unless it is kept for the next case). */
   sandbox: () => Promise<SandboxHandle>
   /** A fresh run (unique id unless `runId` is given) in the case's sandbox, cleaned up after the case. */
   newRun: (label: string, runId?: string) => Promise<JournalRun>
-  /** Delete every run's journal, then destroy every sandbox of the case. */
-  cleanup: () => Promise<void>
+  /**
+   * Delete every run's journal, then destroy the sandbox, or with
+   * `{ keepSandbox: true }` keep it for the next case (every case uses run ids,
+   * markers and journal paths of its own, so cases can share one sandbox; a
+   * container provider then starts one container per suite instead of one per
+   * case). Default: destroy.
+   */
+  cleanup: (options?: { keepSandbox?: boolean }) => Promise<void>
 }
 
 /**
@@ -72,7 +79,7 @@ export async function createJournalConformanceContext(provider: SandboxProvider,
       runs.push(run)
       return run
     },
-    cleanup: async () => {
+    cleanup: async ({ keepSandbox = false } = {}) => {
       const pending = runs.splice(0)
       const failures: string[] = []
       for (const run of pending) {
@@ -82,8 +89,10 @@ export async function createJournalConformanceContext(provider: SandboxProvider,
           failures.push(`${run.paths.journal}: ${error instanceof Error ? error.message : String(error)}`)
         }
       }
-      current = undefined
-      await base.destroyTracked()
+      if (!keepSandbox) {
+        current = undefined
+        await base.destroyTracked()
+      }
       expect(failures, 'deleting the journals of the case must work (they would be left in the journal folder)').toEqual([])
     },
   }
