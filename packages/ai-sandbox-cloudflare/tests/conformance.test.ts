@@ -16,9 +16,7 @@ describeWithDocker('cloudflare provider conformance', lab.reason, () => {
     listResources: () => lab.containers(),
     // Each container start costs about 6 s in workerd; the race cases make 30+ round trips each.
     timeoutMs: 180_000,
-    skip: {
-      ports:
-        'the kit asks connect(3000), and Cloudflare exposes only ports 1024-65535 except 3000 (its control server); tests/provider.test.ts reaches a server in the sandbox through a preview URL',
-    },
+    // Cloudflare exposes ports 1024-65535 except 3000 (its control server listens there).
+    connectPort: 8080,
   })
 })

@@ -6,6 +6,7 @@
  * or group, even when a check fails. Design notes: docs/design/testkit.md
  */
 import { afterAll, afterEach, describe, expect } from 'vitest'
+import { SandboxConfigError } from '../contracts/errors.js'
 import type { SandboxProvider } from '../contracts/provider.js'
 import { registerCapabilityConformance } from './provider/capabilities.js'
 import { createProviderConformanceContext, skippedCase } from './provider/context.js'
@@ -33,6 +34,15 @@ export interface SandboxProviderConformanceOptions {
   /** Timeout of each test and hook, in ms. Default 60 000 (container providers need it). */
   timeoutMs?: number
   /**
+   * A sandbox port, 1-65535, the `ports` group asks `connect()` for and
+   * serves its live check on. Default: `connect(3000)`, and the live server
+   * on a port the OS picks. A provider that reserves 3000 or exposes only
+   * declared ports names one it allows (Cloudflare: its control server
+   * listens on 3000, and local workerd reaches only ports the image
+   * `EXPOSE`s: `connectPort: 8080`).
+   */
+  connectPort?: number
+  /**
    * Optional: what of the provider's own resources exist right now, one
    * string each (container ids, sandbox folders, processes), scoped to this
    * run (a label, a root folder). With it the kit checks that `destroy()`
@@ -56,8 +66,8 @@ export interface SandboxProviderConformanceOptions {
  * `snapshots` and `fork` when advertised.
  *
  * @param name - Shown in the suite title, e.g. `docker`.
- * @param options - `makeProvider`, optional `skip` reasons per group, `timeoutMs` (default 60 000), optional `listResources` (the leak checks).
- * @throws Whatever `makeProvider` throws, as a collection error of the file.
+ * @param options - `makeProvider`, optional `skip` reasons per group, `timeoutMs` (default 60 000), `connectPort` (default: connect(3000), the live server on a free port), optional `listResources` (the leak checks).
+ * @throws SandboxConfigError when `connectPort` is not an integer 1-65535; whatever `makeProvider` throws, as a collection error of the file.
  * @example
  * ```ts
  * import { runSandboxProviderConformance } from '@tanstack/ai-sandbox/testkit'
@@ -70,12 +80,15 @@ export interface SandboxProviderConformanceOptions {
  * ```
  */
 export function runSandboxProviderConformance(name: string, options: SandboxProviderConformanceOptions): void {
-  const { makeProvider, skip = {}, timeoutMs = 60_000, listResources } = options
+  const { makeProvider, skip = {}, timeoutMs = 60_000, connectPort, listResources } = options
+  if (connectPort !== undefined && (!Number.isInteger(connectPort) || connectPort < 1 || connectPort > 65535)) {
+    throw new SandboxConfigError('runSandboxProviderConformance.connectPort', `runSandboxProviderConformance: connectPort must be an integer 1-65535 (got ${String(connectPort)}); name a port the provider lets connect() expose, e.g. 8080`)
+  }
   describe(`sandbox provider conformance: ${name}`, async () => {
     const provider = await makeProvider()
     // Before anything is created (the tool probe included), so whatever the suite leaves shows up against it.
     const baseline = listResources ? new Set(await listResources()) : undefined
-    const context = await createProviderConformanceContext(provider, { skip, timeoutMs, reopen: makeProvider, ...(listResources ? { listResources } : {}) })
+    const context = await createProviderConformanceContext(provider, { skip, timeoutMs, ...(connectPort === undefined ? {} : { connectPort }), reopen: makeProvider, ...(listResources ? { listResources } : {}) })
     const getContext = () => context
     afterEach(() => context.destroyTracked(), timeoutMs)
     afterAll(async () => {

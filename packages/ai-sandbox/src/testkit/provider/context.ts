@@ -47,6 +47,8 @@ export interface ProviderConformanceContext {
   readonly skip: ProviderConformanceSkip
   /** Per-test and per-hook timeout, ms. */
   readonly timeoutMs: number
+  /** The sandbox port the `ports` group asks for and serves on, when the run names one (else `connect(3000)`, and a server on a port the OS picks). */
+  readonly connectPort?: number
   /** Create a sandbox that is destroyed after the current test. */
   create: (input?: SandboxCreateInput) => Promise<SandboxHandle>
   /** Register a sandbox the check got another way (resume, fork, restore) for destruction after the current test. */
@@ -66,6 +68,8 @@ export interface ProviderConformanceContextOptions {
   skip?: ProviderConformanceSkip
   /** Per-test timeout in ms. Default 60 000. */
   timeoutMs?: number
+  /** The sandbox port the `ports` group asks for and serves on. Default: `connect(3000)`, and a server on a port the OS picks. */
+  connectPort?: number
   /** Probe the sandbox for `node` and `git` (needs capability `exec`). Default `true`. */
   probeTools?: boolean
   /**
@@ -97,7 +101,7 @@ export async function createProviderConformanceContext(
   provider: SandboxProvider,
   options: ProviderConformanceContextOptions = {},
 ): Promise<ProviderConformanceContext> {
-  const { skip = {}, timeoutMs = 60_000, probeTools = true, reopen, listResources } = options
+  const { skip = {}, timeoutMs = 60_000, connectPort, probeTools = true, reopen, listResources } = options
   const capabilities = provider.capabilities()
   const tools = probeTools && capabilities.exec ? await probe(provider) : NOT_PROBED
   const tracked = new Set<SandboxHandle>()
@@ -108,6 +112,7 @@ export async function createProviderConformanceContext(
     capabilities,
     skip,
     timeoutMs,
+    ...(connectPort === undefined ? {} : { connectPort }),
     tools,
     track: (handle) => {
       tracked.add(handle)
