@@ -9,7 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 import type { StreamChunk } from '@tanstack/ai'
 import { defineSandbox, withSandbox } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
-import { makeRoot, runShell } from './helpers/run-chat.js'
+import { runShell } from '@testing/support/run-shell'
+import { makeRoot } from './helpers/run-chat.js'
 
 const tmp = makeRoot('concurrent-runs')
 const provider = localProcessSandbox({ root: tmp.root })

@@ -12,8 +12,9 @@ import { chat, defineChatMiddleware, type SandboxFileHookEvent, type StreamChunk
 import { bearer, createSecrets, defineSandbox, defineWorkspace, FILE_CHANGED_EVENT, getProjection, mcpSkill, SANDBOX_FILE_EVENT, withSandbox, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { shellText } from '@example/local-process-basic/shell-adapter'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
-import { perPath } from './helpers/event-log.js'
-import { makeRoot, runShell } from './helpers/run-chat.js'
+import { perPath } from '@testing/support/event-log'
+import { runShell } from '@testing/support/run-shell'
+import { makeRoot } from './helpers/run-chat.js'
 
 const tmp = makeRoot('file-events')
 const provider = localProcessSandbox({ root: tmp.root })

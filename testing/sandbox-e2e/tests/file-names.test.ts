@@ -15,8 +15,9 @@ import { defineSandbox, FILE_CHANGED_EVENT, SANDBOX_FILE_EVENT, shellQuote, watc
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
-import { eventLog, perPath } from './helpers/event-log.js'
-import { makeRoot, runShell } from './helpers/run-chat.js'
+import { eventLog, perPath } from '@testing/support/event-log'
+import { runShell } from '@testing/support/run-shell'
+import { makeRoot } from './helpers/run-chat.js'
 
 /** Names made inside `odd/`, each reported as it is. */
 const NAMES = [

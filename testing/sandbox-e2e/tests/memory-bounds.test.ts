@@ -10,7 +10,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 import type { StreamChunk } from '@tanstack/ai'
 import { DEFAULT_MAX_DIFF_FILE_BYTES, defineSandbox, defineWorkspace, FILE_CHANGED_EVENT, SandboxLimitError, withSandbox, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
-import { makeRoot, runShell } from './helpers/run-chat.js'
+import { runShell } from '@testing/support/run-shell'
+import { makeRoot } from './helpers/run-chat.js'
 
 const tmp = makeRoot('memory-bounds')
 const provider = localProcessSandbox({ root: tmp.root })

@@ -17,8 +17,9 @@ import { defineSandbox, defineWorkspace, FILE_CHANGED_EVENT, SANDBOX_FILE_EVENT,
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
-import { eventLog, perPath } from './helpers/event-log.js'
-import { makeRoot, runShell } from './helpers/run-chat.js'
+import { eventLog, perPath } from '@testing/support/event-log'
+import { runShell } from '@testing/support/run-shell'
+import { makeRoot } from './helpers/run-chat.js'
 
 /** `foo/` with files, and siblings whose names start with `foo`. */
 const SETUP = 'mkdir -p foo/sub foobar_dir && echo 1 > foo/a.txt && echo 2 > foo/sub/b.txt && echo 3 > foo_bar && echo 4 > foobar3 && echo 5 > foobar_dir/c.txt'

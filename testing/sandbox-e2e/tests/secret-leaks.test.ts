@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { chat, EventType, toolDefinition, type AdapterYieldChunk, type StreamChunk, type TextAdapter } from '@tanstack/ai'
 import { createSecrets, defineSandbox, defineWorkspace, SandboxCapability, withSandbox } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
-import { makeRoot, runShell } from './helpers/run-chat.js'
+import { runShell } from '@testing/support/run-shell'
+import { makeRoot } from './helpers/run-chat.js'
 
 const TOKEN = 'st_9f8e7d/6c5b+4a3=21?~'
 const bytes = Buffer.from(TOKEN)

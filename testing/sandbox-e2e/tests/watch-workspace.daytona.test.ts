@@ -11,7 +11,7 @@ import { afterAll, expect } from 'vitest'
 import { DEFAULT_WORKDIR, daytonaSandbox } from '@tanstack/ai-sandbox-daytona'
 import { DAYTONA_IMAGE, startDaytonaStandin } from '@testing/daytona-standin'
 import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
-import { pollFileEventCases } from './helpers/poll-file-events.js'
+import { pollFileEventCases } from '@testing/support/file-event-cases'
 
 const RUN = { 'tanstack-test.run': `watch-daytona-${randomUUID().slice(0, 8)}` }
 const reason = await dockerMissing([DAYTONA_IMAGE], { needsBridge: false })

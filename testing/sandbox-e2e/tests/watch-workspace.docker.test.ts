@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, describe, expect } from 'vitest'
 import { dockerSandbox, pruneDockerSandboxes } from '@tanstack/ai-sandbox-docker'
 import { describeWithDocker, dockerLeftovers, dockerMissing } from '@testing/support/docker-engine'
-import { pollFileEventCases } from './helpers/poll-file-events.js'
+import { pollFileEventCases } from '@testing/support/file-event-cases'
 
 const BUSYBOX = process.env.TANSTACK_SANDBOX_BUSYBOX_IMAGE ?? 'tanstack-sandbox-busybox:latest'
 const DEBIAN = process.env.TANSTACK_SANDBOX_DEBIAN_IMAGE ?? 'tanstack-sandbox-debian:bookworm'

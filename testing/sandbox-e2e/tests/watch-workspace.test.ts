@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { watchWorkspace } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
-import { eventLog, perPath } from './helpers/event-log.js'
+import { eventLog, perPath } from '@testing/support/event-log'
 import { makeRoot } from './helpers/run-chat.js'
 
 const tmp = makeRoot('watch')

@@ -18,7 +18,8 @@ import {
   withSandbox,
 } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
-import { makeRoot, processesMatching, runShell, waitFor } from './helpers/run-chat.js'
+import { runShell } from '@testing/support/run-shell'
+import { makeRoot, processesMatching, waitFor } from './helpers/run-chat.js'
 
 const tmp = makeRoot('with-sandbox')
 const provider = localProcessSandbox({ root: tmp.root })

@@ -26,7 +26,8 @@ import {
   type SandboxDefinition,
 } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
-import { makeRoot, runShell } from './helpers/run-chat.js'
+import { runShell } from '@testing/support/run-shell'
+import { makeRoot } from './helpers/run-chat.js'
 
 const tmp = makeRoot('workspace')
 const provider = localProcessSandbox({ root: tmp.root })

@@ -1,6 +1,7 @@
 /**
  * Collects the events a watcher delivers and waits (bounded, as a hang guard)
- * until one matches; folds the repeats a native watcher adds.
+ * until one matches; folds the repeats a native watcher adds. Shared by the
+ * file-event suites of the end-to-end tests and the providers.
  */
 import type { SandboxFileEvent } from '@tanstack/ai'
 

@@ -4,13 +4,15 @@
  * sandbox.file chunks and file.changed diffs, and a later run of a thread.
  * With `git`, the workspace is a repository and diffs are git's; without,
  * they are add-patches of the whole file. Registers the cases in the current
- * describe; the caller owns its provider's cleanup check.
+ * describe; the caller owns its provider's cleanup check. Shared by the
+ * Docker and Daytona suites (testing/sandbox-e2e) and the Cloudflare one
+ * (packages/ai-sandbox-cloudflare).
  */
 import { expect, it } from 'vitest'
 import type { StreamChunk } from '@tanstack/ai'
 import { defineSandbox, defineWorkspace, FILE_CHANGED_EVENT, SANDBOX_FILE_EVENT, watchWorkspace, withSandbox, type SandboxProvider } from '@tanstack/ai-sandbox'
 import { eventLog, perPath } from './event-log.js'
-import { runShell } from './run-chat.js'
+import { runShell } from './run-shell.js'
 
 type Custom = { type: 'CUSTOM'; name: string; value: any }
 const customs = (chunks: StreamChunk[], name: string) => (chunks as unknown as Custom[]).filter((c) => c.type === 'CUSTOM' && c.name === name).map((c) => c.value)
