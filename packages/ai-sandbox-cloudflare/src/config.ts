@@ -28,6 +28,9 @@ export const DEFAULT_MAX_EXEC_OUTPUT_BYTES = 16 * 1024 * 1024
  */
 export const DEFAULT_MAX_READ_BYTES = 32 * 1024 * 1024
 
+/** Upper bound of `maxReadBytes` (64 MiB): the Worker holds the whole file and its base64 pieces, within Cloudflare's 128 MB per isolate. */
+export const MAX_READ_BYTES_LIMIT = 64 * 1024 * 1024
+
 /** Bytes per `readFile`/`writeFile` call (12 MiB: 16 MiB of base64, half of Workers RPC's 32 MiB cap). */
 export const TRANSFER_CHUNK_BYTES = 12 * 1024 * 1024
 
@@ -63,7 +66,8 @@ export interface CloudflareSandboxConfig {
   previewHostname?: string
   /**
    * Idle time before Cloudflare stops the container (and everything in it):
-   * seconds, or a string such as `'30m'` (`s`, `m`, `h`). At least 10 s (a
+   * a number of seconds (not ms, unlike the other options), or a string such
+   * as `'30m'` (`s`, `m`, `h`). At least 10 s (a
    * container starts in about 6 s; a shorter value stops it while it starts).
    * Default: the SDK's (10 minutes). Ignored with `keepAlive`.
    */
@@ -76,7 +80,7 @@ export interface CloudflareSandboxConfig {
   killGraceMs?: number
   /** Largest `exec` output in bytes (stdout + stderr). Default {@link DEFAULT_MAX_EXEC_OUTPUT_BYTES}. */
   maxExecOutputBytes?: number
-  /** Largest file `fs.read`/`fs.readBytes` return, in bytes. Default {@link DEFAULT_MAX_READ_BYTES}. */
+  /** Largest file `fs.read`/`fs.readBytes` return, in bytes, at most {@link MAX_READ_BYTES_LIMIT}. Default {@link DEFAULT_MAX_READ_BYTES}. */
   maxReadBytes?: number
   /** Bound on the first call to a new or resumed sandbox (the container start), in ms. Default {@link DEFAULT_TIMEOUT_MS}. */
   timeoutMs?: number
@@ -139,7 +143,7 @@ const configSchema = z
     env: envSchema.optional(),
     killGraceMs: z.number().int().min(0).optional(),
     maxExecOutputBytes: z.number().int().positive().max(20 * 1024 * 1024, 'at most 20 MiB: the output crosses Workers RPC base64-encoded, which caps one value at 32 MiB').optional(),
-    maxReadBytes: z.number().int().positive().optional(),
+    maxReadBytes: z.number().int().positive().max(MAX_READ_BYTES_LIMIT, 'at most 64 MiB: the Worker holds the whole file (and its base64 pieces) in memory, 128 MB per isolate; read bigger files in parts with exec (e.g. dd or split)').optional(),
     timeoutMs: z.number().int().positive().optional(),
   })
   .strict()

@@ -75,7 +75,7 @@ export async function follow(state: SandboxState, processId: string, onLine: (li
   // Any SDK call starts the container again, so nothing is called once the sandbox was destroyed.
   const stopIfDestroyed = () => {
     if (!state.destroyed || finished) return finished
-    failure = destroyedError(state.id, 'process.spawn (wait)')
+    failure = destroyedError(state.id, "the spawned process's wait")
     finished = true
     void reader?.cancel().catch(() => undefined)
     return true

@@ -65,7 +65,8 @@ export class Toolbox {
       transport: 'http',
       normalizeId: true,
       keepAlive: this.config.keepAlive,
-      ...(this.config.sleepAfter !== undefined ? { sleepAfter: this.config.sleepAfter } : {}),
+      // keepAlive wins: the idle time is not sent at all then (config.ts documents sleepAfter as ignored).
+      ...(this.config.sleepAfter !== undefined && !this.config.keepAlive ? { sleepAfter: this.config.sleepAfter } : {}),
     }) as unknown as SdkSandbox
   }
 

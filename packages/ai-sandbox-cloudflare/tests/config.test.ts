@@ -10,6 +10,7 @@ import { SandboxConfigError } from '@tanstack/ai-sandbox'
 
 vi.mock('@cloudflare/sandbox', () => ({ getSandbox: vi.fn(), Sandbox: class {} }))
 
+const { getSandbox } = await import('@cloudflare/sandbox')
 const { CLOUDFLARE_CAPABILITIES, cloudflareSandbox, DEFAULT_MAX_EXEC_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS } = await import('../src/index.js')
 
 const binding = { idFromName: () => ({}), get: () => ({}) }
@@ -60,6 +61,7 @@ describe('cloudflareSandbox config', () => {
     expect(refusal({ binding, killGraceMs: -1 }).field).toBe('cloudflareSandbox.killGraceMs')
     expect(refusal({ binding, maxExecOutputBytes: 64 * 1024 * 1024 }).message).toMatch(/32 MiB/)
     expect(refusal({ binding, timeoutMs: 0 }).field).toBe('cloudflareSandbox.timeoutMs')
+    expect(refusal({ binding, maxReadBytes: 65 * 1024 * 1024 }).message).toMatch(/at most 64 MiB: the Worker holds the whole file/)
     expect(refusal({ binding, image: 'x' }).message).toMatch(/image/)
     expect(cloudflareSandbox({ binding, workdir: '/home/user/ws/', sleepAfter: '30m', keepAlive: true }).name).toBe('cloudflare')
   })
@@ -77,5 +79,20 @@ describe('cloudflareSandbox config', () => {
     expect(await provider.resume({ id: '-bad-' })).toBeNull()
     await expect(provider.destroy({ id: 'x'.repeat(64) })).resolves.toBeUndefined()
     await expect(provider.resume({ id: '' })).rejects.toMatchObject({ field: 'resume.id' })
+  })
+
+  it('keepAlive wins over sleepAfter: the idle time is not sent to the SDK', async () => {
+    const stub = vi.mocked(getSandbox)
+    stub.mockClear()
+    // The stub's sandbox has no methods, so the resume fails after asking for it; what it asked with is the point.
+    await cloudflareSandbox({ binding, sleepAfter: '30m', keepAlive: true }).resume({ id: 'tsb-keepalive' }).catch(() => undefined)
+    expect(stub).toHaveBeenCalled()
+    for (const [, , options] of stub.mock.calls) {
+      expect(options).toMatchObject({ keepAlive: true })
+      expect(options).not.toHaveProperty('sleepAfter')
+    }
+    stub.mockClear()
+    await cloudflareSandbox({ binding, sleepAfter: 90 }).resume({ id: 'tsb-sleepy' }).catch(() => undefined)
+    expect(stub.mock.calls[0]?.[2]).toMatchObject({ keepAlive: false, sleepAfter: 90 })
   })
 })
