@@ -7,5 +7,7 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
+  // Keep the `node:` prefix (tsup strips it by default): workerd and bundlers for it resolve only `node:*` builtins.
+  removeNodeProtocol: false,
   external: ['@tanstack/ai', '@tanstack/ai-sandbox'],
 })

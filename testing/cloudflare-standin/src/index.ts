@@ -58,6 +58,19 @@ export interface CloudflareLabOptions {
    * the Worker at {@link CloudflareLab.containerUrl}; 127.0.0.1 when there is none.
    */
   host?: string
+  /**
+   * Bind mounts every container of this lab gets (`source` on this machine,
+   * `target` in the container): the stand-in for what a user's own image has
+   * installed, e.g. an agent CLI's binary. Added to workerd's create request
+   * by the lab's engine proxy.
+   */
+  mounts?: { source: string; target: string; readOnly?: boolean }[]
+  /**
+   * Map `host.docker.internal` to the engine's host gateway in every container
+   * (workerd adds no such entry), so a container reaches a server on this
+   * machine by that name, as a cloud container reaches a public one. Default `false`.
+   */
+  hostGateway?: boolean
 }
 
 /** A running lab. */
@@ -114,7 +127,8 @@ async function removeContainer(name: string): Promise<void> {
  * Start Miniflare on a bundled Worker with the `Sandbox` Durable Object bound
  * as `Sandbox` (SQLite storage, container `image`), its containers created
  * through a recording proxy of the engine (`DOCKER_HOST` or
- * /var/run/docker.sock) so {@link CloudflareLab.close} removes exactly them.
+ * /var/run/docker.sock) so {@link CloudflareLab.close} removes exactly them;
+ * the proxy also adds `mounts` and `hostGateway` to each container it creates.
  * Use unique sandbox ids per test: a Durable Object name maps to the same
  * container name in every lab, and a running one would be adopted.
  * @returns The running lab.
@@ -132,7 +146,12 @@ export async function startCloudflareLab(options: CloudflareLabOptions): Promise
   // second, 127.0.0.1 socket), so the lab picks a free port on that host itself and says which.
   const local = ['127.0.0.1', 'localhost', '0.0.0.0', '::', '::1', '*'].includes(host)
   const port = local ? 0 : await freePort(host)
-  const proxy = await startEngineProxy()
+  const proxy = await startEngineProxy({
+    hostConfig: {
+      Binds: (options.mounts ?? []).map((m) => `${m.source}:${m.target}${m.readOnly ? ':ro' : ''}`),
+      ExtraHosts: options.hostGateway ? ['host.docker.internal:host-gateway'] : [],
+    },
+  })
   let mf: Miniflare
   let url: URL
   try {
@@ -172,6 +191,8 @@ export async function startCloudflareLab(options: CloudflareLabOptions): Promise
       for (const name of await proxy.created()) await removeContainer(name)
       const left = await containers()
       if (left.length > 0) throw new Error(`containers of this lab are still there after close(): ${left.join(', ')}`)
+      const problems = await proxy.problems()
+      if (problems.length > 0) throw new Error(`the lab's engine proxy could not add mounts or hosts: ${problems.join('; ')}`)
     },
   }
 }

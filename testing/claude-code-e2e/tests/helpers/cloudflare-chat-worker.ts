@@ -1,0 +1,161 @@
+/**
+ * A Worker in the shape a Cloudflare app deploys: chat() runs inside it with
+ * `claudeCodeText` and `withSandbox(cloudflareSandbox(...))`, its tool runs
+ * here, and the tool bridge is served by `routedToolBridge` from this same
+ * Worker's `fetch` under `/tool-bridge/*` (no listener of its own). `POST
+ * /turn` runs one turn and streams NDJSON: one `{ chunk }` line per chunk,
+ * then one `{ report }` line with what only this isolate can see, written
+ * after the run's sandbox is destroyed. Bundled with the built packages.
+ */
+import { chat, defineChatMiddleware, toolDefinition, type ModelMessage, type StreamChunk } from '@tanstack/ai'
+import { claudeCodeText, type ClaudeCodeOptions } from '@tanstack/ai-claude-code'
+import { defineSandbox, provideToolBridgeProvisioner, routedToolBridge, ToolBridgeProvisionerCapability, withSandbox, type RoutedToolBridge, type SandboxHandle, type SandboxProvider } from '@tanstack/ai-sandbox'
+import { cloudflareSandbox, type SandboxNamespaceBinding } from '@tanstack/ai-sandbox-cloudflare'
+
+// The Durable Object class the lab (and wrangler) binds as `Sandbox`.
+export { Sandbox } from '@tanstack/ai-sandbox-cloudflare'
+
+interface Env {
+  Sandbox: SandboxNamespaceBinding
+}
+
+/** What `POST /turn` takes. */
+export interface TurnRequest {
+  threadId: string
+  messages: ModelMessage[]
+  options: ClaudeCodeOptions
+  /** The bridge mount as the container reaches this Worker, e.g. `http://172.17.0.1:8787/tool-bridge`. */
+  bridgeUrl: string
+}
+
+/** The last line of a turn's stream. */
+export interface TurnReport {
+  /** Arguments `lookup_order` ran with, in this isolate. */
+  toolCalls: unknown[]
+  /** Every command the run spawned in its sandbox. */
+  spawned: string[]
+  /** The run's sandbox, as the handle said. */
+  sandbox: { id: string; writableStdin: boolean | undefined }
+  /** What the provisioner gave the CLI. */
+  bridge: { url: string; token: string }
+  /** Paths of the bridge requests this Worker's fetch answered during the turn. */
+  bridgeRequests: string[]
+  /** Routes still served once the turn ended. */
+  bridgeRoutesAfter: number
+  /** Whether a prompt file of the run was left in the sandbox (checked before it is destroyed). */
+  promptFilesLeft: string
+  /** An error thrown by chat() or the report itself (not a RUN_ERROR chunk). */
+  thrown?: string
+}
+
+let bridge: RoutedToolBridge | undefined
+const bridgeRequests: string[] = []
+
+/** The runtime this code runs in (`Cloudflare-Workers` in workerd). */
+const runtime = (): string => (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent ?? 'unknown'
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const url = new URL(request.url)
+    if (url.pathname.startsWith('/tool-bridge/')) {
+      bridgeRequests.push(url.pathname)
+      return bridge ? bridge.fetch(request) : new Response('no tool bridge yet', { status: 404 })
+    }
+    if (url.pathname === '/turn' && request.method === 'POST') return turn((await request.json()) as TurnRequest, env)
+    return new Response('not found', { status: 404 })
+  },
+}
+
+/** One chat() turn; the chunks and the report as NDJSON. */
+function turn(input: TurnRequest, env: Env): Response {
+  bridge ??= routedToolBridge({ publicUrl: input.bridgeUrl })
+  const routed = bridge
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>()
+  const writer = writable.getWriter()
+  const encoder = new TextEncoder()
+  const send = (line: unknown) => writer.write(encoder.encode(`${JSON.stringify(line)}\n`))
+
+  const toolCalls: unknown[] = []
+  const lookup = toolDefinition({
+    name: 'lookup_order',
+    description: 'Look up an order by id.',
+    inputSchema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+  }).server(async (args) => {
+    toolCalls.push(args)
+    return { orderId: (args as { orderId: string }).orderId, status: 'shipped', runtime: runtime() }
+  })
+  const recorded = recording(cloudflareSandbox({ binding: env.Sandbox, killGraceMs: 500, timeoutMs: 150_000 }))
+  const handles: SandboxHandle[] = []
+  const sandbox = defineSandbox({ id: 'cf-claude', provider: recorded.provider, lifecycle: { snapshot: 'none' }, hooks: { onReady: (handle) => void handles.push(handle) } })
+  const provisioned: { url: string; token: string }[] = []
+  const withBridge = defineChatMiddleware({
+    name: 'worker-tool-bridge',
+    provides: [ToolBridgeProvisionerCapability],
+    setup: (ctx) =>
+      provideToolBridgeProvisioner(ctx, {
+        provision: async (run) => {
+          const served = await routed.provisioner.provision(run)
+          provisioned.push({ url: served.url, token: served.token })
+          return served
+        },
+      }),
+  })
+  const requestsBefore = bridgeRequests.length
+
+  void (async () => {
+    let thrown: string | undefined
+    try {
+      const stream = chat({
+        adapter: claudeCodeText('sonnet', input.options),
+        threadId: input.threadId,
+        messages: input.messages,
+        tools: [lookup],
+        middleware: [withSandbox(sandbox), withBridge],
+      } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+      for await (const chunk of stream) await send({ chunk })
+    } catch (error) {
+      thrown = String((error as Error)?.stack ?? error)
+    }
+    const handle = handles[0]
+    let promptFilesLeft = ''
+    try {
+      if (handle) promptFilesLeft = (await handle.process.exec('ls /tmp/tanstack-claude-code/ 2>/dev/null | grep prompt || true')).stdout.trim()
+      await sandbox.destroy({ key: sandbox.key({ threadId: input.threadId, runId: '' }) })
+    } catch (error) {
+      thrown = `${thrown ?? ''}\nafter the turn: ${String((error as Error)?.stack ?? error)}`
+    }
+    const report: TurnReport = {
+      toolCalls,
+      spawned: recorded.spawned,
+      sandbox: { id: handle?.id ?? '', writableStdin: handle?.capabilities.writableStdin },
+      bridge: provisioned[0] ?? { url: '', token: '' },
+      bridgeRequests: bridgeRequests.slice(requestsBefore),
+      bridgeRoutesAfter: routed.size,
+      promptFilesLeft,
+      ...(thrown !== undefined ? { thrown } : {}),
+    }
+    await send({ report })
+    await writer.close()
+  })()
+  return new Response(readable, { headers: { 'content-type': 'application/x-ndjson' } })
+}
+
+/** The provider with every spawned command written down (its handles otherwise unchanged). */
+function recording(inner: SandboxProvider): { provider: SandboxProvider; spawned: string[] } {
+  const spawned: string[] = []
+  const wrap = (handle: SandboxHandle | null): SandboxHandle | null =>
+    handle && {
+      ...handle,
+      process: {
+        ...handle.process,
+        spawn: (command, options) => {
+          spawned.push(command)
+          return handle.process.spawn(command, options)
+        },
+      },
+    }
+  return {
+    spawned,
+    provider: { ...inner, create: async (input) => wrap(await inner.create(input))!, resume: async (input) => wrap(await inner.resume(input)) },
+  }
+}
