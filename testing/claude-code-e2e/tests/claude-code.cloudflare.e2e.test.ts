@@ -1,14 +1,14 @@
 /**
- * The real `claude` CLI in a Cloudflare sandbox, driven from inside a Worker
- * as an app deploys it: chat() with `claudeCodeText` and
- * `withSandbox(cloudflareSandbox(...))` runs in workerd (Miniflare, the real
- * `@cloudflare/sandbox` Durable Object, a container of the stand-in image with
- * the CLI's binary mounted where the app's image would have it installed),
- * and the chat() tool is bridged from the Worker's own `fetch`
- * (`routedToolBridge`, no listener). One turn: the fake model makes the CLI
- * call the tool, the tool runs in the Worker, the answer comes back; the
- * prompt went through a file (no writable stdin), and afterwards no
- * container and no CLI process is left.
+ * The real `claude` CLI in a Cloudflare sandbox, driven as an app deploys it:
+ * chat() with `claudeCodeText` and `withSandbox(cloudflareSandbox(...))` runs
+ * in a Durable Object of the Worker in workerd (Miniflare; the real
+ * `@cloudflare/sandbox` Durable Object; a container of the stand-in image
+ * with the CLI's binary mounted where the app's image would have it), and
+ * the chat() tool is bridged from that object's own `fetch`
+ * (`routedToolBridge`, no listener; the Worker routes `/agent/<name>/…` to
+ * it). One turn: the fake model makes the CLI call the tool, the tool runs in
+ * the object, the answer comes back; the prompt went through a file (no
+ * writable stdin); afterwards no container and no CLI process is left.
  */
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -33,12 +33,12 @@ const dir = mkdtempSync(join(tmpdir(), 'cc-cloudflare-'))
 let lab: CloudflareLab | undefined
 if (reason === null) {
   const script = await bundleWorker(fileURLToPath(new URL('./helpers/cloudflare-chat-worker.ts', import.meta.url)), join(dir, 'worker.js'))
-  lab = await startCloudflareLab({ script, bindings: { SANDBOX_LOG_LEVEL: 'error' }, mounts: [{ source: claudeBinary(), target: CLI, readOnly: true }], hostGateway: true })
+  lab = await startCloudflareLab({ script, bindings: { SANDBOX_LOG_LEVEL: 'error' }, mounts: [{ source: claudeBinary(), target: CLI, readOnly: true }], hostGateway: true, durableObjects: { ChatAgent: 'ChatAgent' } })
 }
 
-/** POST /turn to the Worker; the chunks it streamed and its report. */
-async function turn(input: TurnRequest): Promise<{ chunks: StreamChunk[]; text: string; report: TurnReport }> {
-  const response = await fetch(new URL('/turn', lab!.url), { method: 'POST', body: JSON.stringify(input) })
+/** POST /agent/<agent>/turn to the Worker; the chunks it streamed and its report. */
+async function turn(agent: string, input: TurnRequest): Promise<{ chunks: StreamChunk[]; text: string; report: TurnReport }> {
+  const response = await fetch(new URL(`/agent/${agent}/turn`, lab!.url), { method: 'POST', body: JSON.stringify(input) })
   expect(response.status).toBe(200)
   const lines = (await response.text()).split('\n').filter((line) => line !== '')
   const parsed = lines.map((line) => JSON.parse(line) as { chunk?: StreamChunk; report?: TurnReport })
@@ -49,7 +49,7 @@ async function turn(input: TurnRequest): Promise<{ chunks: StreamChunk[]; text: 
   return { chunks, text, report }
 }
 
-describeWithDocker('claude-code adapter with the real CLI in a Cloudflare sandbox, chat() in the Worker (stand-in)', reason, () => {
+describeWithDocker('claude-code adapter with the real CLI in a Cloudflare sandbox, chat() in a Durable Object (stand-in)', reason, () => {
   const homes: string[] = []
   const models: FakeModel[] = []
 
@@ -60,15 +60,15 @@ describeWithDocker('claude-code adapter with the real CLI in a Cloudflare sandbo
     expect(homes.flatMap(processesWithHome), 'no CLI process is left').toEqual([])
   }, 180_000)
 
-  it("runs one turn in the Worker with a chat() tool bridged from the Worker's own fetch", async () => {
+  it("runs one turn in a Durable Object of the Worker with a chat() tool bridged from that object's own fetch", async () => {
     const host = (await bridgeHostAddress())!
     const model = await startFakeModel(BRIDGE_FIXTURES as never, { host })
     models.push(model)
     const home = `/tmp/claude-home-${randomUUID().slice(0, 8)}`
     homes.push(home)
     const env = { HOME: home, CLAUDE_CONFIG_DIR: `${home}/.claude`, ANTHROPIC_BASE_URL: `http://host.docker.internal:${model.port}`, ANTHROPIC_API_KEY: 'test-key-not-a-secret', CLAUDE_CODE_MAX_RETRIES: '0' }
-    const bridgeUrl = new URL('tool-bridge', lab!.containerUrl).href
-    const { chunks, text, report } = await turn({ threadId: 't-cf-bridge', messages: [{ role: 'user', content: 'Where is order A-17?' }], options: { executable: CLI, env }, bridgeUrl })
+    const agent = `agent-${randomUUID().slice(0, 8)}`
+    const { chunks, text, report } = await turn(agent, { threadId: 't-cf-bridge', messages: [{ role: 'user', content: 'Where is order A-17?' }], options: { executable: CLI, env }, workerUrl: lab!.containerUrl!.href })
 
     expect(report.thrown).toBeUndefined()
     expect(ofType(chunks, 'RUN_ERROR')).toEqual([])
@@ -76,7 +76,7 @@ describeWithDocker('claude-code adapter with the real CLI in a Cloudflare sandbo
     expect(chunks[0]?.type).toBe('RUN_STARTED')
     expect(chunks.at(-1)?.type).toBe('RUN_FINISHED')
 
-    // The tool ran in the Worker (workerd), with the model's arguments, and its value reached the model.
+    // The tool ran in the agent's Durable Object (workerd), with the model's arguments, and its value reached the model.
     expect(report.toolCalls).toEqual([{ orderId: 'A-17' }])
     const requests = model.requests()
     expect(requests).toHaveLength(2)
@@ -100,8 +100,8 @@ describeWithDocker('claude-code adapter with the real CLI in a Cloudflare sandbo
     expect(at(start)).toBeLessThan(at(cliResult))
     expect(ofType(chunks, 'TOOL_CALL_START')[0]).toMatchObject({ toolCallName: 'lookup_order', metadata: { providerExecuted: true, cliToolName: 'mcp__tanstack__lookup_order' } })
 
-    // The bridge was a route of the Worker's own fetch, called by the CLI, gone after the run.
-    expect(report.bridge.url.startsWith(`${bridgeUrl}/`)).toBe(true)
+    // The bridge was a route of the agent's own fetch (its name in the path), called by the CLI, gone after the run.
+    expect(report.bridge.url.startsWith(new URL(`agent/${agent}/tool-bridge/`, lab!.containerUrl).href)).toBe(true)
     expect(report.bridgeRequests.length).toBeGreaterThan(0)
     expect(new Set(report.bridgeRequests)).toEqual(new Set([new URL(report.bridge.url).pathname]))
     expect(report.bridgeRoutesAfter, 'no route is served once the run ended').toBe(0)

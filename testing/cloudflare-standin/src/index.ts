@@ -71,6 +71,11 @@ export interface CloudflareLabOptions {
    * machine by that name, as a cloud container reaches a public one. Default `false`.
    */
   hostGateway?: boolean
+  /**
+   * More Durable Object classes of the Worker, without containers: binding
+   * name to exported class name (e.g. `{ Agent: 'ChatAgent' }`), SQLite storage.
+   */
+  durableObjects?: Record<string, string>
 }
 
 /** A running lab. */
@@ -164,7 +169,10 @@ export async function startCloudflareLab(options: CloudflareLabOptions): Promise
       host,
       port,
       bindings: options.bindings ?? {},
-      durableObjects: { Sandbox: { className: 'Sandbox', useSQLite: true, container: { imageName: options.image ?? CLOUDFLARE_IMAGE } } },
+      durableObjects: {
+        ...Object.fromEntries(Object.entries(options.durableObjects ?? {}).map(([binding, className]) => [binding, { className, useSQLite: true }])),
+        Sandbox: { className: 'Sandbox', useSQLite: true, container: { imageName: options.image ?? CLOUDFLARE_IMAGE } },
+      },
       containerEngine: proxy.url,
     } as ConstructorParameters<typeof Miniflare>[0])
     url = await mf.ready

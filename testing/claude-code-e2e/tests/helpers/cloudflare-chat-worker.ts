@@ -1,11 +1,14 @@
 /**
- * A Worker in the shape a Cloudflare app deploys: chat() runs inside it with
- * `claudeCodeText` and `withSandbox(cloudflareSandbox(...))`, its tool runs
- * here, and the tool bridge is served by `routedToolBridge` from this same
- * Worker's `fetch` under `/tool-bridge/*` (no listener of its own). `POST
- * /turn` runs one turn and streams NDJSON: one `{ chunk }` line per chunk,
- * then one `{ report }` line with what only this isolate can see, written
- * after the run's sandbox is destroyed. Bundled with the built packages.
+ * A Worker in the shape the Cloudflare README recommends: chat() runs in a
+ * Durable Object (`ChatAgent`) with `claudeCodeText` and
+ * `withSandbox(cloudflareSandbox(...))`, its tool runs there, and the tool
+ * bridge is served by `routedToolBridge` from that same object's `fetch`
+ * (no listener of its own). The Worker routes `/agent/<name>/...` to the
+ * object of that name, so the bridge URL (which carries the name) reaches the
+ * isolate that holds the run's routes. `POST /agent/<name>/turn` runs one turn
+ * and streams NDJSON: one `{ chunk }` line per chunk, then one `{ report }`
+ * line with what only the object can see, written after the run's sandbox is
+ * destroyed. Bundled with the built packages.
  */
 import { chat, defineChatMiddleware, toolDefinition, type ModelMessage, type StreamChunk } from '@tanstack/ai'
 import { claudeCodeText, type ClaudeCodeOptions } from '@tanstack/ai-claude-code'
@@ -15,17 +18,23 @@ import { cloudflareSandbox, type SandboxNamespaceBinding } from '@tanstack/ai-sa
 // The Durable Object class the lab (and wrangler) binds as `Sandbox`.
 export { Sandbox } from '@tanstack/ai-sandbox-cloudflare'
 
-interface Env {
-  Sandbox: SandboxNamespaceBinding
+interface DurableObjectNamespace {
+  idFromName: (name: string) => unknown
+  get: (id: never) => { fetch: (request: Request) => Promise<Response> }
 }
 
-/** What `POST /turn` takes. */
+interface Env {
+  Sandbox: SandboxNamespaceBinding
+  ChatAgent: DurableObjectNamespace
+}
+
+/** What `POST /agent/<name>/turn` takes. */
 export interface TurnRequest {
   threadId: string
   messages: ModelMessage[]
   options: ClaudeCodeOptions
-  /** The bridge mount as the container reaches this Worker, e.g. `http://172.17.0.1:8787/tool-bridge`. */
-  bridgeUrl: string
+  /** This Worker's URL as the container reaches it, e.g. `http://172.17.0.1:8787/` (an app's public URL). */
+  workerUrl: string
 }
 
 /** The last line of a turn's stream. */
@@ -38,38 +47,54 @@ export interface TurnReport {
   sandbox: { id: string; writableStdin: boolean | undefined }
   /** What the provisioner gave the CLI. */
   bridge: { url: string; token: string }
-  /** Paths of the bridge requests this Worker's fetch answered during the turn. */
+  /** Paths of the bridge requests the object's fetch answered during the turn. */
   bridgeRequests: string[]
   /** Routes still served once the turn ended. */
   bridgeRoutesAfter: number
-  /** Whether a prompt file of the run was left in the sandbox (checked before it is destroyed). */
+  /** Prompt files left in the sandbox's run folder (looked for before it is destroyed; empty when none). */
   promptFilesLeft: string
   /** An error thrown by chat() or the report itself (not a RUN_ERROR chunk). */
   thrown?: string
 }
 
-let bridge: RoutedToolBridge | undefined
-const bridgeRequests: string[] = []
-
 /** The runtime this code runs in (`Cloudflare-Workers` in workerd). */
 const runtime = (): string => (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent ?? 'unknown'
 
 export default {
+  /** `/agent/<name>/...` goes to the Durable Object of that name: its runs and their bridge routes live there. */
   async fetch(request: Request, env: Env): Promise<Response> {
-    const url = new URL(request.url)
-    if (url.pathname.startsWith('/tool-bridge/')) {
-      bridgeRequests.push(url.pathname)
-      return bridge ? bridge.fetch(request) : new Response('no tool bridge yet', { status: 404 })
-    }
-    if (url.pathname === '/turn' && request.method === 'POST') return turn((await request.json()) as TurnRequest, env)
-    return new Response('not found', { status: 404 })
+    const [prefix, name] = new URL(request.url).pathname.split('/').slice(1)
+    if (prefix !== 'agent' || !name) return new Response('not found', { status: 404 })
+    return env.ChatAgent.get(env.ChatAgent.idFromName(name) as never).fetch(request)
   },
 }
 
+/** One agent: runs chat() turns and serves their tool bridge under `/agent/<name>/tool-bridge/*`. */
+export class ChatAgent {
+  private bridge: RoutedToolBridge | undefined
+  private readonly bridgeRequests: string[] = []
+
+  constructor(
+    _ctx: unknown,
+    private readonly env: Env,
+  ) {}
+
+  async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url)
+    const [, name, route] = url.pathname.split('/').slice(1)
+    if (route === 'tool-bridge') {
+      this.bridgeRequests.push(url.pathname)
+      return this.bridge ? this.bridge.fetch(request) : new Response('no tool bridge yet', { status: 404 })
+    }
+    if (route !== 'turn' || request.method !== 'POST') return new Response('not found', { status: 404 })
+    const input = (await request.json()) as TurnRequest
+    this.bridge ??= routedToolBridge({ publicUrl: new URL(`agent/${name}/tool-bridge`, input.workerUrl).href })
+    return turn(input, this.env, this.bridge, this.bridgeRequests)
+  }
+}
+
 /** One chat() turn; the chunks and the report as NDJSON. */
-function turn(input: TurnRequest, env: Env): Response {
-  bridge ??= routedToolBridge({ publicUrl: input.bridgeUrl })
-  const routed = bridge
+function turn(input: TurnRequest, env: Env, routed: RoutedToolBridge, bridgeRequests: string[]): Response {
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>()
   const writer = writable.getWriter()
   const encoder = new TextEncoder()
