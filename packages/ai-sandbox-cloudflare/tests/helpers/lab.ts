@@ -14,9 +14,8 @@ import { build } from 'esbuild'
 import { cloudflareMissing, startCloudflareLab } from '@testing/cloudflare-standin'
 import type { CloudflareLab } from '@testing/cloudflare-standin'
 import type { SandboxProvider } from '@tanstack/ai-sandbox'
-import { remoteProvider } from './remote-handle.js'
+import { httpWorker, remoteProvider } from './remote-handle.js'
 import type { TestWorkerApi } from './remote-handle.js'
-import { decodeJson, encodeJson } from './wire.js'
 import type { TestProviderOptions } from './worker.js'
 
 /** One suite file's lab. */
@@ -33,17 +32,29 @@ export interface CloudflareTestLab {
   cleanupAfter: () => void
 }
 
-/** Bundle the test Worker and start a lab on it (when the engine and the image are there). */
-export async function cloudflareTestLab(): Promise<CloudflareTestLab> {
+/** Options of {@link cloudflareTestLab}; all default to the test Worker's local setting. */
+export interface CloudflareTestLabOptions {
+  /** The Worker module to bundle. Default: tests/helpers/worker.ts. */
+  readonly entry?: string
+  /** The Worker's own Durable Object classes, binding → class name (the live Worker's `KitRpc`). */
+  readonly durableObjects?: Record<string, string>
+  /** Extra Worker bindings (plain values). */
+  readonly bindings?: Record<string, unknown>
+  /** Headers of every RPC call (the live Worker's bearer token). */
+  readonly headers?: Record<string, string>
+}
+
+/** Bundle the test Worker (or `options.entry`) and start a lab on it (when the engine and the image are there). */
+export async function cloudflareTestLab(options: CloudflareTestLabOptions = {}): Promise<CloudflareTestLab> {
   const reason = (await cloudflareMissing()) ?? null
   if (reason !== null) {
     const none = async () => Promise.reject(new Error(reason))
     return { reason, lab: undefined as never, worker: undefined as never, provider: none, containers: async () => [], cleanupAfter: () => undefined }
   }
   const dir = mkdtempSync(join(tmpdir(), 'cf-provider-'))
-  const script = await bundleTestWorker(join(dir, 'worker.js'))
-  const lab = await startCloudflareLab({ script, bindings: { SANDBOX_LOG_LEVEL: 'error' } })
-  const worker = httpWorker(lab.url.href)
+  const script = await bundleTestWorker(options.entry ?? fileURLToPath(new URL('./worker.ts', import.meta.url)), join(dir, 'worker.js'))
+  const lab = await startCloudflareLab({ script, bindings: { SANDBOX_LOG_LEVEL: 'error', ...options.bindings }, ...(options.durableObjects ? { durableObjects: options.durableObjects } : {}) })
+  const worker = httpWorker(lab.url.href, options.headers)
   const previewHostname = `localhost:${lab.url.port}`
   return {
     reason,
@@ -63,15 +74,15 @@ export async function cloudflareTestLab(): Promise<CloudflareTestLab> {
 const CORE = fileURLToPath(new URL('../../../ai-sandbox/src/', import.meta.url))
 
 /**
- * Bundle worker.ts for workerd as the lab's `bundleWorker` does (neutral
+ * Bundle a test Worker for workerd as the lab's `bundleWorker` does (neutral
  * platform, the `workerd` and `worker` conditions, `cloudflare:*` and
  * `node:*` left to the runtime), with `@tanstack/ai-sandbox` taken from its
  * sources, as every other suite of the repository does, so the Worker never
  * runs a stale build of core.
  */
-async function bundleTestWorker(outFile: string): Promise<string> {
+async function bundleTestWorker(entry: string, outFile: string): Promise<string> {
   await build({
-    entryPoints: [fileURLToPath(new URL('./worker.ts', import.meta.url))],
+    entryPoints: [entry],
     outfile: outFile,
     bundle: true,
     format: 'esm',
@@ -83,20 +94,4 @@ async function bundleTestWorker(outFile: string): Promise<string> {
     logLevel: 'warning',
   })
   return outFile
-}
-
-/**
- * The test Worker's methods over `POST /__rpc/<method>` with Node's own
- * fetch: asynchronous, so an abort or a kill reaches the Worker while an
- * exec is still running.
- */
-function httpWorker(base: string): TestWorkerApi {
-  return new Proxy({} as TestWorkerApi, {
-    get: (_target, method) => async (...args: unknown[]) => {
-      const response = await fetch(new URL(`__rpc/${String(method)}`, base), { method: 'POST', body: encodeJson(args) })
-      if (!response.ok) throw new Error(`test worker: ${String(method)} answered HTTP ${response.status}: ${await response.text()}`)
-      if (method === 'spawn') return response.body
-      return decodeJson(await response.text())
-    },
-  })
 }

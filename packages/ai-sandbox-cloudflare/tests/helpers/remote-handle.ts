@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ExecOptions, ProcessExit, ProcessOptions, SandboxCapabilities, SandboxHandle, SandboxProvider, SpawnedProcess } from '@tanstack/ai-sandbox'
 import { TextChunks } from '../../src/text-chunks.js'
-import { fromWire, unwrap } from './wire.js'
+import { decodeJson, encodeJson, fromWire, unwrap } from './wire.js'
 import type { SpawnEvent, Wire } from './wire.js'
 import type { HandleInfo, TestProviderOptions } from './worker.js'
 
@@ -179,4 +179,22 @@ async function remoteSpawn(worker: TestWorkerApi, handle: string, command: strin
     wait: () => exit,
     kill,
   }
+}
+
+/**
+ * The test Worker's methods over `POST /__rpc/<method>` with Node's own
+ * fetch: asynchronous, so an abort or a kill reaches the Worker while an
+ * exec is still running.
+ * @param base - The Worker's URL.
+ * @param headers - Sent with every call (the live lane's bearer token).
+ */
+export function httpWorker(base: string, headers: Record<string, string> = {}): TestWorkerApi {
+  return new Proxy({} as TestWorkerApi, {
+    get: (_target, method) => async (...args: unknown[]) => {
+      const response = await fetch(new URL(`__rpc/${String(method)}`, base), { method: 'POST', headers, body: encodeJson(args) })
+      if (!response.ok) throw new Error(`test worker: ${String(method)} answered HTTP ${response.status}: ${await response.text()}`)
+      if (method === 'spawn') return response.body
+      return decodeJson(await response.text())
+    },
+  })
 }

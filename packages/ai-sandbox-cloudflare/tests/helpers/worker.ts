@@ -1,15 +1,15 @@
 /**
  * The test Worker: runs `cloudflareSandbox()` inside workerd, next to the
  * SDK's `Sandbox` Durable Object, and exposes one RPC method per provider
- * and handle operation, so Node-side tests drive the real provider through
- * `mf.getWorker()` (remote-handle.ts). Handles and spawned processes live in
- * this isolate between calls, keyed by tokens. Results travel as data
+ * and handle operation as `POST /__rpc/<method>`, so Node-side tests drive
+ * the real provider with Node's fetch (remote-handle.ts; Miniflare's
+ * `getWorker()` proxy would block Node's event loop for the length of a call,
+ * so an abort could never be sent while an exec runs). Handles and spawned
+ * processes live in this isolate between calls, keyed by tokens (the live
+ * lane serves the same target from a Durable Object). Results travel as data
  * (wire.ts); a spawned process's output as an NDJSON stream. Its `fetch`
- * serves preview URLs through `proxyToSandbox`, also under
- * `/__preview/<host>/…` for clients that cannot resolve `*.localhost`, and
- * the same methods as `POST /__rpc/<method>` (Miniflare's `getWorker()`
- * proxy blocks Node's event loop for the length of a call, so an abort could
- * never be sent while an exec runs).
+ * also serves preview URLs through `proxyToSandbox`, and under
+ * `/__preview/<host>/…` for clients that cannot resolve `*.localhost`.
  */
 import { WorkerEntrypoint } from 'cloudflare:workers'
 import { proxyToSandbox } from '@cloudflare/sandbox'
@@ -21,7 +21,8 @@ import type { SpawnEvent, Wire } from './wire.js'
 
 export { Sandbox } from '../../src/index.js'
 
-interface Env {
+/** What the RPC target reads of the Worker's env. */
+export interface Env {
   Sandbox: SandboxNamespaceBinding
 }
 
@@ -62,7 +63,15 @@ function handleOf(key: string): SandboxHandle {
   return handle
 }
 
-export default class TestWorker extends WorkerEntrypoint<Env> {
+/**
+ * The RPC methods and the preview routes over one `env`. The local lab's
+ * entrypoint below serves them from workerd's single isolate; the live lane
+ * (live/worker.ts) serves them from a Durable Object, the one place a
+ * deployed Worker keeps handles between requests.
+ */
+export class TestRpcTarget {
+  constructor(private readonly env: Env) {}
+
   async fetch(request: Request): Promise<Response> {
     const url = new URL(request.url)
     if (url.pathname.startsWith('/__rpc/') && request.method === 'POST') return this.rpc(url.pathname.slice('/__rpc/'.length), await request.text())
@@ -216,5 +225,15 @@ export default class TestWorker extends WorkerEntrypoint<Env> {
 
   async fork(handle: string): Promise<Wire<unknown>> {
     return settle(() => handleOf(handle).fork!())
+  }
+}
+
+let target: TestRpcTarget | undefined
+
+/** The local lab's Worker: every request to the one RPC target of this isolate. */
+export default class TestWorker extends WorkerEntrypoint<Env> {
+  async fetch(request: Request): Promise<Response> {
+    target ??= new TestRpcTarget(this.env)
+    return target.fetch(request)
   }
 }
