@@ -45,6 +45,9 @@ export function isRpcSizeError(error: unknown): boolean {
  * - `Container is starting` (the SDK gave up waiting, or a 503), `provisioning`: `unreachable`;
  * - `permanent error` (no such image, out of memory): `create-failed`, naming the image;
  * - the RPC size cap: `SandboxLimitError` `exec-output-too-large`;
+ * - the SDK's generic `SandboxError` (the control server in the container
+ *   answered with an internal error, an HTTP 5xx): `reason` as the caller
+ *   chose it, with what failed and what to do;
  * - anything else: `reason` as the caller chose it, the SDK's message kept.
  * A {@link SandboxError} passes through unchanged.
  *
@@ -74,6 +77,9 @@ export function sdkError(reason: SandboxOperationErrorReason, what: string, erro
       message: `${what}${about}: a value crossing Workers RPC passed its 32 MiB cap (${said}). Lower the output (redirect it to a file), or move large data in smaller pieces.`,
       cause: error,
     })
+  }
+  if (/^SandboxError\b/.test(said)) {
+    return operationError(reason, `${what}${about}: the control server in the container failed (${said}). Retry the call; if it keeps failing, the container is unwell: destroy the sandbox and create a new one.`, error)
   }
   return operationError(reason, `${what}${about} failed: ${said}`, error)
 }

@@ -3,7 +3,8 @@
  * containers: preview URLs for a port (through the Worker's own
  * proxyToSandbox), the ports Cloudflare refuses, and a sandbox whose
  * container was replaced by an empty one failing with a typed error instead
- * of running commands in an empty box, and a destroyed handle that never
+ * of running commands in an empty box, the control server answering 5xx, a
+ * container that never starts, and a destroyed handle that never
  * starts a container again (any SDK call would). Skips naming the engine or image when
  * missing, and fails instead under REQUIRE_DOCKER=1.
  */
@@ -13,9 +14,22 @@ import { describeWithDocker } from '@testing/support/docker-engine'
 import { cloudflareTestLab } from './helpers/lab.js'
 
 const lab = await cloudflareTestLab()
+/** A lab whose image has no control server (BusyBox's shell exits at once): its containers never become ready. */
+const broken = await cloudflareTestLab({ image: 'tanstack-sandbox-busybox:latest' })
 
-describeWithDocker('cloudflare provider', lab.reason, () => {
+describeWithDocker('cloudflare provider', lab.reason ?? broken.reason, () => {
   lab.cleanupAfter()
+  broken.cleanupAfter()
+
+  it('a container that never starts: create fails within timeoutMs with a typed error that says what to check', async () => {
+    const provider = await broken.provider({ timeoutMs: 8_000 })
+    const started = Date.now()
+    const error = await provider.create().then(() => undefined, (thrown: unknown) => thrown)
+    expect(SandboxOperationError.isInstance(error) && error.reason, `a SandboxOperationError, got ${String(error)}`).toBe('unreachable')
+    expect((error as Error).message).toMatch(/did not answer within 8000 ms .*raise cloudflareSandbox\(\{ timeoutMs \}\); check the image in wrangler\.jsonc/)
+    // The SDK alone would keep retrying a starting container for about 150 s; the provider's bound answers first.
+    expect(Date.now() - started).toBeLessThan(60_000)
+  }, 120_000)
 
   it('ports.connect gives a preview URL the Worker routes to a server in the sandbox; 3000 and ports below 1024 are refused', async () => {
     const provider = await lab.provider()
@@ -34,6 +48,21 @@ describeWithDocker('cloudflare provider', lab.reason, () => {
         expect(SandboxConfigError.isInstance(refused) && refused.field, `connect(${port}) is a config error`).toBe('ports.connect.port')
       }
       await server.kill()
+    } finally {
+      await handle.destroy()
+    }
+  }, 180_000)
+
+  it('the control server answering HTTP 500: a typed error that names it and what to do; the next call works', async () => {
+    const provider = await lab.provider()
+    const handle = await provider.create()
+    try {
+      // The stand-in answers its next request with a 500 (its fault file), as an overloaded or crashing control server would.
+      await handle.process.exec('printf "500 1" > /tmp/cloudflare-standin-fault')
+      const error = await handle.process.exec('echo hi').then(() => undefined, (thrown: unknown) => thrown)
+      expect(SandboxOperationError.isInstance(error) && error.reason, `a SandboxOperationError of the exec, got ${String(error)}`).toBe('exec-failed')
+      expect((error as Error).message).toMatch(/control server in the container failed \(SandboxError: stand-in fault: answering HTTP 500.*\)\. Retry the call; if it keeps failing, .*destroy the sandbox and create a new one/)
+      expect((await handle.process.exec('echo again')).stdout, 'the sandbox works again').toBe('again\n')
     } finally {
       await handle.destroy()
     }

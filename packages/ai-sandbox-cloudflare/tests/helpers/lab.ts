@@ -36,6 +36,8 @@ export interface CloudflareTestLab {
 export interface CloudflareTestLabOptions {
   /** The Worker module to bundle. Default: tests/helpers/worker.ts. */
   readonly entry?: string
+  /** The container image (default: the stand-in's). */
+  readonly image?: string
   /** The Worker's own Durable Object classes, binding → class name (the live Worker's `KitRpc`). */
   readonly durableObjects?: Record<string, string>
   /** Extra Worker bindings (plain values). */
@@ -46,14 +48,14 @@ export interface CloudflareTestLabOptions {
 
 /** Bundle the test Worker (or `options.entry`) and start a lab on it (when the engine and the image are there). */
 export async function cloudflareTestLab(options: CloudflareTestLabOptions = {}): Promise<CloudflareTestLab> {
-  const reason = (await cloudflareMissing()) ?? null
+  const reason = (await cloudflareMissing(options.image)) ?? null
   if (reason !== null) {
     const none = async () => Promise.reject(new Error(reason))
     return { reason, lab: undefined as never, worker: undefined as never, provider: none, containers: async () => [], cleanupAfter: () => undefined }
   }
   const dir = mkdtempSync(join(tmpdir(), 'cf-provider-'))
   const script = await bundleTestWorker(options.entry ?? fileURLToPath(new URL('./worker.ts', import.meta.url)), join(dir, 'worker.js'))
-  const lab = await startCloudflareLab({ script, bindings: { SANDBOX_LOG_LEVEL: 'error', ...options.bindings }, ...(options.durableObjects ? { durableObjects: options.durableObjects } : {}) })
+  const lab = await startCloudflareLab({ script, bindings: { SANDBOX_LOG_LEVEL: 'error', ...options.bindings }, ...(options.durableObjects ? { durableObjects: options.durableObjects } : {}), ...(options.image ? { image: options.image } : {}) })
   const worker = httpWorker(lab.url.href, options.headers)
   const previewHostname = `localhost:${lab.url.port}`
   return {
