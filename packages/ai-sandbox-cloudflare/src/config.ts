@@ -5,6 +5,7 @@
  * otherwise fail deep inside the SDK as a TypeError on `idFromName`).
  * Design notes: docs/design/cloudflare.md (section 11)
  */
+import { envVarsSchema } from '@tanstack/ai-sandbox/internal'
 import { z } from 'zod'
 import { parseConfig } from './errors.js'
 
@@ -100,15 +101,6 @@ export interface ResolvedCloudflareConfig {
   readonly timeoutMs: number
 }
 
-/** What a variable name must look like: a portable shell identifier. */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
-
-/** Validation of env names and values (config, create, exec, env.set). */
-export const envSchema = z.record(
-  z.string().regex(ENV_NAME, 'variable names must be letters, digits and "_", not starting with a digit (e.g. MY_VAR)'),
-  z.string().refine((value) => !value.includes('\0'), 'values cannot contain NUL'),
-)
-
 const BINDING_FIX =
   "pass the Durable Object namespace of the Sandbox class, e.g. cloudflareSandbox({ binding: env.Sandbox }), with durable_objects.bindings [{ name: 'Sandbox', class_name: 'Sandbox' }] in wrangler.jsonc and export { Sandbox } from '@tanstack/ai-sandbox-cloudflare' in the Worker"
 
@@ -140,7 +132,7 @@ const configSchema = z
       .refine((value) => (secondsOf(value) ?? 0) >= 10, 'expected at least 10 seconds: a container takes about 6 s to start, and a shorter idle time stops it while it starts')
       .optional(),
     keepAlive: z.boolean().optional(),
-    env: envSchema.optional(),
+    env: envVarsSchema.optional(),
     killGraceMs: z.number().int().min(0).optional(),
     maxExecOutputBytes: z.number().int().positive().max(20 * 1024 * 1024, 'at most 20 MiB: the output crosses Workers RPC base64-encoded, which caps one value at 32 MiB').optional(),
     maxReadBytes: z.number().int().positive().max(MAX_READ_BYTES_LIMIT, 'at most 64 MiB: the Worker holds the whole file (and its base64 pieces) in memory, 128 MB per isolate; read bigger files in parts with exec (e.g. dd or split)').optional(),

@@ -5,11 +5,12 @@
  * transfer file with `writeFile` (base64) that the script reads, a read has
  * the script write one that `readFile` (base64) fetches, both byte-exact.
  * Above {@link TRANSFER_CHUNK_BYTES} the bytes move in pieces, since Workers
- * RPC caps one value at 32 MiB.
+ * RPC caps one value at 32 MiB. Path mapping, root refusals and the output
+ * of list/exists/lstat are core's `scriptFs`; this file owns the transport.
  */
-import { SandboxConfigError, shellQuote } from '@tanstack/ai-sandbox'
-import type { SandboxDirEntry, SandboxFs } from '@tanstack/ai-sandbox'
-import { FS_ENTRY_TYPES, fsScriptError, fsScriptPath, fsTooLargeError, parseFsStat, refuseWorkspaceRoot } from '@tanstack/ai-sandbox/internal'
+import { shellQuote } from '@tanstack/ai-sandbox'
+import type { SandboxFs } from '@tanstack/ai-sandbox'
+import { checkWriteData, fsScriptError, fsTooLargeError, scriptFs } from '@tanstack/ai-sandbox/internal'
 import type { FsOp, FsScriptOwner, FsScriptPath } from '@tanstack/ai-sandbox/internal'
 import { TRANSFER_CHUNK_BYTES } from './config.js'
 import { operationError, PROVIDER_NAME } from './errors.js'
@@ -24,8 +25,6 @@ const encoder = new TextEncoder()
 
 /** Build the `fs` member of a handle over one sandbox's state. */
 export function createCloudflareFs(state: SandboxState): SandboxFs {
-  const lexical = (path: string): FsScriptPath => fsScriptPath(path, state.workspaceRoot)
-
   /** One script run in `mode` (`fs`, `fsin <source>`, `fsout <target>`); a non-zero exit becomes the typed error. */
   async function op(method: string, fsOp: FsOp, paths: FsScriptPath[], extra: string[] = [], mode: 'fs' | 'fsin' | 'fsout' = 'fs', file?: string): Promise<string> {
     state.assertLive(`fs.${method}`)
@@ -75,55 +74,18 @@ export function createCloudflareFs(state: SandboxState): SandboxFs {
     return source
   }
 
-  return {
-    read: async (path) => decoder.decode(await readBytes('read', lexical(path))),
-
-    readBytes: (path) => readBytes('readBytes', lexical(path)),
-
-    write: async (path, data) => {
-      const target = lexical(path)
-      refuseWorkspaceRoot('write', target)
+  return scriptFs({
+    owner: OWNER,
+    workspaceRoot: state.workspaceRoot,
+    run: (method, fsOp, paths) => op(method, fsOp, paths),
+    read: async (target) => decoder.decode(await readBytes('read', target)),
+    readBytes: (target) => readBytes('readBytes', target),
+    write: async (target, data) => {
       state.assertLive('fs.write')
-      if (typeof data !== 'string' && !(data instanceof Uint8Array)) {
-        throw new SandboxConfigError('fs.write.data', `Invalid option fs.write.data: expected a string or a Uint8Array, got ${data === null ? 'null' : typeof data}.`)
-      }
+      checkWriteData(data)
       const source = await upload(typeof data === 'string' ? encoder.encode(data) : data)
       // The wrapper removes the transfer file once the script read it.
       await op('write', 'write', [target], [], 'fsin', source)
     },
-
-    list: async (path = '.') => {
-      const target = lexical(path)
-      const stdout = await op('list', 'list', [target])
-      const entries: SandboxDirEntry[] = []
-      for (const record of stdout.split('\0')) {
-        if (record === '') continue
-        const name = record.slice(1)
-        entries.push({ name, path: target.relative === '' ? name : `${target.relative}/${name}`, type: FS_ENTRY_TYPES[record[0]!] ?? 'other' })
-      }
-      return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    },
-
-    mkdir: async (path) => {
-      await op('mkdir', 'mkdir', [lexical(path)])
-    },
-
-    remove: async (path) => {
-      const target = lexical(path)
-      refuseWorkspaceRoot('remove', target)
-      await op('remove', 'remove', [target])
-    },
-
-    rename: async (from, to) => {
-      const source = lexical(from)
-      const target = lexical(to)
-      refuseWorkspaceRoot('rename', source)
-      refuseWorkspaceRoot('rename', target)
-      await op('rename', 'rename', [source, target])
-    },
-
-    exists: async (path) => (await op('exists', 'exists', [lexical(path)])) === '1',
-
-    lstat: async (path) => parseFsStat(OWNER, (await op('lstat', 'lstat', [lexical(path)])).trim(), path),
-  }
+  })
 }

@@ -6,13 +6,12 @@
  */
 import { createExecBackedGit, UnsupportedCapabilityError } from '@tanstack/ai-sandbox'
 import type { SandboxCapabilities, SandboxHandle } from '@tanstack/ai-sandbox'
-import { envSchema } from './config.js'
+import { envFileText, envVarsSchema } from '@tanstack/ai-sandbox/internal'
 import { parseConfig, PROVIDER_NAME } from './errors.js'
 import { createCloudflareFs } from './fs.js'
 import { toBase64 } from './job.js'
 import { createCloudflarePorts } from './ports.js'
 import { createCloudflareProcess } from './process.js'
-import { envFileText } from './sandbox-files.js'
 import type { SandboxState } from './state.js'
 
 /** Build a handle over `state`. */
@@ -52,7 +51,7 @@ export async function writeSandboxEnv(state: SandboxState, vars: Record<string, 
 
 function setEnv(state: SandboxState, vars: Record<string, string>): Promise<void> {
   state.assertLive('env.set')
-  const parsed = parseConfig(envSchema, vars, 'env.set')
+  const parsed = parseConfig(envVarsSchema, vars, 'env.set')
   const write = state.envWrites.then(() => writeSandboxEnv(state, parsed, 'env.set'))
   state.envWrites = write.catch(() => undefined)
   return write

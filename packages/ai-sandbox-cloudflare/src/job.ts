@@ -9,8 +9,9 @@
  * never ends. Design notes: docs/design/cloudflare.md (section 11)
  */
 import { SandboxPathError } from '@tanstack/ai-sandbox'
+import { callEnvFileText } from '@tanstack/ai-sandbox/internal'
 import { operationError, restartedError } from './errors.js'
-import { callEnvFileText, runCommand } from './sandbox-files.js'
+import { runCommand } from './sandbox-files.js'
 import type { SandboxState } from './state.js'
 
 /** Signals `kill()` accepts (the contract's set). */

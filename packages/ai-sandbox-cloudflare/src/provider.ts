@@ -11,8 +11,9 @@
 import { z } from 'zod'
 import { SandboxConfigError } from '@tanstack/ai-sandbox'
 import type { SandboxCapabilities, SandboxCreateInput, SandboxDestroyInput, SandboxHandle, SandboxProvider, SandboxResumeInput } from '@tanstack/ai-sandbox'
+import { envVarsSchema } from '@tanstack/ai-sandbox/internal'
 import { cloudflareCapabilities } from './capabilities.js'
-import { envSchema, fingerprintOf, resolveConfig } from './config.js'
+import { fingerprintOf, resolveConfig } from './config.js'
 import type { CloudflareSandboxConfig, ResolvedCloudflareConfig } from './config.js'
 import { operationError, parseConfig, PROVIDER_NAME } from './errors.js'
 import { createCloudflareHandle, writeSandboxEnv } from './handle.js'
@@ -24,7 +25,7 @@ import { Toolbox } from './toolbox.js'
 const createInputSchema = z.object({
   key: z.string().optional(),
   labels: z.record(z.string(), z.string()).optional(),
-  env: envSchema.optional(),
+  env: envVarsSchema.optional(),
   network: z.literal('blocked', { message: "expected 'blocked' (or leave it out)" }).optional(),
 })
 

@@ -165,21 +165,6 @@ export function runCommand(paths: StatePaths, marker: string, id: string, max: n
 }
 
 /**
- * Shell text that exports `env`: what an `env.d` entry holds. Values are
- * single-quoted, so nothing in them is expanded.
- */
-export function envFileText(env: Readonly<Record<string, string>>): string {
-  return Object.entries(env)
-    .map(([name, value]) => `export ${name}=${shellQuote(value)}\n`)
-    .join('')
-}
-
-/** A job's `.env` file: the export text assigned to one variable, which only the command's shell evaluates. */
-export function callEnvFileText(env: Readonly<Record<string, string>>): string {
-  return `__tanstack_call_env=${shellQuote(envFileText(env))}\n`
-}
-
-/**
  * Prepares a container, in one command: `create` makes the provider's
  * folder (0700, in HOME, or in /tmp when HOME is not writable), writes the
  * scripts (each to a temp file renamed over the old one) and then the marker,

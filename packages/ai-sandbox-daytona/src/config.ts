@@ -7,6 +7,7 @@
 import { Daytona } from '@daytona/sdk'
 import { z } from 'zod'
 import { SandboxConfigError } from '@tanstack/ai-sandbox'
+import { envVarsSchema } from '@tanstack/ai-sandbox/internal'
 import { parseConfig } from './errors.js'
 import { isProviderLabel } from './labels.js'
 
@@ -81,15 +82,6 @@ export interface ResolvedDaytonaConfig {
   readonly timeoutMs: number
 }
 
-/** What a variable name must look like: a portable shell identifier. */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
-
-/** Validation of env names and values (config, create, exec, env.set). */
-export const envSchema = z.record(
-  z.string().regex(ENV_NAME, 'variable names must be letters, digits and "_", not starting with a digit (e.g. MY_VAR)'),
-  z.string().refine((value) => !value.includes('\0'), 'values cannot contain NUL'),
-)
-
 const CIDR = /^[0-9a-fA-F:.]+\/\d{1,3}$/
 
 const configSchema = z
@@ -108,7 +100,7 @@ const configSchema = z
       .optional(),
     networkBlockAll: z.boolean().optional(),
     networkAllowList: z.array(z.string().regex(CIDR, 'expected CIDR ranges such as 10.0.0.0/8')).optional(),
-    env: envSchema.optional(),
+    env: envVarsSchema.optional(),
     labels: z
       .record(z.string().min(1), z.string())
       .refine((labels) => !Object.keys(labels).some(isProviderLabel), 'tanstack.sandbox, tanstack.sandbox.origin and tanstack.sandbox.journal-secret are set by the provider; use other keys')

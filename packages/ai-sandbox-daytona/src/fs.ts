@@ -4,11 +4,13 @@
  * sandbox user, paths as arguments. File contents never travel through the
  * session logs (they are decoded as text): a write uploads the bytes to a
  * private transfer file the script reads from, a read has the script write
- * one that is downloaded, both through the files API, byte-exact.
+ * one that is downloaded, both through the files API, byte-exact. Path
+ * mapping, root refusals and the output of list/exists/lstat are core's
+ * `scriptFs`; this file owns the transport.
  */
-import { SandboxConfigError, shellQuote } from '@tanstack/ai-sandbox'
-import type { SandboxDirEntry, SandboxFs } from '@tanstack/ai-sandbox'
-import { FS_ENTRY_TYPES, fsScriptError, fsScriptPath, fsTooLargeError, parseFsStat, refuseWorkspaceRoot } from '@tanstack/ai-sandbox/internal'
+import { shellQuote } from '@tanstack/ai-sandbox'
+import type { SandboxFs } from '@tanstack/ai-sandbox'
+import { checkWriteData, fsScriptError, fsTooLargeError, scriptFs } from '@tanstack/ai-sandbox/internal'
 import type { FsOp, FsScriptOwner, FsScriptPath } from '@tanstack/ai-sandbox/internal'
 import { PROVIDER_NAME } from './errors.js'
 import { newJobId } from './job.js'
@@ -20,8 +22,6 @@ const OWNER: FsScriptOwner = { provider: PROVIDER_NAME, readLimitOption: 'dayton
 
 /** Build the `fs` member of a handle over one sandbox's state. */
 export function createDaytonaFs(state: SandboxState): SandboxFs {
-  const lexical = (path: string): FsScriptPath => fsScriptPath(path, state.workspaceRoot)
-
   /** One script run: `redirect` is appended (`< in`, `> out`), `wrap` may wrap the line; the exit code is mapped. */
   async function op(method: string, fsOp: FsOp, paths: FsScriptPath[], extra: string[] = [], redirect = '', wrap = (line: string) => line): Promise<CommandResult> {
     state.assertLive(`fs.${method}`)
@@ -49,21 +49,18 @@ export function createDaytonaFs(state: SandboxState): SandboxFs {
     }
   }
 
-  return {
-    read: async (path) => (await readBytes('read', lexical(path))).toString('utf8'),
-
-    readBytes: async (path) => {
-      const bytes = await readBytes('readBytes', lexical(path))
+  return scriptFs({
+    owner: OWNER,
+    workspaceRoot: state.workspaceRoot,
+    run: async (method, fsOp, paths) => (await op(method, fsOp, paths)).stdout,
+    read: async (target) => (await readBytes('read', target)).toString('utf8'),
+    readBytes: async (target) => {
+      const bytes = await readBytes('readBytes', target)
       return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     },
-
-    write: async (path, data) => {
-      const target = lexical(path)
-      refuseWorkspaceRoot('write', target)
+    write: async (target, data) => {
       state.assertLive('fs.write')
-      if (typeof data !== 'string' && !(data instanceof Uint8Array)) {
-        throw new SandboxConfigError('fs.write.data', `Invalid option fs.write.data: expected a string or a Uint8Array, got ${data === null ? 'null' : typeof data}.`)
-      }
+      checkWriteData(data)
       const source = `${state.paths.xfer}/${newJobId()}`
       await state.toolbox.upload([{ path: source, data }], 'fs.write', 'fs-failed')
       try {
@@ -75,45 +72,5 @@ export function createDaytonaFs(state: SandboxState): SandboxFs {
         throw error
       }
     },
-
-    list: async (path = '.') => {
-      const target = lexical(path)
-      const { stdout } = await op('list', 'list', [target])
-      const entries: SandboxDirEntry[] = []
-      for (const record of stdout.split('\0')) {
-        if (record === '') continue
-        const name = record.slice(1)
-        entries.push({ name, path: target.relative === '' ? name : `${target.relative}/${name}`, type: FS_ENTRY_TYPES[record[0]!] ?? 'other' })
-      }
-      return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    },
-
-    mkdir: async (path) => {
-      await op('mkdir', 'mkdir', [lexical(path)])
-    },
-
-    remove: async (path) => {
-      const target = lexical(path)
-      refuseWorkspaceRoot('remove', target)
-      await op('remove', 'remove', [target])
-    },
-
-    rename: async (from, to) => {
-      const source = lexical(from)
-      const target = lexical(to)
-      refuseWorkspaceRoot('rename', source)
-      refuseWorkspaceRoot('rename', target)
-      await op('rename', 'rename', [source, target])
-    },
-
-    exists: async (path) => {
-      const { stdout } = await op('exists', 'exists', [lexical(path)])
-      return stdout === '1'
-    },
-
-    lstat: async (path) => {
-      const { stdout } = await op('lstat', 'lstat', [lexical(path)])
-      return parseFsStat(OWNER, stdout.trim(), path)
-    },
-  }
+  })
 }

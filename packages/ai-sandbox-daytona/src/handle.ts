@@ -6,13 +6,12 @@
  */
 import { createExecBackedGit } from '@tanstack/ai-sandbox'
 import type { SandboxCapabilities, SandboxHandle, SandboxSnapshotRef } from '@tanstack/ai-sandbox'
-import { envSchema } from './config.js'
+import { envFileText, envVarsSchema } from '@tanstack/ai-sandbox/internal'
 import { parseConfig, PROVIDER_NAME } from './errors.js'
 import { createDaytonaFs } from './fs.js'
 import { LABEL } from './labels.js'
 import { createDaytonaPorts } from './ports.js'
 import { createDaytonaProcess } from './process.js'
-import { envFileText } from './sandbox-files.js'
 import type { SandboxState } from './state.js'
 
 /** What the provider lends a handle. */
@@ -58,7 +57,7 @@ export async function writeSandboxEnv(state: SandboxState, vars: Record<string, 
 
 function setEnv(state: SandboxState, vars: Record<string, string>): Promise<void> {
   state.assertLive('env.set')
-  const parsed = parseConfig(envSchema, vars, 'env.set')
+  const parsed = parseConfig(envVarsSchema, vars, 'env.set')
   const write = state.envWrites.then(() => writeSandboxEnv(state, parsed, 'env.set'))
   state.envWrites = write.catch(() => undefined)
   return write

@@ -10,8 +10,9 @@ import type { Daytona, Sandbox } from '@daytona/sdk'
 import { z } from 'zod'
 import { SandboxConfigError } from '@tanstack/ai-sandbox'
 import type { SandboxCapabilities, SandboxCreateInput, SandboxDestroyInput, SandboxHandle, SandboxProvider, SandboxRestoreInput, SandboxResumeInput, SandboxSnapshotRef } from '@tanstack/ai-sandbox'
+import { envVarsSchema } from '@tanstack/ai-sandbox/internal'
 import { daytonaCapabilities } from './capabilities.js'
-import { daytonaClient, envSchema, fingerprintOf, resolveConfig } from './config.js'
+import { daytonaClient, fingerprintOf, resolveConfig } from './config.js'
 import type { DaytonaSandboxConfig, ResolvedDaytonaConfig } from './config.js'
 import { apiError, isNotFound, operationError, parseConfig, PROVIDER_NAME, statusOf } from './errors.js'
 import { createDaytonaHandle, writeSandboxEnv } from './handle.js'
@@ -25,7 +26,7 @@ const createInputSchema = z.object({
     .record(z.string().min(1), z.string())
     .refine((labels) => !Object.keys(labels).some(isProviderLabel), `label keys ${LABEL.sandbox}, ${LABEL.origin} and ${LABEL.journalSecret} are set by the provider; use other keys`)
     .optional(),
-  env: envSchema.optional(),
+  env: envVarsSchema.optional(),
   network: z.literal('blocked', { message: "expected 'blocked' (or leave it out)" }).optional(),
 })
 

@@ -106,21 +106,6 @@ export function killCommand(paths: StatePaths, id: string, signal: string, grace
 }
 
 /**
- * Shell text that exports `env`: what an `env.d` entry holds. Values are
- * single-quoted, so nothing in them is expanded.
- */
-export function envFileText(env: Readonly<Record<string, string>>): string {
-  return Object.entries(env)
-    .map(([name, value]) => `export ${name}=${shellQuote(value)}\n`)
-    .join('')
-}
-
-/** A job's `.env` file: the export text assigned to one variable, which only the command's shell evaluates. */
-export function callEnvFileText(env: Readonly<Record<string, string>>): string {
-  return `__tanstack_call_env=${shellQuote(envFileText(env))}\n`
-}
-
-/**
  * Prepares (idempotently) a new or resumed sandbox, as the sandbox user, in
  * one command: the provider's folder (0700, in HOME, or in /tmp when HOME is
  * not writable) and the workspace exist, and the scripts are written

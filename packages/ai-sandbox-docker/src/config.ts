@@ -8,9 +8,9 @@
  */
 import { createHash } from 'node:crypto'
 import type Docker from 'dockerode'
+import { envVarsSchema } from '@tanstack/ai-sandbox/internal'
 import { z } from 'zod'
 import { parseConfig } from './errors.js'
-import { envSchema } from './state.js'
 
 /** A host path bind-mounted into every sandbox container. */
 export interface DockerSandboxMount {
@@ -237,7 +237,7 @@ const configSchema = z
     capAdd: z.array(capabilitySchema).optional(),
     noNewPrivileges: z.boolean('expected true (the default) or false to opt out').optional(),
     docker: z.custom<Docker | Docker.DockerOptions>((value) => typeof value === 'object' && value !== null, { message: 'expected a dockerode instance or its options' }).optional(),
-    env: envSchema.optional(),
+    env: envVarsSchema.optional(),
     labels: labelsSchema.optional(),
     workspaceDir: absolutePath('directory')
       .refine((value) => value.replace(/\/+$/, '') !== '', 'the workspace cannot be "/"')

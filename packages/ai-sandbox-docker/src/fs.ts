@@ -2,14 +2,15 @@
  * `handle.fs` of the Docker provider: each call is one run of {@link FS_SCRIPT}
  * in the container as the sandbox user, the path as an argument; bytes travel
  * raw over the exec connection; core maps the script's exit codes onto typed
- * errors (shared with Daytona). It never builds a shell string from a path,
+ * errors, and core's `scriptFs` maps paths and reads list/exists/lstat output
+ * (shared with Daytona and Cloudflare). It never builds a shell string from a path,
  * and never reads through the engine's archive API.
  * Design notes: docs/design/docker.md
  */
-import type { SandboxDirEntry, SandboxFs } from '@tanstack/ai-sandbox'
+import type { SandboxFs } from '@tanstack/ai-sandbox'
 import { PROVIDER_NAME, containerGoneError, engineError, operationError } from './errors.js'
 import { startExec } from './exec-stream.js'
-import { FS_ENTRY_TYPES, FS_SCRIPT, fsScriptError, fsScriptPath, fsTooLargeError, parseFsStat, refuseWorkspaceRoot } from '@tanstack/ai-sandbox/internal'
+import { FS_SCRIPT, fsScriptError, fsTooLargeError, scriptFs } from '@tanstack/ai-sandbox/internal'
 import type { FsOp, FsScriptOwner, FsScriptPath } from '@tanstack/ai-sandbox/internal'
 import type { SandboxState } from './state.js'
 
@@ -25,9 +26,7 @@ interface FsRun {
 
 /** Build the `fs` member of a handle over one sandbox's state. */
 export function createDockerFs(state: SandboxState): SandboxFs {
-  const lexical = (path: string): FsScriptPath => fsScriptPath(path, state.workspaceRoot)
-
-  /** Liveness check, lexical mapping, one script run, exit-code mapping. */
+  /** Liveness check, one script run, exit-code mapping. */
   async function op(method: string, op: FsOp, paths: FsScriptPath[], extra: string[] = [], stdin?: Uint8Array | string): Promise<FsRun> {
     state.assertLive(`fs.${method}`)
     const run = await runScript(state, method, [op, state.physicalRoot, ...paths.map((p) => p.arg), ...extra], stdin)
@@ -35,60 +34,19 @@ export function createDockerFs(state: SandboxState): SandboxFs {
     throw fsScriptError(OWNER, method, paths, { code: run.code, stderr: run.stderr }, state.maxReadBytes)
   }
 
-  return {
-    read: async (path) => (await readBytes('read', lexical(path))).toString('utf8'),
-
-    readBytes: async (path) => {
-      const bytes = await readBytes('readBytes', lexical(path))
+  return scriptFs({
+    owner: OWNER,
+    workspaceRoot: state.workspaceRoot,
+    run: async (method, fsOp, paths) => (await op(method, fsOp, paths)).stdout.toString('utf8'),
+    read: async (target) => (await readBytes('read', target)).toString('utf8'),
+    readBytes: async (target) => {
+      const bytes = await readBytes('readBytes', target)
       return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     },
-
-    write: async (path, data) => {
-      const target = lexical(path)
-      refuseWorkspaceRoot('write', target)
+    write: async (target, data) => {
       await op('write', 'write', [target], [], data)
     },
-
-    list: async (path = '.') => {
-      const target = lexical(path)
-      const { stdout } = await op('list', 'list', [target])
-      const entries: SandboxDirEntry[] = []
-      for (const record of stdout.toString('utf8').split('\0')) {
-        if (record === '') continue
-        const name = record.slice(1)
-        entries.push({ name, path: target.relative === '' ? name : `${target.relative}/${name}`, type: FS_ENTRY_TYPES[record[0]!] ?? 'other' })
-      }
-      return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    },
-
-    mkdir: async (path) => {
-      await op('mkdir', 'mkdir', [lexical(path)])
-    },
-
-    remove: async (path) => {
-      const target = lexical(path)
-      refuseWorkspaceRoot('remove', target)
-      await op('remove', 'remove', [target])
-    },
-
-    rename: async (from, to) => {
-      const source = lexical(from)
-      const target = lexical(to)
-      refuseWorkspaceRoot('rename', source)
-      refuseWorkspaceRoot('rename', target)
-      await op('rename', 'rename', [source, target])
-    },
-
-    exists: async (path) => {
-      const { stdout } = await op('exists', 'exists', [lexical(path)])
-      return stdout.toString() === '1'
-    },
-
-    lstat: async (path) => {
-      const { stdout } = await op('lstat', 'lstat', [lexical(path)])
-      return parseFsStat(OWNER, stdout.toString().trim(), path)
-    },
-  }
+  })
 
   /**
    * Streamed by `head -c` as the sandbox user, so only bytes that user can read

@@ -6,15 +6,14 @@
  * through the job's group kill, never through closing the connection.
  */
 import type { ExecOptions, ExecResult, ProcessOptions, SandboxProcess, SpawnedProcess } from '@tanstack/ai-sandbox'
-import { SandboxConfigError, SandboxLimitError, toSandboxPath } from '@tanstack/ai-sandbox'
+import { SandboxLimitError, toSandboxPath } from '@tanstack/ai-sandbox'
+import { checkExecOptions, checkProcessCall, envVarsSchema, execStoppedError, spawnControls } from '@tanstack/ai-sandbox/internal'
+import type { ExecStopReason } from '@tanstack/ai-sandbox/internal'
 import { PROVIDER_NAME, engineError, operationError, parseConfig } from './errors.js'
 import { Job } from './job.js'
-import type { KillSignal } from './job.js'
-import { envList, envSchema } from './state.js'
+import { envList } from './state.js'
 import type { SandboxState } from './state.js'
 import { TextStream, throttle } from './text-stream.js'
-
-const KILL_SIGNALS: readonly string[] = ['SIGTERM', 'SIGKILL', 'SIGINT']
 
 /** Build the `process` member of a handle over one sandbox's state. */
 export function createDockerProcess(state: SandboxState): SandboxProcess {
@@ -26,9 +25,8 @@ export function createDockerProcess(state: SandboxState): SandboxProcess {
 
 async function exec(state: SandboxState, command: string, options: ExecOptions): Promise<ExecResult> {
   const { stdin, timeoutMs, signal } = options
-  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    throw new SandboxConfigError('exec.timeoutMs', `Invalid option exec.timeoutMs: expected a positive number of milliseconds, got ${String(timeoutMs)}.`)
-  }
+  // stdin stays unchecked: it goes straight to the exec connection.
+  checkExecOptions(options, { stringStdin: false })
   const stdout: Buffer[] = []
   const stderr: Buffer[] = []
   let bytes = 0
@@ -78,11 +76,11 @@ async function exec(state: SandboxState, command: string, options: ExecOptions):
   }
 }
 
-type StopReason = 'timeout' | 'abort' | 'limit'
+/** Besides a timeout and an abort, Docker's exec stops a command whose output passed the limit while it streams. */
+type StopReason = ExecStopReason | 'limit'
 
 function stoppedError(reason: StopReason, command: string, state: SandboxState, timeoutMs: number | undefined, signal: AbortSignal | undefined) {
-  if (reason === 'timeout') return operationError('timeout', `Command timed out after ${timeoutMs} ms and its process group was killed: ${JSON.stringify(command)}. Raise timeoutMs or run it with process.spawn.`)
-  if (reason === 'abort') return operationError('aborted', `Command aborted by the caller's AbortSignal; its process group was killed: ${JSON.stringify(command)}.`, signal?.reason)
+  if (reason !== 'limit') return execStoppedError(PROVIDER_NAME, reason, command, timeoutMs, signal)
   return new SandboxLimitError('exec-output-too-large', {
     limitBytes: state.maxExecOutputBytes,
     option: 'dockerSandbox({ maxExecOutputBytes })',
@@ -113,16 +111,6 @@ async function spawnProcess(state: SandboxState, command: string, options: Proce
   }
   // Backpressure, once the wrapper's header is through: unread output pauses the connection.
   throttle([stdout, stderr], job.stream)
-  const { signal } = options
-  let abortKill: Promise<void> | undefined
-  const onAbort = () => {
-    abortKill = job.kill('SIGTERM')
-    // Reported through wait(); never left unhandled.
-    abortKill.catch(() => undefined)
-  }
-  signal?.addEventListener('abort', onAbort, { once: true })
-  if (signal?.aborted) onAbort()
-  void job.exit.then(() => signal?.removeEventListener('abort', onAbort), () => undefined)
   const socket = job.stream.stdin
 
   return {
@@ -148,31 +136,15 @@ async function spawnProcess(state: SandboxState, command: string, options: Proce
           if (!socket.writableEnded) socket.end()
         }),
     },
-    wait: async () => {
-      if (!abortKill) return job.exit
-      // A failed abort-kill leaves live processes; surface it instead of waiting forever.
-      await Promise.race([job.exit, abortKill])
-      return job.exit
-    },
-    kill: (killSignal: KillSignal = 'SIGTERM') => {
-      if (!KILL_SIGNALS.includes(killSignal)) {
-        return Promise.reject(new SandboxConfigError('kill.signal', `Invalid option kill.signal: expected one of ${KILL_SIGNALS.join(', ')}, got ${JSON.stringify(killSignal)}.`))
-      }
-      return job.kill(killSignal)
-    },
+    ...spawnControls({ exit: job.exit, signal: options.signal, kill: (killSignal) => job.kill(killSignal) }),
   }
 }
 
 /** Validate, map the cwd, merge the environment and start the job. */
 async function start(state: SandboxState, method: 'exec' | 'spawn', command: string, options: ProcessOptions, stdin: boolean, sinks: Parameters<typeof Job.start>[3]): Promise<Job> {
   state.assertLive(`process.${method}`)
-  if (typeof command !== 'string' || command.trim() === '') {
-    throw new SandboxConfigError(`${method}.command`, `Invalid option ${method}.command: expected a non-empty shell command string.`)
-  }
-  if (options.signal?.aborted) {
-    throw operationError('aborted', `process.${method} was not started: the AbortSignal is already aborted.`, options.signal.reason)
-  }
-  const callEnv = options.env === undefined ? {} : parseConfig(envSchema, options.env, `${method}.env`)
+  checkProcessCall(PROVIDER_NAME, method, command, options.signal)
+  const callEnv = options.env === undefined ? {} : parseConfig(envVarsSchema, options.env, `${method}.env`)
   const cwd = toSandboxPath(options.cwd ?? '.', state.workspaceRoot)
   try {
     return await Job.start(

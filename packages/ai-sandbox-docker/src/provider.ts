@@ -10,6 +10,7 @@ import Docker from 'dockerode'
 import { z } from 'zod'
 import { SandboxConfigError } from '@tanstack/ai-sandbox'
 import type { SandboxCapabilities, SandboxCreateInput, SandboxDestroyInput, SandboxHandle, SandboxProvider, SandboxRestoreInput, SandboxResumeInput } from '@tanstack/ai-sandbox'
+import { envVarsSchema } from '@tanstack/ai-sandbox/internal'
 import { dockerCapabilities } from './capabilities.js'
 import { SANDBOX_NETWORK, dockerClientFrom, endpointOf, fingerprintOf, resolveConfig } from './config.js'
 import type { DockerSandboxConfig, ResolvedDockerConfig } from './config.js'
@@ -20,7 +21,7 @@ import { createDockerHandle } from './handle.js'
 import { LABEL, isProviderLabel } from './labels.js'
 import { ensureSandboxNetwork, isMissingNetwork } from './network.js'
 import { commitSandbox, deleteSnapshotImage, inspectSnapshot, removeForkImage, removeReleasedSnapshot } from './snapshot.js'
-import { envSchema, makeState, prepareSandbox } from './state.js'
+import { makeState, prepareSandbox } from './state.js'
 import type { SandboxState } from './state.js'
 
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/
@@ -29,7 +30,7 @@ const createInputSchema = z.object({
   key: z.string().optional(),
   network: z.literal('blocked', { message: "expected 'blocked' (or leave it out)" }).optional(),
   labels: z.record(z.string().min(1), z.string()).optional(),
-  env: envSchema.optional(),
+  env: envVarsSchema.optional(),
 })
 
 /**

@@ -9,6 +9,7 @@
 import type Docker from 'dockerode'
 import { z } from 'zod'
 import { SandboxConfigError } from '@tanstack/ai-sandbox'
+import { envVarsSchema } from '@tanstack/ai-sandbox/internal'
 import { destroyedError, engineError, operationError, parseConfig } from './errors.js'
 import { startExec } from './exec-stream.js'
 import tar from 'tar-stream'
@@ -45,21 +46,10 @@ export interface SandboxState {
   assertLive: (method: string) => void
 }
 
-/** What a variable name must look like: a portable shell identifier. */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
-
-const envValue = z.string().refine((value) => !value.includes('\0'), 'values cannot contain NUL')
-
-/** Validation of env names and values (config, create, restore, exec, env.set). */
-export const envSchema = z.record(
-  z.string().regex(ENV_NAME, 'variable names must be letters, digits and "_", not starting with a digit (e.g. MY_VAR)'),
-  envValue,
-)
-
-/** The env file as older versions wrote it (any name without "=" or NUL), so existing sandboxes still resume. */
+/** The env file as older versions wrote it (any name without "=" or NUL; values as core's envVarsSchema), so existing sandboxes still resume. */
 const storedEnvSchema = z.record(
   z.string().min(1).refine((name) => !name.includes('=') && !name.includes('\0'), 'variable names cannot contain "=" or NUL'),
-  envValue,
+  envVarsSchema.valueType,
 )
 
 /** Build a state object (not yet live in any map). */
@@ -202,7 +192,7 @@ const WRITE_ENV_SCRIPT = `umask 077 && mkdir -p ${STATE_DIR} && cat > ${STATE_DI
  */
 export async function setEnv(state: SandboxState, vars: Record<string, string>): Promise<void> {
   state.assertLive('env.set')
-  parseConfig(envSchema, vars, 'env.set')
+  parseConfig(envVarsSchema, vars, 'env.set')
   const run = state.envWrites.then(async () => {
     state.assertLive('env.set')
     const env = Object.freeze({ ...state.env, ...vars })

@@ -3,7 +3,9 @@
  * should not build on. Unstable: names here may change or go in any release,
  * without a major version. Today: the environment entries that let a
  * provider find a job's or a sandbox's processes, the lister over them, the
- * job-tree killer and the confined fs script the container providers run.
+ * job-tree killer, the confined fs script the container providers run and
+ * the `fs` built over it, the env rule and env-file text, and the checks,
+ * stops and `wait`/`kill` of process calls.
  */
 export { SANDBOX_ID_ENV, SANDBOX_JOB_ENV, TAGGED_PIDS_SH } from './shell/process-tags.js'
 export { GROUP_KILLER, JOB_SCAN_AWK } from './shell/group-killer.js'
@@ -11,3 +13,8 @@ export { FS_EXIT, FS_SCRIPT } from './shell/fs-script.js'
 export type { FsOp } from './shell/fs-script.js'
 export { FS_ENTRY_TYPES, fsScriptError, fsScriptPath, fsTooLargeError, parseFsStat, refuseWorkspaceRoot } from './shell/fs-script-results.js'
 export type { FsScriptOwner, FsScriptPath } from './shell/fs-script-results.js'
+export { scriptFs, checkWriteData } from './shell/script-fs.js'
+export type { ScriptFsRunner } from './shell/script-fs.js'
+export { envVarsSchema, envFileText, callEnvFileText } from './shell/env-vars.js'
+export { checkExecOptions, checkProcessCall, execStoppedError, spawnControls, watchExecStop } from './contracts/process-calls.js'
+export type { ExecStopper, ExecStopReason } from './contracts/process-calls.js'
