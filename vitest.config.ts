@@ -60,14 +60,17 @@ const LANE_EXCLUDE_IN: Record<string, string[]> = {
  * Projects whose worker keeps the modules it loaded from one file to the next
  * (`isolate: false`; vitest otherwise starts a fresh process per file): the
  * packages' own suites, which load the same package sources file after file,
- * and every project of the Node lanes. It cut a lane's CPU time by a fifth
- * (225 s to 181 s). In the Node 20 run, not the Docker provider's few long
- * engine suites, nor the end-to-end suites, which start servers and CLIs and
- * keep a process of their own per file.
+ * every end-to-end and example suite, and every project of the Node lanes.
+ * Each file still owns what it starts (servers, CLIs, containers by a label of
+ * its own) and cleans it up in its own hooks; what is shared is the module
+ * cache. It cut a lane's CPU time by a fifth (225 s to 181 s), and the summed
+ * import time of the end-to-end suites by two thirds (sandbox-e2e's 21
+ * local files: 37 s to 10.5 s). Not the Docker provider's few long engine
+ * suites, which keep a process each.
  */
 const ISOLATED_PACKAGES = new Set(['ai-sandbox-docker'])
 function sharesModules(folder: string, name: string): boolean {
-  return lane === 'node-versions' || (folder === 'packages' && !ISOLATED_PACKAGES.has(name))
+  return lane === 'node-versions' || folder !== 'packages' || !ISOLATED_PACKAGES.has(name)
 }
 
 /**
