@@ -7,7 +7,7 @@
  */
 import { envVarsSchema } from '@tanstack/ai-sandbox/internal'
 import { z } from 'zod'
-import { parseConfig } from './errors.js'
+import { BINDING_FIX, parseConfig } from './errors.js'
 
 /** The workspace folder inside the container (the SDK's own default working folder). */
 export const DEFAULT_WORKDIR = '/workspace'
@@ -83,7 +83,7 @@ export interface CloudflareSandboxConfig {
   maxExecOutputBytes?: number
   /** Largest file `fs.read`/`fs.readBytes` return, in bytes, at most {@link MAX_READ_BYTES_LIMIT}. Default {@link DEFAULT_MAX_READ_BYTES}. */
   maxReadBytes?: number
-  /** Bound on the first call to a new or resumed sandbox (the container start), in ms. Default {@link DEFAULT_TIMEOUT_MS}. */
+  /** Bound on the first call to a new or resumed sandbox (the container start), and on the container check a handle makes after idling past `sleepAfter`, in ms. Default {@link DEFAULT_TIMEOUT_MS}. */
   timeoutMs?: number
 }
 
@@ -101,8 +101,6 @@ export interface ResolvedCloudflareConfig {
   readonly timeoutMs: number
 }
 
-const BINDING_FIX =
-  "pass the Durable Object namespace of the Sandbox class, e.g. cloudflareSandbox({ binding: env.Sandbox }), with durable_objects.bindings [{ name: 'Sandbox', class_name: 'Sandbox' }] in wrangler.jsonc and export { Sandbox } from '@tanstack/ai-sandbox-cloudflare' in the Worker"
 
 const bindingSchema = z.custom<SandboxNamespaceBinding>(
   (value) => typeof value === 'object' && value !== null && typeof (value as SandboxNamespaceBinding).idFromName === 'function' && typeof (value as SandboxNamespaceBinding).get === 'function',
@@ -139,6 +137,14 @@ const configSchema = z
     timeoutMs: z.number().int().positive().optional(),
   })
   .strict()
+
+/** The SDK's idle time before a container sleeps when `sleepAfter` is not given (10 minutes), in seconds. */
+export const SDK_SLEEP_AFTER_SECONDS = 600
+
+/** How long a sandbox may sit idle before Cloudflare may have stopped its container, in ms (`sleepAfter`, else the SDK's 10 minutes). */
+export function idleLimitMs(config: ResolvedCloudflareConfig): number {
+  return (config.sleepAfter === undefined ? SDK_SLEEP_AFTER_SECONDS : (secondsOf(config.sleepAfter) ?? SDK_SLEEP_AFTER_SECONDS)) * 1000
+}
 
 /** Seconds of a `sleepAfter` value, or `undefined` when malformed. */
 function secondsOf(value: number | string): number | undefined {

@@ -34,6 +34,10 @@ export function isSessionGone(error: unknown): boolean {
   return name === 'SessionTerminatedError' || name === 'SessionDestroyedError' || /session[^.]*(not found|does not exist|terminated|destroyed)/i.test(messageOf(error))
 }
 
+/** How to bind the SDK's `Sandbox` class (the fix every binding error names). */
+export const BINDING_FIX =
+  "pass the Durable Object namespace of the Sandbox class, e.g. cloudflareSandbox({ binding: env.Sandbox }), with durable_objects.bindings [{ name: 'Sandbox', class_name: 'Sandbox' }] in wrangler.jsonc and export { Sandbox } from '@tanstack/ai-sandbox-cloudflare' in the Worker"
+
 /** True when Workers RPC refused a value over its 32 MiB cap. */
 export function isRpcSizeError(error: unknown): boolean {
   return /limited to 32MiB|Serialized RPC arguments or return values/i.test(messageOf(error))
@@ -45,6 +49,8 @@ export function isRpcSizeError(error: unknown): boolean {
  * - `Container is starting` (the SDK gave up waiting, or a 503), `provisioning`: `unreachable`;
  * - `permanent error` (no such image, out of memory): `create-failed`, naming the image;
  * - the RPC size cap: `SandboxLimitError` `exec-output-too-large`;
+ * - a binding to a Durable Object of another class (it has no `exec`, …):
+ *   `SandboxConfigError` on `cloudflareSandbox.binding`, naming the fix;
  * - the SDK's generic `SandboxError` (the control server in the container
  *   answered with an internal error, an HTTP 5xx): `reason` as the caller
  *   chose it, with what failed and what to do;
@@ -68,6 +74,9 @@ export function sdkError(reason: SandboxOperationErrorReason, what: string, erro
   }
   if (/permanent error/i.test(said)) {
     return operationError('create-failed', `${what}${about}: the container cannot start (${said}). Check the image named in wrangler.jsonc (containers[].image) and its instance type.`, error)
+  }
+  if (/RPC receiver does not implement the method/i.test(said)) {
+    return new SandboxConfigError('cloudflareSandbox.binding', `Invalid option cloudflareSandbox.binding: the Durable Object it names is not the SDK's Sandbox class (${said}); ${BINDING_FIX}.`)
   }
   if (isRpcSizeError(error)) {
     return new SandboxLimitError('exec-output-too-large', {

@@ -5,7 +5,8 @@
  * a handle can serve many Worker requests. Invariant: once `destroyed` is
  * set, every method throws `destroyed` before calling the SDK.
  */
-import { destroyedError, operationError, sdkError } from './errors.js'
+import { shellQuote } from '@tanstack/ai-sandbox'
+import { destroyedError, operationError, restartedError, sdkError } from './errors.js'
 import { prepareCommand, statePaths } from './sandbox-files.js'
 import type { StatePaths } from './sandbox-files.js'
 import type { ResolvedCloudflareConfig } from './config.js'
@@ -69,12 +70,15 @@ export async function prepareSandbox(id: string, mode: 'create' | 'resume', mark
       `${what}: preparing sandbox ${id} failed (exit ${prepared.exitCode}): ${(prepared.stderr ?? '').trim() || (prepared.stdout ?? '').trim() || 'no output'}. The image needs a POSIX /bin/sh, base64 and setsid, and the workdir ${config.workdir} must be creatable.`,
     )
   }
+  const paths = statePaths(stateRoot)
+  // From now on a call after an idle stretch first checks that this container is the one created.
+  toolbox.wakeCheck = { command: `cat ${shellQuote(paths.marker)} 2>/dev/null`, expect: seen, gone: (method) => restartedError(id, method) }
   const state: SandboxState = {
     id,
     toolbox,
     workspaceRoot: config.workdir,
     physicalRoot: physicalRoot.replace(/\/+$/, '') || '/',
-    paths: statePaths(stateRoot),
+    paths,
     marker: seen,
     config,
     envWrites: Promise.resolve(),

@@ -4,13 +4,16 @@
  * object of one request from another, and a handle outlives requests. Owns
  * the pool of sessions short commands run in (commands in one session run
  * one after another, so a kill must never queue behind the exec it stops)
- * and the mapping of SDK failures (errors.ts). Never passes an AbortSignal or
+ * and the mapping of SDK failures (errors.ts), and the wake check: a sandbox
+ * idle for its `sleepAfter` may have lost its container, so its next call
+ * first asks the container, bounded by `timeoutMs`, instead of leaving the
+ * wait to the SDK's retries (about 150 s). Never passes an AbortSignal or
  * the SDK's `timeout` (neither stops a command: docs/design/cloudflare.md 3, 8).
  */
 import { getSandbox } from '@cloudflare/sandbox'
 import type { SandboxOperationErrorReason } from '@tanstack/ai-sandbox'
-import type { ResolvedCloudflareConfig } from './config.js'
-import { isSessionGone, sdkError } from './errors.js'
+import { idleLimitMs, type ResolvedCloudflareConfig } from './config.js'
+import { isSessionGone, operationError, sdkError } from './errors.js'
 
 /** What a command run to its end returned. */
 export interface CommandResult {
@@ -47,17 +50,74 @@ interface SdkSandbox {
 /** Idle sessions kept for reuse. */
 const POOL_SIZE = 4
 
+/** What the wake check runs and what it must print while the sandbox is the one created (its marker). */
+export interface WakeCheck {
+  readonly command: string
+  readonly expect: string
+  /** The error of a container that answered without the marker (restarted empty). */
+  readonly gone: (what: string) => Error
+}
+
 /** The SDK access of one sandbox. */
 export class Toolbox {
   /** Session ids this toolbox made that no command uses now. */
   private readonly idle: string[] = []
   private sessionSeq = 0
   private readonly tag = Math.random().toString(36).slice(2, 10)
+  /** When the container last answered, ms since the epoch. */
+  private answeredAt = Date.now()
+  private waking: Promise<void> | undefined
+  /** Set once the sandbox is prepared; without it there is nothing to check. */
+  wakeCheck: WakeCheck | undefined
 
   constructor(
     readonly id: string,
     private readonly config: ResolvedCloudflareConfig,
   ) {}
+
+  /**
+   * Before a call: when the sandbox sat idle for its `sleepAfter` (and
+   * `keepAlive` is off), Cloudflare may have stopped the container, and the
+   * call would start a new one; ask it for the marker first, within
+   * `timeoutMs`. Calls that arrive meanwhile wait for the same check.
+   * @throws SandboxOperationError `not-found` (restarted empty) or `unreachable` (no answer within `timeoutMs`).
+   */
+  private async wake(what: string): Promise<void> {
+    const check = this.wakeCheck
+    if (!check || this.config.keepAlive || Date.now() - this.answeredAt < idleLimitMs(this.config)) return
+    this.waking ??= this.checkAwake(check, what).finally(() => (this.waking = undefined))
+    await this.waking
+  }
+
+  private async checkAwake(check: WakeCheck, what: string): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            operationError(
+              'unreachable',
+              `${what}: sandbox ${this.id} sat idle longer than sleepAfter, so Cloudflare may have stopped its container, and the container did not answer within ${this.config.timeoutMs} ms. Retry; to keep a sandbox up while nothing calls it, raise cloudflareSandbox({ sleepAfter }) or set keepAlive: true.`,
+            ),
+          ),
+        this.config.timeoutMs,
+      )
+    })
+    let answer: { stdout: string }
+    try {
+      answer = await Promise.race([this.sandbox().exec(check.command), deadline])
+    } catch (error) {
+      throw sdkError('unreachable', what, error, this.id)
+    } finally {
+      clearTimeout(timer)
+    }
+    if ((answer.stdout ?? '').trim() !== check.expect) throw check.gone(what)
+    this.answered()
+  }
+
+  private answered(): void {
+    this.answeredAt = Date.now()
+  }
 
   /** A stub of the sandbox's Durable Object, made in the current request. */
   sandbox(): SdkSandbox {
@@ -76,6 +136,7 @@ export class Toolbox {
    * @throws SandboxError from {@link sdkError} (`reason` as given otherwise).
    */
   async run(command: string, what: string, reason: SandboxOperationErrorReason = 'exec-failed'): Promise<CommandResult> {
+    await this.wake(what)
     const sandbox = this.sandbox()
     for (let attempt = 0; ; attempt++) {
       let session: string
@@ -86,6 +147,7 @@ export class Toolbox {
       }
       try {
         const result = await (await sandbox.getSession(session)).exec(command)
+        this.answered()
         this.release(session)
         return { exitCode: result.exitCode ?? 0, stdout: result.stdout ?? '', stderr: result.stderr ?? '' }
       } catch (error) {
@@ -97,8 +159,10 @@ export class Toolbox {
 
   /** Start `command` as a background process named `processId`. */
   async start(command: string, processId: string, what: string): Promise<void> {
+    await this.wake(what)
     try {
       await this.sandbox().startProcess(command, { processId })
+      this.answered()
     } catch (error) {
       throw sdkError('spawn-failed', what, error, this.id)
     }
@@ -106,6 +170,7 @@ export class Toolbox {
 
   /** Open the log stream of a background process (it replays everything from the start). */
   async logs(processId: string, what: string): Promise<ReadableStream<Uint8Array>> {
+    await this.wake(what)
     try {
       return await this.sandbox().streamProcessLogs(processId)
     } catch (error) {
@@ -117,6 +182,7 @@ export class Toolbox {
   async process(processId: string, what: string): Promise<ProcessRecord | null> {
     try {
       const record = await this.sandbox().getProcess(processId)
+      this.answered()
       return record ? { status: String(record.status), exitCode: record.exitCode ?? null } : null
     } catch (error) {
       throw sdkError('spawn-failed', what, error, this.id)
@@ -132,8 +198,10 @@ export class Toolbox {
 
   /** Write bytes (base64 on the wire, byte-exact) to an absolute path. */
   async write(path: string, base64: string, what: string, reason: SandboxOperationErrorReason = 'fs-failed'): Promise<void> {
+    await this.wake(what)
     try {
       await this.sandbox().writeFile(path, base64, { encoding: 'base64' })
+      this.answered()
     } catch (error) {
       throw sdkError(reason, what, error, this.id)
     }
@@ -141,8 +209,11 @@ export class Toolbox {
 
   /** Read a file's bytes as base64. */
   async read(path: string, what: string): Promise<string> {
+    await this.wake(what)
     try {
-      return (await this.sandbox().readFile(path, { encoding: 'base64' })).content
+      const { content } = await this.sandbox().readFile(path, { encoding: 'base64' })
+      this.answered()
+      return content
     } catch (error) {
       throw sdkError('fs-failed', what, error, this.id)
     }
@@ -150,6 +221,7 @@ export class Toolbox {
 
   /** A preview URL for `port` under `hostname`. */
   async expose(port: number, hostname: string, what: string): Promise<string> {
+    await this.wake(what)
     try {
       return (await this.sandbox().exposePort(port, { hostname })).url
     } catch (error) {

@@ -11,7 +11,7 @@
  * also serves preview URLs through `proxyToSandbox`, and under
  * `/__preview/<host>/…` for clients that cannot resolve `*.localhost`.
  */
-import { WorkerEntrypoint } from 'cloudflare:workers'
+import { DurableObject, WorkerEntrypoint } from 'cloudflare:workers'
 import { proxyToSandbox } from '@cloudflare/sandbox'
 import type { ExecOptions, ProcessOptions, SandboxCapabilities, SandboxHandle, SandboxProvider, SpawnedProcess } from '@tanstack/ai-sandbox'
 import { cloudflareSandbox } from '../../src/index.js'
@@ -21,13 +21,19 @@ import type { SpawnEvent, Wire } from './wire.js'
 
 export { Sandbox } from '../../src/index.js'
 
+/** A Durable Object of another class, for the wrong-binding case (a lab binds it as `Other` when asked). */
+export class OtherObject extends DurableObject {}
+
 /** What the RPC target reads of the Worker's env. */
 export interface Env {
   Sandbox: SandboxNamespaceBinding
 }
 
 /** Provider options as a test passes them: everything but the binding. */
-export type TestProviderOptions = Omit<CloudflareSandboxConfig, 'binding'>
+export type TestProviderOptions = Omit<CloudflareSandboxConfig, 'binding'> & {
+  /** The env binding to pass as `binding` (default `Sandbox`). */
+  bindingName?: string
+}
 
 /** A handle as the Node side sees it. */
 export interface HandleInfo {
@@ -95,7 +101,8 @@ export class TestRpcTarget {
   private provider(key: string, options: TestProviderOptions): SandboxProvider {
     let provider = providers.get(key)
     if (!provider) {
-      provider = cloudflareSandbox({ ...options, binding: this.env.Sandbox })
+      const { bindingName = 'Sandbox', ...config } = options
+      provider = cloudflareSandbox({ ...config, binding: (this.env as unknown as Record<string, SandboxNamespaceBinding>)[bindingName]! })
       providers.set(key, provider)
     }
     return provider
