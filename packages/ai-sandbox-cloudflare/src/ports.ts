@@ -31,7 +31,7 @@ export function createCloudflarePorts(state: SandboxState): SandboxPorts {
       if (!Number.isInteger(port) || port < 1024 || port > 65535 || port === CONTROL_PORT) {
         throw new SandboxConfigError(
           'ports.connect.port',
-          `Invalid option ports.connect.port: Cloudflare exposes ports 1024-65535 except ${CONTROL_PORT} (the sandbox's control server), got ${String(port)}. Let the server listen on another port, e.g. 8080.`,
+          `Invalid option ports.connect.port: Cloudflare exposes ports 1024-65535 except ${CONTROL_PORT} (the sandbox's control server), got ${typeof port === 'string' ? JSON.stringify(port) : String(port)}. Let the server listen on another port, e.g. 8080.`,
         )
       }
       const url = await state.toolbox.expose(port, hostname, `ports.connect(${port})`)

@@ -22,7 +22,7 @@ export function createDaytonaPorts(state: SandboxState, enabled: boolean): Sandb
         throw new UnsupportedCapabilityError({ provider: PROVIDER_NAME, capability: 'ports', method: 'ports.connect', hint: 'The sandbox was created with networkBlockAll, so the provider reports no preview access. Create it without networkBlockAll to reach its ports.' })
       }
       if (!Number.isInteger(port) || port < 1 || port > 65535) {
-        throw new SandboxConfigError('ports.connect.port', `Invalid option ports.connect.port: expected an integer from 1 to 65535, got ${String(port)}.`)
+        throw new SandboxConfigError('ports.connect.port', `Invalid option ports.connect.port: expected an integer from 1 to 65535, got ${typeof port === 'string' ? JSON.stringify(port) : String(port)}.`)
       }
       let url: string
       try {

@@ -17,7 +17,7 @@ export function createDockerPorts(state: SandboxState, network: string): Sandbox
     connect: async (port) => {
       if (network === 'none') throw new UnsupportedCapabilityError({ provider: PROVIDER_NAME, capability: 'ports', method: 'ports.connect' })
       if (!Number.isInteger(port) || port < 1 || port > 65535) {
-        throw new SandboxConfigError('ports.connect.port', `Invalid option ports.connect.port: expected an integer from 1 to 65535, got ${String(port)}.`)
+        throw new SandboxConfigError('ports.connect.port', `Invalid option ports.connect.port: expected an integer from 1 to 65535, got ${typeof port === 'string' ? JSON.stringify(port) : String(port)}.`)
       }
       state.assertLive('ports.connect')
       if (network === 'host') return connection('127.0.0.1', port, port)

@@ -27,7 +27,7 @@ export type ExecStopReason = 'timeout' | 'abort'
 export function checkExecOptions(options: ExecOptions, check: { readonly stringStdin: boolean }): void {
   const { timeoutMs } = options
   if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    throw new SandboxConfigError('exec.timeoutMs', `Invalid option exec.timeoutMs: expected a positive number of milliseconds, got ${String(timeoutMs)}.`)
+    throw new SandboxConfigError('exec.timeoutMs', `Invalid option exec.timeoutMs: expected a positive number of milliseconds, got ${typeof timeoutMs === 'string' ? JSON.stringify(timeoutMs) : String(timeoutMs)}.`)
   }
   if (check.stringStdin && options.stdin !== undefined && typeof options.stdin !== 'string') {
     throw new SandboxConfigError('exec.stdin', 'Invalid option exec.stdin: expected a string.')

@@ -10,6 +10,8 @@ import { checkExecOptions, checkProcessCall, spawnControls, watchExecStop } from
 describe('process-call checks', () => {
   it('rejects a bad timeout, a non-string stdin only when asked, an empty command and an aborted signal', () => {
     expect(() => checkExecOptions({ timeoutMs: 0 }, { stringStdin: false })).toThrow(SandboxConfigError)
+    // A string that looks like a number is shown as the string it is.
+    expect(() => checkExecOptions({ timeoutMs: '100' as never }, { stringStdin: false })).toThrow('expected a positive number of milliseconds, got "100".')
     expect(() => checkExecOptions({ stdin: 1 as unknown as string }, { stringStdin: true })).toThrow(/exec\.stdin/)
     expect(() => checkExecOptions({ stdin: 1 as unknown as string }, { stringStdin: false })).not.toThrow()
     expect(() => checkProcessCall('p', 'spawn', '  ', undefined)).toThrow(/spawn\.command/)
