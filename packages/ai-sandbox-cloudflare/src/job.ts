@@ -31,8 +31,13 @@ export interface WrappedResult {
   readonly tooLarge?: { readonly stdoutBytes: number; readonly stderrBytes: number }
 }
 
-/** What a job needs besides its command. */
+/** Past this many UTF-8 bytes a command travels in a file: Linux caps one argument at 128 KiB (MAX_ARG_STRLEN). */
+const COMMAND_IN_FILE_BYTES = 65536
+
+/** What a job needs. */
 export interface JobInput {
+  /** The caller's shell command. */
+  command: string
   /** Absolute lexical cwd inside the workspace (the script confines it). */
   cwd: string
   /** Per-call variables (written to a file, never put in the command line). */
@@ -64,9 +69,19 @@ export function fromBase64(text: string): Uint8Array {
   return bytes
 }
 
-/** Upload a job's `.env` and `.in` files, when it has any. */
+function commandInFile(command: string): boolean {
+  return command.length > COMMAND_IN_FILE_BYTES / 3 && encoder.encode(command).length > COMMAND_IN_FILE_BYTES
+}
+
+/** The job script's arguments after the id: `<physical root> <cwd> <command>`, or an empty command and `file` when it is in `<id>.cmd`. */
+export function jobArgs(state: SandboxState, input: JobInput): string[] {
+  return commandInFile(input.command) ? [state.physicalRoot, input.cwd, '', 'file'] : [state.physicalRoot, input.cwd, input.command]
+}
+
+/** Upload a job's `.env`, `.in` and `.cmd` files, when it has any. */
 export async function writeJobFiles(state: SandboxState, id: string, input: JobInput, what: string): Promise<void> {
   const writes: Promise<void>[] = []
+  if (commandInFile(input.command)) writes.push(state.toolbox.write(`${state.paths.jobs}/${id}.cmd`, toBase64(input.command), what, 'exec-failed'))
   if (Object.keys(input.env).length > 0) writes.push(state.toolbox.write(`${state.paths.jobs}/${id}.env`, toBase64(callEnvFileText(input.env)), what, 'exec-failed'))
   if (input.stdin !== undefined) writes.push(state.toolbox.write(`${state.paths.jobs}/${id}.in`, toBase64(input.stdin), what, 'exec-failed'))
   await Promise.all(writes)

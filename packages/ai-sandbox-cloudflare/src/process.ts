@@ -12,7 +12,7 @@ import { SandboxLimitError, toSandboxPath, UnsupportedCapabilityError } from '@t
 import { checkExecOptions, checkProcessCall, envVarsSchema, spawnControls, watchExecStop } from '@tanstack/ai-sandbox/internal'
 import { operationError, parseConfig, PROVIDER_NAME } from './errors.js'
 import { follow } from './follow.js'
-import { exitOf, fromBase64, killJob, newJobId, refusalOf, runWrapped, writeJobFiles } from './job.js'
+import { exitOf, fromBase64, jobArgs, killJob, newJobId, refusalOf, runWrapped, writeJobFiles } from './job.js'
 import type { JobInput, KillSignal } from './job.js'
 import { runCommand } from './sandbox-files.js'
 import type { SandboxState } from './state.js'
@@ -36,7 +36,7 @@ async function exec(state: SandboxState, command: string, options: ExecOptions):
   const stopper = watchExecStop({ provider: PROVIDER_NAME, command, timeoutMs: options.timeoutMs, signal: options.signal, kill: () => killJob(state, id, 'SIGTERM') })
   try {
     await writeJobFiles(state, id, input, 'process.exec')
-    const result = await runWrapped(state, id, 'job', [state.physicalRoot, input.cwd, command], 'process.exec')
+    const result = await runWrapped(state, id, 'job', jobArgs(state, input), 'process.exec')
     await stopper.throwIfStopped()
     const refused = refusalOf(result.status, input.cwd)
     if (refused) throw refused
@@ -76,7 +76,7 @@ async function spawnProcess(state: SandboxState, command: string, options: Proce
   let exitCode: number | undefined
   let signalled = false
   await writeJobFiles(state, id, input, 'process.spawn')
-  await state.toolbox.start(runCommand(state.paths, state.marker, id, 0, 'spawn', [state.physicalRoot, input.cwd, command]), processId, 'process.spawn')
+  await state.toolbox.start(runCommand(state.paths, state.marker, id, 0, 'spawn', jobArgs(state, input)), processId, 'process.spawn')
   const exit: Promise<ProcessExit> = follow(state, processId, (line) => {
     const tag = line[0]
     if (tag === 'O') stdout.push(fromBase64(line.slice(1)))
@@ -138,5 +138,5 @@ function jobInput(state: SandboxState, method: 'exec' | 'spawn', command: string
   checkProcessCall(PROVIDER_NAME, method, command, options.signal)
   const env = options.env === undefined ? {} : parseConfig(envVarsSchema, options.env, `${method}.env`)
   const cwd = toSandboxPath(options.cwd ?? '.', state.workspaceRoot)
-  return { cwd, env, ...(options.stdin !== undefined ? { stdin: options.stdin } : {}) }
+  return { command, cwd, env, ...(options.stdin !== undefined ? { stdin: options.stdin } : {}) }
 }

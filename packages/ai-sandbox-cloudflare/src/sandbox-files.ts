@@ -24,7 +24,7 @@ export function statePaths(root: string) {
     run: `${root}/bin/run.sh`,
     /** Sandbox-wide variables: one file per `create`/`env.set`, sourced in name order. */
     envDir: `${root}/env.d`,
-    /** Per-job files: `<id>.env`, `<id>.in`, `<id>.out`, `<id>.err`, `<id>.pgid`, `<id>.kill`, `<id>.exit`. */
+    /** Per-job files: `<id>.env`, `<id>.in`, `<id>.cmd`, `<id>.out`, `<id>.err`, `<id>.pgid`, `<id>.kill`, `<id>.exit`. */
     jobs: `${root}/jobs`,
     /** Bytes on their way in or out through `writeFile`/`readFile`. */
     xfer: `${root}/xfer`,
@@ -34,33 +34,48 @@ export function statePaths(root: string) {
 /** The paths of one sandbox's provider folder. */
 export type StatePaths = ReturnType<typeof statePaths>
 
-/** The command's own shell: sources `env.d`, applies the call's variables, forgets its helpers, and runs the command. */
-const INNER = 'for f in "$__tanstack_root"/env.d/*; do [ -f "$f" ] && . "$f"; done; eval "$__tanstack_call_env"; unset __tanstack_root __tanstack_call_env; exec /bin/sh -c "$1"'
+/**
+ * The command's own shell: sources `env.d`, applies the call's variables,
+ * forgets its helpers, and runs the command `$1`, or the text of file `$2`
+ * (a command too long for one argument; the file is removed before it runs).
+ */
+const INNER = [
+  'for f in "$__tanstack_root"/env.d/*; do [ -f "$f" ] && . "$f"; done; eval "$__tanstack_call_env"; unset __tanstack_root __tanstack_call_env',
+  '[ -z "$2" ] && exec /bin/sh -c "$1"',
+  'set -- "$(cat -- "$2"; printf .)" "$2"; rm -f -- "$2"',
+  // Expanded before it runs, so the command sees no positional parameters.
+  'eval "set --\n${1%.}"',
+].join('\n')
 
 /**
- * `sh job.sh <id> <physical workspace> <cwd> <command>`: leaves the caller's
- * process group (`setsid`), records its group id, refuses to start when a
- * kill already came, reads the call's variables from a file (and deletes it),
- * marks itself `TANSTACK_SANDBOX_JOB=<id>`, enters the cwd only if it stays
- * inside the workspace, takes stdin from the call's file (or none), notes that
- * it started, and runs the command. A refusal is written to `<id>.status`.
+ * `sh job.sh <id> <physical workspace> <cwd> <command> [file]`: leaves the
+ * caller's process group (`setsid`), records its group id, refuses to start
+ * when a kill already came, reads the call's variables from a file (and
+ * deletes it), marks itself `TANSTACK_SANDBOX_JOB=<id>`, enters the cwd only
+ * if it stays inside the workspace, takes stdin from the call's file (or
+ * none), notes that it started, and becomes the command's shell (`exec`, so
+ * the job's exit is the command's own, a TERM trap's `exit 5` included), with
+ * SIGINT and SIGQUIT back to their defaults: a background job of a
+ * non-interactive shell (how the control server and the wrapper start one)
+ * ignores both, and a shell cannot undo an ignore it inherited. With `file`,
+ * the command is in `<id>.cmd`. A refusal is written to `<id>.status`.
  */
 const JOB_SCRIPT = [
   'r=${0%/*}; r=${r%/*}; d=$r/jobs; id=$1',
   'read -r _ _ _ _ pg _ < /proc/$$/stat 2>/dev/null || pg=$$',
   'if [ "$pg" != "$$" ] && command -v setsid >/dev/null 2>&1; then exec setsid /bin/sh "$0" "$@"; fi',
   'printf %s "$$" > "$d/$id.pgid"',
-  'if [ -e "$d/$id.kill" ]; then rm -f "$d/$id.pgid" "$d/$id.kill" "$d/$id.env" "$d/$id.in"; printf killed > "$d/$id.status"; exit 143; fi',
+  'cf=; [ "$5" = file ] && cf=$d/$id.cmd',
+  'if [ -e "$d/$id.kill" ]; then rm -f "$d/$id.pgid" "$d/$id.kill" "$d/$id.env" "$d/$id.in" "$d/$id.cmd"; printf killed > "$d/$id.status"; exit 143; fi',
   '__tanstack_call_env=; if [ -f "$d/$id.env" ]; then . "$d/$id.env"; rm -f "$d/$id.env"; fi',
   `export ${SANDBOX_JOB_ENV}="$id"`,
-  'if ! cd -P -- "$3" 2>/dev/null; then printf cwd-missing > "$d/$id.status"; exit 125; fi',
-  'case "$(pwd -P)/" in "$2"/*) ;; *) printf cwd-escape > "$d/$id.status"; exit 125 ;; esac',
+  'if ! cd -P -- "$3" 2>/dev/null; then rm -f "$d/$id.cmd"; printf cwd-missing > "$d/$id.status"; exit 125; fi',
+  'case "$(pwd -P)/" in "$2"/*) ;; *) rm -f "$d/$id.cmd"; printf cwd-escape > "$d/$id.status"; exit 125 ;; esac',
   'if [ -f "$d/$id.in" ]; then exec 0< "$d/$id.in"; rm -f "$d/$id.in"; else exec 0< /dev/null; fi',
+  // GNU env (coreutils 8.31+) resets the signals; without it the command keeps what it inherited.
+  'sd=; env --default-signal=INT,QUIT true 2>/dev/null && sd="env --default-signal=INT,QUIT"',
   'printf %s "$$" > "$d/$id.started"',
-  `__tanstack_root=$r __tanstack_call_env=$__tanstack_call_env /bin/sh -c ${shellQuote(INNER)} tanstack-job "$4"`,
-  's=$?',
-  'rm -f "$d/$id.pgid" "$d/$id.kill"',
-  'exit $s',
+  `__tanstack_root=$r __tanstack_call_env=$__tanstack_call_env exec $sd /bin/sh -c ${shellQuote(INNER)} tanstack-job "$4" "$cf"`,
 ].join('\n')
 
 /**
@@ -76,7 +91,7 @@ const KILL_SCRIPT = [
   'case "$g" in ""|0|*[!0-9]*) g=2147483647 ;; *) started=1 ;; esac',
   `/bin/sh -c "$(cat "$r"/bin/kill.sh)" tanstack-sandbox-kill "$g" "$2" "$3" "$(cat "$r"/bin/scan.awk)" "${SANDBOX_JOB_ENV}=$1"`,
   's=$?',
-  'rm -f "$d/$1.pgid" "$d/$1.in" "$d/$1.env"',
+  'rm -f "$d/$1.pgid" "$d/$1.in" "$d/$1.env" "$d/$1.cmd"',
   '[ -n "$started" ] && rm -f "$d/$1.kill"',
   'exit $s',
 ].join('\n')
@@ -87,13 +102,13 @@ const SPAWN_CHUNK = 49152
 /**
  * `sh run.sh <marker> <id> <max bytes> <mode> …`, the wrapper of every call.
  * Prints `TSB-GONE` when the marker differs (a container restarted empty).
- * Modes: `job <physical root> <cwd> <command>` (exec), `fs <args>`,
+ * Modes: `job <physical root> <cwd> <command> [file]` (exec), `fs <args>`,
  * `fsin <source> <args>` (a write: the script reads the source file, then it
  * is removed), `fsout <target> <args>` (a read: the script writes the target
  * file), `kill <job id> <signal> <steps>`; each ends with the frame
  * `TSB1 <exit> <stdout bytes> <stderr bytes> <status>[ too-large]`,
  * `O<base64>`, `E<base64>`, `TSB-END`. Mode `spawn <physical root> <cwd>
- * <command>` runs the job in the background and streams `P <pgid>` or
+ * <command> [file]` runs the job in the background and streams `P <pgid>` or
  * `R <refusal>`, then `O<base64>`/`E<base64>` lines of at most 48 KiB as the
  * files grow, and `X <exit>` once the job's shell exited and what it wrote
  * before that was sent (a background child still writing is not waited for).
@@ -118,14 +133,14 @@ const RUN_SCRIPT = [
   '  rm -f "$o" "$e" "$d/$id.status" "$d/$id.started"',
   '}',
   'case $mode in',
-  'job) /bin/sh "$r/bin/job.sh" "$id" "$@" > "$o" 2> "$e" < /dev/null; frame $? ;;',
+  'job) /bin/sh "$r/bin/job.sh" "$id" "$@" > "$o" 2> "$e" < /dev/null; s=$?; rm -f "$d/$id.pgid" "$d/$id.kill"; frame $s ;;',
   'fs) LC_ALL=C /bin/sh "$r/bin/fs.sh" "$@" > "$o" 2> "$e" < /dev/null; frame $? ;;',
   'fsin) src=$1; shift; LC_ALL=C /bin/sh "$r/bin/fs.sh" "$@" < "$src" > "$o" 2> "$e"; s=$?; rm -f "$src"; frame $s ;;',
   'fsout) dst=$1; shift; LC_ALL=C /bin/sh "$r/bin/fs.sh" "$@" > "$dst" 2> "$e" < /dev/null; s=$?; if [ $s = 0 ]; then size "$dst" > "$o"; else rm -f "$dst"; : > "$o"; fi; frame $s ;;',
   'kill) /bin/sh "$r/bin/kill-job.sh" "$@" > "$o" 2> "$e" < /dev/null; frame $? ;;',
   'spawn)',
   '  : > "$o"; : > "$e"',
-  '  ( /bin/sh "$r/bin/job.sh" "$id" "$@" > "$o" 2> "$e" < /dev/null; printf %s "$?" > "$d/$id.x"; mv -f "$d/$id.x" "$d/$id.exit" ) &',
+  '  ( /bin/sh "$r/bin/job.sh" "$id" "$@" > "$o" 2> "$e" < /dev/null; s=$?; rm -f "$d/$id.pgid" "$d/$id.kill"; printf %s "$s" > "$d/$id.x"; mv -f "$d/$id.x" "$d/$id.exit" ) &',
   '  oo=0 eo=0 said= lo= le=',
   '  while :; do',
   '    if [ -z "$lo" ] && [ -f "$d/$id.exit" ]; then lo=$(size "$o") le=$(size "$e"); fi',

@@ -10,6 +10,7 @@
  */
 import { expect, it } from 'vitest'
 import { SandboxConfigError, SandboxOperationError } from '@tanstack/ai-sandbox'
+import type { SpawnedProcess } from '@tanstack/ai-sandbox'
 import { describeWithDocker } from '@testing/support/docker-engine'
 import { cloudflareTestLab } from './helpers/lab.js'
 
@@ -48,6 +49,34 @@ describeWithDocker('cloudflare provider', lab.reason ?? broken.reason, () => {
         expect(SandboxConfigError.isInstance(refused) && refused.field, `connect(${port}) is a config error`).toBe('ports.connect.port')
       }
       await server.kill()
+    } finally {
+      await handle.destroy()
+    }
+  }, 180_000)
+
+  it('kill and wait report what the process did: SIGINT reaches an INT trap, a TERM trap\'s own exit, SIGKILL for a TERM-ignoring process; commands past 128 KiB run', async () => {
+    const provider = await lab.provider()
+    const handle = await provider.create()
+    try {
+      const ready = async (process: SpawnedProcess) => {
+        let seen = ''
+        for await (const text of process.stdout) if ((seen += text).includes('ready')) return
+      }
+      const [interrupted, trapped, stubborn] = await Promise.all([
+        handle.process.spawn("trap 'echo got-int; exit 7' INT; echo ready; while :; do sleep 0.1; done"),
+        handle.process.spawn("trap 'echo got-term; exit 5' TERM; echo ready; while :; do sleep 0.1; done"),
+        handle.process.spawn("trap '' TERM; echo ready; sleep 203"),
+      ])
+      await Promise.all([ready(interrupted), ready(trapped), ready(stubborn)])
+      await Promise.all([interrupted.kill('SIGINT'), trapped.kill(), stubborn.kill()])
+      expect(await interrupted.wait(), 'the INT trap ran and its exit is reported').toEqual({ exitCode: 7 })
+      expect(await trapped.wait(), 'the TERM trap ran and its exit is reported').toEqual({ exitCode: 5 })
+      expect(await stubborn.wait(), 'a process that ignores SIGTERM needed SIGKILL').toEqual({ exitCode: 137, signal: 'SIGKILL' })
+      const long = 'x'.repeat(300_000)
+      expect((await handle.process.exec(`echo ${long} | wc -c`)).stdout, 'a 300 KB exec').toBe('300001\n')
+      const spawned = await handle.process.spawn(`printf %s ${long} | wc -c`)
+      expect(await spawned.wait(), 'a 300 KB spawn').toEqual({ exitCode: 0 })
+      expect((await handle.process.exec("find ~/.tanstack-sandbox/jobs -name '*.cmd'")).stdout, 'no command file is left').toBe('')
     } finally {
       await handle.destroy()
     }

@@ -32,7 +32,8 @@ export const JOB_SCAN_AWK = [
 ].join('\n')
 
 /**
- * Runs as `sh -c KILLER killer <pgid> <signal> <grace in 50 ms steps> <scan awk> <marker entry>`.
+ * Runs as `sh -c KILLER killer <pgid> <signal> <grace in 50 ms steps> <scan awk> <marker entry>`
+ * (the grace is measured by the clock, /proc/uptime, not by counting rounds).
  * Collects the job (by group, marker and descent) before signalling it,
  * signals the group, then each collected process (with the `kill` builtin,
  * which needs no fork), and rescans (collecting new descendants and marked
@@ -50,9 +51,12 @@ export const GROUP_KILLER = [
   // The group first: one kill(2) reaches all its members (the job's shell too) before any of them can
   // exit, so the shell never sees a child die and ends with its own status (0 after `wait`) instead.
   'hit() { kill -"$1" -"$g" 2>/dev/null; for e in $job; do kill -"$1" "${e%%:*}" 2>/dev/null; done; }',
-  // settle STEPS [SIGNAL]: rescan until nothing is left; with SIGNAL, each round also hits what the scan found
+  // now: the uptime in 1/100 s into $u, without a fork (a count of calls where /proc/uptime is unreadable).
+  'now() { u=; read -r u _ < /proc/uptime 2>/dev/null; case $u in *.*) u=$((${u%.*} * 100 + 1${u#*.} - 100)) ;; *) c=$((${c:-0} + 5)); u=$c ;; esac; }',
+  // settle STEPS [SIGNAL]: rescan until nothing is left or STEPS x 50 ms have passed (by the clock: a scan takes
+  // its own time on a loaded machine); with SIGNAL, each round also hits what the scan found
   // (a process started after the last hit, e.g. by a respawning loop, is not spared).
-  'settle() { i=0; while :; do if scan && [ -z "$job" ]; then return 0; fi; [ "$i" -ge "$1" ] && return 1; [ -n "$2" ] && hit "$2"; sleep 0.05; i=$((i + 1)); done; }',
+  'settle() { now; end=$((u + $1 * 5)); while :; do if scan && [ -z "$job" ]; then return 0; fi; now; [ "$u" -ge "$end" ] && return 1; [ -n "$2" ] && hit "$2"; sleep 0.05; done; }',
   'if scan && [ -z "$job" ]; then exit 0; fi',
   'hit "$2"',
   'settle "$3" && exit 0',
