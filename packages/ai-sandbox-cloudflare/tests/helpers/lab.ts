@@ -28,6 +28,8 @@ export interface CloudflareTestLab {
   provider: (options?: TestProviderOptions) => Promise<SandboxProvider>
   /** The containers of this lab's sandboxes that exist now. */
   containers: () => Promise<string[]>
+  /** Close the lab now (Miniflare, its containers, the bundle's folder). */
+  close: () => Promise<void>
   /** Register the after-suite hook: lab closed, nothing left. Call inside the describe. */
   cleanupAfter: () => void
 }
@@ -51,23 +53,27 @@ export async function cloudflareTestLab(options: CloudflareTestLabOptions = {}):
   const reason = (await cloudflareMissing(options.image)) ?? null
   if (reason !== null) {
     const none = async () => Promise.reject(new Error(reason))
-    return { reason, lab: undefined as never, worker: undefined as never, provider: none, containers: async () => [], cleanupAfter: () => undefined }
+    return { reason, lab: undefined as never, worker: undefined as never, provider: none, containers: async () => [], close: async () => undefined, cleanupAfter: () => undefined }
   }
   const dir = mkdtempSync(join(tmpdir(), 'cf-provider-'))
   const script = await bundleTestWorker(options.entry ?? fileURLToPath(new URL('./worker.ts', import.meta.url)), join(dir, 'worker.js'))
   const lab = await startCloudflareLab({ script, bindings: { SANDBOX_LOG_LEVEL: 'error', ...options.bindings }, ...(options.durableObjects ? { durableObjects: options.durableObjects } : {}), ...(options.image ? { image: options.image } : {}) })
   const worker = httpWorker(lab.url.href, options.headers)
   const previewHostname = `localhost:${lab.url.port}`
+  const close = async () => {
+    await lab.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
   return {
     reason,
     lab,
     worker,
     provider: (options = {}) => remoteProvider({ worker, workerUrl: lab.url.href, options: { killGraceMs: 500, previewHostname, timeoutMs: 150_000, ...options } }),
     containers: () => lab.containers(),
+    close,
     cleanupAfter: () =>
       afterAll(async () => {
-        await lab.close()
-        rmSync(dir, { recursive: true, force: true })
+        await close()
         expect(await lab.containers(), 'every container of the suite was removed').toEqual([])
       }, 180_000),
   }
