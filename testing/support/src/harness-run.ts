@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { chat, type ModelMessage, type StreamChunk } from '@tanstack/ai'
-import { withSandbox, type SandboxDefinition, type SandboxHandle, type SandboxProvider } from '@tanstack/ai-sandbox'
+import { withSandbox, type SandboxDefinition } from '@tanstack/ai-sandbox'
 
 /** What one run produced. */
 export interface Outcome {
@@ -65,35 +65,7 @@ export const ofType = (chunks: StreamChunk[], type: string) => (chunks as AnyChu
 /** The CUSTOM chunks of one name. */
 export const custom = (chunks: StreamChunk[], name: string) => ofType(chunks, 'CUSTOM').filter((c) => c.name === name)
 
-/**
- * A provider whose handles record every spawned command; with `stdin: false`
- * it claims it cannot write stdin, so the adapter uses its prompt-file
- * redirect instead.
- */
-export function recording(inner: SandboxProvider, stdin: boolean): { provider: SandboxProvider; spawned: string[] } {
-  const spawned: string[] = []
-  const wrap = (handle: SandboxHandle | null): SandboxHandle | null =>
-    handle && {
-      ...handle,
-      capabilities: { ...handle.capabilities, writableStdin: stdin },
-      process: {
-        ...handle.process,
-        spawn: (command, options) => {
-          spawned.push(command)
-          return handle.process.spawn(command, options)
-        },
-      },
-    }
-  return {
-    spawned,
-    provider: {
-      ...inner,
-      capabilities: () => ({ ...inner.capabilities(), writableStdin: stdin }),
-      create: async (input) => wrap(await inner.create(input))!,
-      resume: async (input) => wrap(await inner.resume(input)),
-    },
-  }
-}
+export { recording } from './recording-provider.js'
 
 /** PIDs of live processes whose environment holds `NAME=value` (the CLI and every tool it started). */
 export function processesWithEnv(entry: string): number[] {

@@ -12,8 +12,9 @@
  */
 import { chat, defineChatMiddleware, toolDefinition, type ModelMessage, type StreamChunk } from '@tanstack/ai'
 import { claudeCodeText, type ClaudeCodeOptions } from '@tanstack/ai-claude-code'
-import { defineSandbox, provideToolBridgeProvisioner, routedToolBridge, ToolBridgeProvisionerCapability, withSandbox, type RoutedToolBridge, type SandboxHandle, type SandboxProvider } from '@tanstack/ai-sandbox'
+import { defineSandbox, provideToolBridgeProvisioner, routedToolBridge, ToolBridgeProvisionerCapability, withSandbox, type RoutedToolBridge, type SandboxHandle } from '@tanstack/ai-sandbox'
 import { cloudflareSandbox, type SandboxNamespaceBinding } from '@tanstack/ai-sandbox-cloudflare'
+import { recording } from '@testing/support/recording-provider'
 
 // The Durable Object class the lab (and wrangler) binds as `Sandbox`.
 export { Sandbox } from '@tanstack/ai-sandbox-cloudflare'
@@ -163,24 +164,4 @@ function turn(input: TurnRequest, env: Env, routed: RoutedToolBridge, bridgeRequ
     await writer.close()
   })()
   return new Response(readable, { headers: { 'content-type': 'application/x-ndjson' } })
-}
-
-/** The provider with every spawned command written down (its handles otherwise unchanged). */
-function recording(inner: SandboxProvider): { provider: SandboxProvider; spawned: string[] } {
-  const spawned: string[] = []
-  const wrap = (handle: SandboxHandle | null): SandboxHandle | null =>
-    handle && {
-      ...handle,
-      process: {
-        ...handle.process,
-        spawn: (command, options) => {
-          spawned.push(command)
-          return handle.process.spawn(command, options)
-        },
-      },
-    }
-  return {
-    spawned,
-    provider: { ...inner, create: async (input) => wrap(await inner.create(input))!, resume: async (input) => wrap(await inner.resume(input)) },
-  }
 }
