@@ -12,6 +12,13 @@
 #   DOCKERD_LOG         daemon log                  (default /var/log/dockerd.log)
 #   DOCKERD_PIDFILE     daemon pid file             (default /var/run/docker.pid)
 #   DOCKERD_NET         bridge | nobridge | auto    (default auto: bridge when iptables works)
+#                       With a bridge, published ports are served by iptables
+#                       (--userland-proxy=false), not by a docker-proxy process
+#                       per port: a connection to a container port nothing
+#                       listens on yet is refused at once instead of accepted
+#                       and left hanging, which made workerd's first port
+#                       check of each Cloudflare container wait out its 5 s
+#                       timeout, and no proxy processes start per container.
 #   DOCKERD_EXTRA_FLAGS more dockerd flags, word-split
 #   DOCKER_WAIT_SECS    how long to wait for the API (default 60)
 #   DOCKER_NO_INSTALL=1 never call apt-get; fail when something is missing
@@ -105,7 +112,7 @@ if [ -z "$pid" ]; then
   fi
   flags=(-H "unix://$DOCKER_SOCK" --pidfile "$DOCKERD_PIDFILE")
   case "$DOCKERD_NET" in
-    bridge) ;;
+    bridge) flags+=(--userland-proxy=false) ;;
     # Without a bridge only `none` and `host` networks exist (host.docker.internal cannot work).
     nobridge) flags+=(--iptables=false --bridge=none) ;;
     *) fail "DOCKERD_NET must be bridge, nobridge or auto (got $DOCKERD_NET)" ;;

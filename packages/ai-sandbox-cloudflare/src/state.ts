@@ -5,7 +5,7 @@
  * a handle can serve many Worker requests. Invariant: once `destroyed` is
  * set, every method throws `destroyed` before calling the SDK.
  */
-import { shellQuote } from '@tanstack/ai-sandbox'
+import { SandboxOperationError, shellQuote } from '@tanstack/ai-sandbox'
 import { destroyedError, operationError, restartedError, sdkError } from './errors.js'
 import { prepareCommand, statePaths } from './sandbox-files.js'
 import type { StatePaths } from './sandbox-files.js'
@@ -37,29 +37,16 @@ export interface SandboxState {
 /**
  * Prepare the container behind `id`: on `create`, install the provider's
  * files and write `marker`; on `resume`, only when a marker is there.
- * Bounded by `config.timeoutMs` (the SDK would retry a starting container
- * for about 150 s).
+ * Bounded by `config.timeoutMs` both ways: the SDK retries a starting
+ * container for about 105 s and then gives up with `Container is starting`
+ * (or `provisioning`); while the deadline has time left, that answer is
+ * asked again (a fresh stub each time, a second apart) instead of failing early.
  * @returns The state, or `null` on a resume that found no marker (a new, empty container).
- * @throws SandboxError `create-failed`, `unreachable` (the deadline), or the SDK's mapped failure.
+ * @throws SandboxError `create-failed`, `unreachable` (the deadline, or the SDK's last `Container is starting` when the deadline came during it), or the SDK's mapped failure.
  */
 export async function prepareSandbox(id: string, mode: 'create' | 'resume', marker: string, config: ResolvedCloudflareConfig, what: string): Promise<SandboxState | null> {
   const toolbox = new Toolbox(id, config)
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(operationError('unreachable', `${what}: the container of sandbox ${id} did not answer within ${config.timeoutMs} ms (it may still be starting: Cloudflare provisions containers on demand). Retry, or raise cloudflareSandbox({ timeoutMs }); check the image in wrangler.jsonc (containers[].image).`)),
-      config.timeoutMs,
-    )
-  })
-  let prepared
-  try {
-    // The SDK's own `exec` in its default session: one round trip that also starts the container.
-    prepared = await Promise.race([toolbox.sandbox().exec(prepareCommand(mode, marker, config.workdir)), deadline])
-  } catch (error) {
-    throw sdkError('create-failed', what, error, id)
-  } finally {
-    clearTimeout(timer)
-  }
+  const prepared = await untilStarted(id, config, what, () => toolbox.sandbox().exec(prepareCommand(mode, marker, config.workdir)))
   const lines = (prepared.stdout ?? '').split('\n')
   if (mode === 'resume' && lines[0] === 'TSB-NONE') return null
   const ready = lines.indexOf('TSB-READY')
@@ -89,4 +76,36 @@ export async function prepareSandbox(id: string, mode: 'create' | 'resume', mark
     },
   }
   return state
+}
+
+/** Pause between two start attempts after the SDK gave up on one, ms. */
+const START_RETRY_PAUSE_MS = 1_000
+
+/**
+ * Run `attempt` (the SDK's own `exec` in its default session: one round trip
+ * that also starts the container) until it answers or `config.timeoutMs`
+ * passes, asking again when the SDK reports a container still starting.
+ */
+async function untilStarted<T>(id: string, config: ResolvedCloudflareConfig, what: string, attempt: () => Promise<T>): Promise<T> {
+  const startedAt = Date.now()
+  const late = operationError('unreachable', `${what}: the container of sandbox ${id} did not answer within ${config.timeoutMs} ms (it may still be starting: Cloudflare provisions containers on demand). Retry, or raise cloudflareSandbox({ timeoutMs }); check the image in wrangler.jsonc (containers[].image).`)
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late), config.timeoutMs)
+  })
+  try {
+    for (;;) {
+      try {
+        return await Promise.race([attempt(), deadline])
+      } catch (error) {
+        if (error === late) throw late
+        const mapped = sdkError('create-failed', what, error, id)
+        const starting = mapped instanceof SandboxOperationError && mapped.reason === 'unreachable'
+        if (!starting || Date.now() - startedAt + START_RETRY_PAUSE_MS >= config.timeoutMs) throw mapped
+      }
+      await Promise.race([new Promise((resolve) => setTimeout(resolve, START_RETRY_PAUSE_MS)), deadline])
+    }
+  } finally {
+    clearTimeout(timer)
+  }
 }
