@@ -76,6 +76,12 @@ export interface CloudflareLabOptions {
    * name to exported class name (e.g. `{ Agent: 'ChatAgent' }`), SQLite storage.
    */
   durableObjects?: Record<string, string>
+  /**
+   * A folder on this machine that keeps the Durable Objects' storage, so a
+   * lab started again on the same folder finds it (a coordinator restart).
+   * Default: in memory, gone with the lab.
+   */
+  persist?: string
 }
 
 /** A running lab. */
@@ -174,6 +180,7 @@ export async function startCloudflareLab(options: CloudflareLabOptions): Promise
         Sandbox: { className: 'Sandbox', useSQLite: true, container: { imageName: options.image ?? CLOUDFLARE_IMAGE } },
       },
       containerEngine: proxy.url,
+      ...(options.persist ? { durableObjectsPersist: options.persist } : {}),
     } as ConstructorParameters<typeof Miniflare>[0])
     url = await mf.ready
   } catch (error) {

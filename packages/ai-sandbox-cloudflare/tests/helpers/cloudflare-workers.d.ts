@@ -8,7 +8,10 @@ declare module 'cloudflare:workers' {
   }
   export abstract class DurableObject<Env = unknown> {
     protected readonly env: Env
-    protected readonly ctx: { waitUntil: (promise: Promise<unknown>) => void }
+    protected readonly ctx: {
+      waitUntil: (promise: Promise<unknown>) => void
+      storage: { sql: { exec(query: string, ...bindings: unknown[]): { toArray(): Record<string, unknown>[] } }; transactionSync<T>(fn: () => T): T }
+    }
     constructor(ctx: unknown, env: Env)
     fetch?(request: Request): Promise<Response>
   }

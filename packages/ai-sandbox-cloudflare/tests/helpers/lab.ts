@@ -46,6 +46,8 @@ export interface CloudflareTestLabOptions {
   readonly bindings?: Record<string, unknown>
   /** Headers of every RPC call (the live Worker's bearer token). */
   readonly headers?: Record<string, string>
+  /** A folder that keeps the Durable Objects' storage across labs started on it (a restart). Default: in memory. */
+  readonly persist?: string
 }
 
 /** Bundle the test Worker (or `options.entry`) and start a lab on it (when the engine and the image are there). */
@@ -57,7 +59,7 @@ export async function cloudflareTestLab(options: CloudflareTestLabOptions = {}):
   }
   const dir = mkdtempSync(join(tmpdir(), 'cf-provider-'))
   const script = await bundleTestWorker(options.entry ?? fileURLToPath(new URL('./worker.ts', import.meta.url)), join(dir, 'worker.js'))
-  const lab = await startCloudflareLab({ script, bindings: { SANDBOX_LOG_LEVEL: 'error', ...options.bindings }, ...(options.durableObjects ? { durableObjects: options.durableObjects } : {}), ...(options.image ? { image: options.image } : {}) })
+  const lab = await startCloudflareLab({ script, bindings: { SANDBOX_LOG_LEVEL: 'error', ...options.bindings }, ...(options.durableObjects ? { durableObjects: options.durableObjects } : {}), ...(options.image ? { image: options.image } : {}), ...(options.persist ? { persist: options.persist } : {}) })
   const worker = httpWorker(lab.url.href, options.headers)
   const previewHostname = `localhost:${lab.url.port}`
   const close = async () => {

@@ -5,7 +5,8 @@
  * on the Node side, so the conformance kits see `SandboxPathError`,
  * `SandboxLimitError` and the rest with their reasons and fields.
  */
-import { SandboxConfigError, SandboxError, SandboxLimitError, SandboxOperationError, SandboxPathError, UnsupportedCapabilityError } from '@tanstack/ai-sandbox'
+import { InvalidRunIdError, SandboxConfigError, SandboxError, SandboxLimitError, SandboxOperationError, SandboxPathError, StaleEpochError, UnsupportedCapabilityError } from '@tanstack/ai-sandbox'
+import { RunEventLogError, type RunEventLogErrorReason } from '../../src/agent.js'
 import type { SandboxCapabilityName, SandboxLimitErrorReason, SandboxOperationErrorReason, SandboxPathErrorReason } from '@tanstack/ai-sandbox'
 
 /** An error as data. */
@@ -31,6 +32,9 @@ export function toWire(error: unknown): WireError {
   if (SandboxLimitError.isInstance(error)) return { kind: 'limit', name, message, reason: error.reason, fields: pick('limitBytes', 'option', 'provider', 'path') }
   if (SandboxConfigError.isInstance(error)) return { kind: 'config', name, message, reason: error.reason, fields: pick('field') }
   if (SandboxOperationError.isInstance(error)) return { kind: 'operation', name, message, reason: error.reason, fields: pick('provider') }
+  if (StaleEpochError.isInstance(error)) return { kind: 'stale-epoch', name, message, fields: pick('runId', 'epoch', 'storedEpoch') }
+  if (RunEventLogError.isInstance(error)) return { kind: 'run-log', name, message, reason: error.reason, fields: pick('runId') }
+  if (InvalidRunIdError.isInstance(error)) return { kind: 'invalid-run-id', name, message, fields: pick('field') }
   if (SandboxError.isInstance(error)) return { kind: 'sandbox', name, message, reason: (error as SandboxError).reason, fields: {} }
   return { kind: 'foreign', name, message, fields: {} }
 }
@@ -55,6 +59,15 @@ export function fromWire(wire: WireError): Error {
       break
     case 'operation':
       error = new SandboxOperationError(wire.reason as SandboxOperationErrorReason, s('provider'), wire.message)
+      break
+    case 'stale-epoch':
+      error = new StaleEpochError(s('runId'), wire.fields.epoch === undefined ? undefined : n('epoch'), wire.fields.storedEpoch === undefined ? undefined : n('storedEpoch'))
+      break
+    case 'run-log':
+      error = new RunEventLogError(wire.reason as RunEventLogErrorReason, s('runId'), wire.message)
+      break
+    case 'invalid-run-id':
+      error = new InvalidRunIdError(s('field'), wire.message)
       break
     case 'sandbox':
       error = new SandboxError(wire.reason ?? 'unknown', wire.message)
