@@ -9,6 +9,7 @@
  */
 export { InMemoryRunEventLog } from './agent/in-memory-run-event-log.js'
 export { DurableObjectRunEventLog } from './agent/durable-object-run-event-log.js'
+export { durableObjectInstanceStore } from './agent/durable-object-instance-store.js'
 export type { DurableObjectRunEventLogOptions, DurableObjectSqlStorage, SqlStorageLike } from './agent/durable-object-run-event-log.js'
 export { MAX_EVENT_CHARS } from './agent/backed-run-event-log.js'
 export { runLogStore, runLogStream } from './agent/run-log-bindings.js'

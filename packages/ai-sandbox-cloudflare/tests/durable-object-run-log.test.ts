@@ -2,7 +2,8 @@
  * `DurableObjectRunEventLog` in real workerd (Miniflare), in a SQLite-backed
  * Durable Object with its storage in a temp folder: the rules every run
  * event log keeps, core's RunStore and StreamDurability kits over its
- * bindings, a record in the legacy layout migrated in place, and a restart
+ * bindings, core's instance-store kit over `durableObjectInstanceStore`,
+ * a record in the legacy layout migrated in place, and a restart
  * (Miniflare disposed and started again on the same storage) that finds
  * every run and event and goes on numbering after them. The Durable Object
  * starts no container; the lab needs the engine and stand-in image only for
@@ -12,12 +13,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { runDurableRunFieldsConformance, runStreamDurabilityConformance } from '@tanstack/ai-sandbox/testkit'
+import { runDurableRunFieldsConformance, runSandboxInstanceStoreConformance, runStreamDurabilityConformance } from '@tanstack/ai-sandbox/testkit'
 import { describeWithDocker } from '@testing/support/docker-engine'
 import { afterAll, expect, it } from 'vitest'
 import { runLogStore, runLogStream } from '../src/agent.js'
 import { cloudflareTestLab, type CloudflareTestLab } from './helpers/lab.js'
-import { remoteRunLog } from './helpers/remote-run-log.js'
+import { remoteInstanceStore, remoteRunLog } from './helpers/remote-run-log.js'
 import { describeRunEventLog, text } from './helpers/run-log-cases.js'
 
 const storage = mkdtempSync(join(tmpdir(), 'cf-run-log-'))
@@ -42,6 +43,8 @@ describeWithDocker('DurableObjectRunEventLog in workerd', lab.reason, () => {
       return { stream: (source) => runLogStream(log, source) }
     },
   })
+
+  runSandboxInstanceStoreConformance('durableObjectInstanceStore', () => remoteInstanceStore(lab.lab.url.href, objectName()))
 
   it('migrates a record stored in the legacy layout in place on first read', async () => {
     const log = remoteRunLog(lab.lab.url.href, objectName())

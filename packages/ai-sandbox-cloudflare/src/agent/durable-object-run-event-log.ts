@@ -54,11 +54,20 @@ export class DurableObjectRunEventLog extends BackedRunEventLog {
   }
 }
 
-function sqlBackend(storage: DurableObjectSqlStorage, prefix: string): RunLogBackend {
-  if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) throw new TypeError(`DurableObjectRunEventLog: tablePrefix ${JSON.stringify(prefix)} must be letters, digits and _ (at most 41), starting with a letter or _.`)
+/**
+ * `storage` when it is a SQLite-backed Durable Object's and `prefix` a plain table-name prefix.
+ * @throws TypeError naming the fix otherwise.
+ */
+export function checkedSqlStorage(storage: DurableObjectSqlStorage, prefix: string, what: string): DurableObjectSqlStorage {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) throw new TypeError(`${what}: tablePrefix ${JSON.stringify(prefix)} must be letters, digits and _ (at most 41), starting with a letter or _.`)
   if (typeof storage?.sql?.exec !== 'function' || typeof storage.transactionSync !== 'function') {
-    throw new TypeError('DurableObjectRunEventLog needs the storage of a SQLite-backed Durable Object (ctx.storage with sql and transactionSync): declare the class under new_sqlite_classes in the migrations of wrangler.jsonc.')
+    throw new TypeError(`${what} needs the storage of a SQLite-backed Durable Object (ctx.storage with sql and transactionSync): declare the class under new_sqlite_classes in the migrations of wrangler.jsonc.`)
   }
+  return storage
+}
+
+function sqlBackend(storage: DurableObjectSqlStorage, prefix: string): RunLogBackend {
+  checkedSqlStorage(storage, prefix, 'DurableObjectRunEventLog')
   const records = `${prefix}_records`
   const logs = `${prefix}_logs`
   const events = `${prefix}_events`

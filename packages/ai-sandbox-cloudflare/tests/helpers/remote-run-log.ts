@@ -5,7 +5,7 @@
  * the object, which waits for new events itself.
  */
 import type { RunStatus, StreamChunk } from '@tanstack/ai'
-import { encodeStreamChunks } from '@tanstack/ai-sandbox'
+import { encodeStreamChunks, type SandboxInstanceRecord, type SandboxInstanceStore } from '@tanstack/ai-sandbox'
 import { RunEventLogError, type RunEvent, type RunEventLog, type RunEventLogReadOptions, type RunLogPatch, type RunLogRecord } from '../../src/agent.js'
 import type { ReadPage } from './run-log-worker.js'
 import { unwrap, type Wire } from './wire.js'
@@ -13,13 +13,31 @@ import { unwrap, type Wire } from './wire.js'
 /** ms one long poll of `read` waits in the object for a first event. */
 const POLL_WAIT_MS = 2_000
 
-/** The log of the Durable Object named `name` behind the Worker at `base`. */
-export function remoteRunLog(base: string, name: string): RunEventLog & { putRaw(runId: string, record: unknown): Promise<void> } {
-  const call = async <T>(method: string, args: unknown[], signal?: AbortSignal): Promise<T> => {
+/** The instance store of the Durable Object named `name` behind the Worker at `base`. */
+export function remoteInstanceStore(base: string, name: string): SandboxInstanceStore {
+  const call = caller(base, name)
+  return {
+    get: (key) => call<SandboxInstanceRecord | null>('instanceGet', [key]),
+    upsert: async (record) => {
+      await call('instanceUpsert', [record])
+    },
+    delete: async (key) => {
+      await call('instanceDelete', [key])
+    },
+  }
+}
+
+function caller(base: string, name: string) {
+  return async <T>(method: string, args: unknown[], signal?: AbortSignal): Promise<T> => {
     const response = await fetch(new URL(`__log/${encodeURIComponent(name)}/${method}`, base), { method: 'POST', body: JSON.stringify(args), ...(signal ? { signal } : {}) })
     if (!response.ok) throw new Error(`run-log worker: ${method} answered HTTP ${response.status}: ${await response.text()}`)
     return unwrap((await response.json()) as Wire<T>)
   }
+}
+
+/** The log of the Durable Object named `name` behind the Worker at `base`. */
+export function remoteRunLog(base: string, name: string): RunEventLog & { putRaw(runId: string, record: unknown): Promise<void> } {
+  const call = caller(base, name)
   return {
     open: (input) => call<RunLogRecord>('open', [input]),
     get: (runId) => call<RunLogRecord | null>('get', [runId]),

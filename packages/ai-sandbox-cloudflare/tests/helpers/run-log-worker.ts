@@ -7,11 +7,12 @@
  * (`readPage`): the events after a cursor, waiting up to `waitMs` for the
  * first one inside the object, so a reader blocked in the object is woken by
  * an append another request makes. `putRaw` stores a record as given (the
- * legacy layout).
+ * legacy layout). `instance…` reach the object's `durableObjectInstanceStore`.
  */
 import { DurableObject } from 'cloudflare:workers'
 import type { StreamChunk } from '@tanstack/ai'
-import { DurableObjectRunEventLog } from '../../src/agent.js'
+import { DurableObjectRunEventLog, durableObjectInstanceStore } from '../../src/agent.js'
+import type { SandboxInstanceRecord } from '@tanstack/ai-sandbox'
 import type { RunEvent } from '../../src/agent.js'
 import { settle } from './wire.js'
 
@@ -30,6 +31,7 @@ export interface ReadPage {
 
 export class RunLogObject extends DurableObject {
   readonly log = new DurableObjectRunEventLog(this.ctx.storage)
+  readonly instances = durableObjectInstanceStore(this.ctx.storage)
 
   async call(method: string, args: unknown[]): Promise<unknown> {
     return settle(async () => {
@@ -56,6 +58,12 @@ export class RunLogObject extends DurableObject {
           return this.log.tail(runId)
         case 'readPage':
           return this.readPage(runId, a as number, b as number)
+        case 'instanceGet':
+          return this.instances.get(runId)
+        case 'instanceUpsert':
+          return this.instances.upsert(args[0] as SandboxInstanceRecord)
+        case 'instanceDelete':
+          return this.instances.delete(runId)
         case 'putRaw':
           this.ctx.storage.sql.exec('INSERT INTO tsb_run_records (run_id, thread_id, status, record) VALUES (?, ?, ?, ?)', runId, '', String((a as { status: string }).status), JSON.stringify(a))
           return null
