@@ -28,3 +28,6 @@ export type {
   RunError as LegacyRunError,
 } from './agent/vocabulary.js'
 export { timingSafeBearerEqualWeb } from './agent/bearer.js'
+export { createCloudflareSandboxAgent } from './agent/create-agent.js'
+export type { AgentRunInfo, CloudflareSandboxAgent, CloudflareSandboxAgentConfig } from './agent/create-agent.js'
+export { SSE_HEARTBEAT_MS } from './agent/sse.js'

@@ -8,7 +8,10 @@
  */
 import { runDurableRunFieldsConformance, runStreamDurabilityConformance } from '@tanstack/ai-sandbox/testkit'
 import { describe, expect, it } from 'vitest'
-import { InMemoryRunEventLog, migrateStoredRunRecord, RunEventLogError, runLogStore, runLogStream } from '../src/agent.js'
+// The entry also re-exports the SDK's Sandbox class, which only workerd can load: Node imports the modules.
+import { InMemoryRunEventLog } from '../src/agent/in-memory-run-event-log.js'
+import { runLogStore, runLogStream } from '../src/agent/run-log-bindings.js'
+import { migrateStoredRunRecord, RunEventLogError } from '../src/agent/vocabulary.js'
 import { describeRunEventLog } from './helpers/run-log-cases.js'
 
 describeRunEventLog('InMemoryRunEventLog', () => new InMemoryRunEventLog())

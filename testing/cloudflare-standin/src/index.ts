@@ -99,6 +99,13 @@ export interface CloudflareLab {
   worker<T>(): Promise<T>
   /** `mf.dispatchFetch`: a request to the Worker's `fetch` (preview URLs included). */
   dispatchFetch: Miniflare['dispatchFetch']
+  /**
+   * Dispose of Miniflare and start it again with the same options on the
+   * same port, as a platform restart of the Worker and its Durable Objects:
+   * their in-memory state is gone, their storage stays when the lab has
+   * `persist`, and containers are left to what workerd does on shutdown.
+   */
+  restart(): Promise<void>
   /** Names of the `workerd--*` containers this lab's Durable Objects created that still exist. */
   containers(): Promise<string[]>
   /** Dispose of Miniflare, remove this lab's containers, and throw if one is left. */
@@ -163,25 +170,26 @@ export async function startCloudflareLab(options: CloudflareLabOptions): Promise
       ExtraHosts: options.hostGateway ? ['host.docker.internal:host-gateway'] : [],
     },
   })
+  const miniflareOptions = {
+    modules: true,
+    scriptPath: options.script,
+    modulesRoot: dirname(options.script), // workerd refuses module paths that climb out of the root with `..`
+    compatibilityDate: '2025-09-01',
+    compatibilityFlags: ['nodejs_compat'],
+    host,
+    port,
+    bindings: options.bindings ?? {},
+    durableObjects: {
+      ...Object.fromEntries(Object.entries(options.durableObjects ?? {}).map(([binding, className]) => [binding, { className, useSQLite: true }])),
+      Sandbox: { className: 'Sandbox', useSQLite: true, container: { imageName: options.image ?? CLOUDFLARE_IMAGE } },
+    },
+    containerEngine: proxy.url,
+    ...(options.persist ? { durableObjectsPersist: options.persist } : {}),
+  } as ConstructorParameters<typeof Miniflare>[0]
   let mf: Miniflare
   let url: URL
   try {
-    mf = new Miniflare({
-      modules: true,
-      scriptPath: options.script,
-      modulesRoot: dirname(options.script), // workerd refuses module paths that climb out of the root with `..`
-      compatibilityDate: '2025-09-01',
-      compatibilityFlags: ['nodejs_compat'],
-      host,
-      port,
-      bindings: options.bindings ?? {},
-      durableObjects: {
-        ...Object.fromEntries(Object.entries(options.durableObjects ?? {}).map(([binding, className]) => [binding, { className, useSQLite: true }])),
-        Sandbox: { className: 'Sandbox', useSQLite: true, container: { imageName: options.image ?? CLOUDFLARE_IMAGE } },
-      },
-      containerEngine: proxy.url,
-      ...(options.persist ? { durableObjectsPersist: options.persist } : {}),
-    } as ConstructorParameters<typeof Miniflare>[0])
+    mf = new Miniflare(miniflareOptions)
     url = await mf.ready
   } catch (error) {
     await proxy.close()
@@ -194,9 +202,19 @@ export async function startCloudflareLab(options: CloudflareLabOptions): Promise
     return names
   }
   return {
-    mf,
-    url,
+    get url() {
+      return url
+    },
     containerUrl,
+    get mf() {
+      return mf
+    },
+    restart: async () => {
+      await mf.dispose()
+      // The same port (the one Miniflare had), so clients and containers reach the new runtime where they reached the old one.
+      mf = new Miniflare({ ...miniflareOptions, port: port || Number(url.port) })
+      url = await mf.ready
+    },
     worker: async <T>() => (await mf.getWorker()) as unknown as T,
     dispatchFetch: ((...args: Parameters<Miniflare['dispatchFetch']>) => mf.dispatchFetch(...args)) as Miniflare['dispatchFetch'],
     containers,

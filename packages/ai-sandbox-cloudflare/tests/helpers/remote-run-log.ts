@@ -6,7 +6,7 @@
  */
 import type { RunStatus, StreamChunk } from '@tanstack/ai'
 import { encodeStreamChunks, type SandboxInstanceRecord, type SandboxInstanceStore } from '@tanstack/ai-sandbox'
-import { RunEventLogError, type RunEvent, type RunEventLog, type RunEventLogReadOptions, type RunLogPatch, type RunLogRecord } from '../../src/agent.js'
+import { RunEventLogError, type RunEvent, type RunEventLog, type RunEventLogReadOptions, type RunLogPatch, type RunLogRecord } from '../../src/agent/vocabulary.js'
 import type { ReadPage } from './run-log-worker.js'
 import { unwrap, type Wire } from './wire.js'
 

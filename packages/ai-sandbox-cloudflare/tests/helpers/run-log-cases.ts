@@ -7,7 +7,7 @@
 import { EventType, type StreamChunk } from '@tanstack/ai'
 import { StaleEpochError } from '@tanstack/ai-sandbox'
 import { describe, expect, it } from 'vitest'
-import { RunEventLogError, type RunEvent, type RunEventLog } from '../../src/agent.js'
+import { RunEventLogError, type RunEvent, type RunEventLog } from '../../src/agent/vocabulary.js'
 
 export const text = (delta: string): StreamChunk => ({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: 'm1', delta, timestamp: 1 }) as StreamChunk
 const deltas = (events: readonly RunEvent[]): string[] => events.map((event) => (event.chunk as { delta: string }).delta)

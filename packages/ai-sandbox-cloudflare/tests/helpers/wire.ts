@@ -6,7 +6,7 @@
  * `SandboxLimitError` and the rest with their reasons and fields.
  */
 import { InvalidRunIdError, SandboxConfigError, SandboxError, SandboxLimitError, SandboxOperationError, SandboxPathError, StaleEpochError, UnsupportedCapabilityError } from '@tanstack/ai-sandbox'
-import { RunEventLogError, type RunEventLogErrorReason } from '../../src/agent.js'
+import { RunEventLogError, type RunEventLogErrorReason } from '../../src/agent/vocabulary.js'
 import type { SandboxCapabilityName, SandboxLimitErrorReason, SandboxOperationErrorReason, SandboxPathErrorReason } from '@tanstack/ai-sandbox'
 
 /** An error as data. */

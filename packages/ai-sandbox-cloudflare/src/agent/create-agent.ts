@@ -1,0 +1,301 @@
+/**
+ * `createCloudflareSandboxAgent`: an app's whole Worker for agent runs on
+ * Cloudflare, as spec 000 "Edge / serverless execution" splits it. A
+ * trigger request starts a run and returns at once with its id; a
+ * `Coordinator` Durable Object (one per run) drives it from its alarm, with
+ * core's run driver writing into a `DurableObjectRunEventLog`; clients tail
+ * the log over SSE from a cursor and reconnect with `Last-Event-ID`; cancel
+ * is a request of its own. The run's state, log and sandbox instance live in
+ * the object's storage, so an object the platform evicted or restarted picks
+ * its run up again from its next alarm (a takeover through the run's
+ * journal in the container). This module owns the routes, the config and
+ * the object; the drive itself is drive.ts.
+ */
+import { isTerminalRunStatus, requestRunCancel, RUN_CANCEL_REASON, type AnyTextAdapter, type ModelMessage } from '@tanstack/ai'
+import { assertValidRunId, SandboxConfigError, type SandboxDefinitionInput } from '@tanstack/ai-sandbox'
+import { z } from 'zod'
+import type { CloudflareSandboxConfig, SandboxNamespaceBinding } from '../config.js'
+import { Sandbox } from '../sandbox-class.js'
+import { timingSafeBearerEqualWeb } from './bearer.js'
+import { driveRun, type DriveDeps, type StoredRunInput } from './drive.js'
+import { durableObjectInstanceStore } from './durable-object-instance-store.js'
+import { DurableObjectRunEventLog, type DurableObjectSqlStorage } from './durable-object-run-event-log.js'
+import { runLogStore } from './run-log-bindings.js'
+import { cursorOf, eventStreamResponse } from './sse.js'
+
+/** What a run's adapter factory is told. */
+export interface AgentRunInfo {
+  readonly runId: string
+  readonly threadId: string
+}
+
+/**
+ * Options of {@link createCloudflareSandboxAgent}. Every function gets the
+ * Worker's `env`, so secrets stay in bindings.
+ */
+export interface CloudflareSandboxAgentConfig<Env = Record<string, unknown>> {
+  /** `'do-drives'`: the Coordinator Durable Object runs `chat()` with the harness adapter against the Cloudflare sandbox. */
+  mode: 'do-drives'
+  /** The harness adapter of a run, e.g. `() => claudeCodeText('sonnet', { … })`. */
+  adapter: (env: Env, run: AgentRunInfo) => AnyTextAdapter
+  /** The bearer token every route requires (`Authorization: Bearer <token>`), e.g. `(env) => env.RUN_TOKEN`. */
+  token: (env: Env) => string
+  /** `cloudflareSandbox` options besides the binding (workdir, timeoutMs, env, …). */
+  provider?: (env: Env) => Omit<CloudflareSandboxConfig, 'binding'>
+  /** `defineSandbox` options besides the provider (workspace, policy, hooks, lifecycle). Default: a fresh sandbox per run, destroyed after it. */
+  sandbox?: (env: Env) => Partial<Omit<SandboxDefinitionInput, 'provider'>>
+  /** `chat()` tools (server tools run in the Coordinator; the agent calls them through the tool bridge). */
+  tools?: (env: Env) => ReadonlyArray<unknown>
+  /** Binding names in wrangler.jsonc. Default `{ coordinator: 'Coordinator', sandbox: 'Sandbox' }`. */
+  bindings?: { coordinator?: string; sandbox?: string }
+  /** Where the routes live. Default `/runs`. */
+  basePath?: string
+  /** ms between the Coordinator's watchdog alarms while a run is driven: how soon a restarted object picks its run up again. Default 30 000. */
+  heartbeatMs?: number
+  /** How often a driven run re-reads its record for a cancel, ms. Default core's (1000). */
+  cancelPollMs?: number
+}
+
+/** What {@link createCloudflareSandboxAgent} returns: the classes wrangler binds and the Worker's default export. */
+export interface CloudflareSandboxAgent<Env> {
+  /** The Durable Object class that drives runs; export it under the class name wrangler.jsonc gives (a SQLite class). */
+  readonly Coordinator: new (ctx: unknown, env: Env) => { fetch(request: Request): Promise<Response>; alarm(): Promise<void> }
+  /** The SDK's `Sandbox` Durable Object class; export it as `Sandbox`. */
+  readonly Sandbox: typeof Sandbox
+  /** The Worker's handler: `export default agent.worker`. */
+  readonly worker: { fetch(request: Request, env: Env): Promise<Response> }
+}
+
+const fn = (what: string) => z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: `expected ${what}` })
+
+const configSchema = z
+  .object({
+    mode: z.literal('do-drives', { message: "expected 'do-drives' (the Coordinator Durable Object runs chat() against the Cloudflare sandbox)" }),
+    adapter: fn('a function (env, { runId, threadId }) returning the harness adapter, e.g. () => claudeCodeText(...)'),
+    token: fn('a function (env) returning the bearer token the routes require, e.g. (env) => env.RUN_TOKEN'),
+    provider: fn('a function (env) returning cloudflareSandbox options besides the binding').optional(),
+    sandbox: fn('a function (env) returning defineSandbox options besides the provider').optional(),
+    tools: fn('a function (env) returning the chat() tools').optional(),
+    bindings: z.object({ coordinator: z.string().min(1).optional(), sandbox: z.string().min(1).optional() }, { message: 'expected { coordinator?, sandbox? } binding names' }).strict().optional(),
+    basePath: z
+      .string()
+      .regex(/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, "expected a path such as '/runs' (no trailing slash)")
+      .optional(),
+    heartbeatMs: z.number().int().min(1_000, 'expected at least 1000 ms').max(15 * 60_000, 'expected at most 15 minutes (an alarm handler runs at most that long)').optional(),
+    cancelPollMs: z.number().int().positive().optional(),
+  })
+  .strict()
+
+const triggerSchema = z
+  .object({
+    threadId: z.string().min(1, 'expected a non-empty threadId').max(200).optional(),
+    messages: z.array(z.object({ role: z.string() }).passthrough(), { message: 'expected messages: the ModelMessage[] of the run' }).min(1, 'expected at least one message'),
+  })
+  .strict()
+
+const INPUT_KEY = 'tsb-agent:input'
+
+/**
+ * Build an app's agent Worker: `{ Coordinator, Sandbox, worker }`. Routes
+ * (each needs `Authorization: Bearer <token>`):
+ *
+ * - `POST {basePath}` `{ threadId?, messages }` → `202 { runId, threadId }`:
+ *   the run is recorded and its Coordinator's alarm set; nothing waits for the agent.
+ * - `GET {basePath}/:runId/events` → SSE: every event after the cursor
+ *   (`Last-Event-ID`, else `?after=`, else from the start), `id` = its `seq`,
+ *   `data` = the chunk; the stream ends when the run's log ends.
+ * - `GET {basePath}/:runId` → the run's record (core's fields, `lastSeq`, `updatedAt`).
+ * - `POST {basePath}/:runId/cancel` → `202`: records the cancel and aborts the
+ *   run (core's `requestRunCancel` and `RUN_CANCEL_REASON`); a closed tab never cancels.
+ *
+ * The agent reaches the run's tools at `{basePath}/:runId/tool-bridge/…` on
+ * the origin the trigger request came to (its own per-run token). wrangler:
+ * the Coordinator and `Sandbox` classes under `new_sqlite_classes`, `Sandbox`
+ * with its container image.
+ *
+ * @param config - See {@link CloudflareSandboxAgentConfig}.
+ * @returns The classes and the Worker handler.
+ * @throws SandboxConfigError naming the option when one is invalid.
+ * @example
+ * ```ts
+ * const agent = createCloudflareSandboxAgent({
+ *   mode: 'do-drives',
+ *   adapter: () => claudeCodeText('sonnet'),
+ *   token: (env) => env.RUN_TOKEN,
+ * })
+ * export const { Coordinator, Sandbox } = agent
+ * export default agent.worker
+ * ```
+ */
+export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(config: CloudflareSandboxAgentConfig<Env>): CloudflareSandboxAgent<Env> {
+  const parsed = configSchema.safeParse(config)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!
+    const field = ['createCloudflareSandboxAgent', ...issue.path.map(String)].join('.')
+    throw new SandboxConfigError(field, `Invalid option ${field}: ${issue.message}.`)
+  }
+  const basePath = config.basePath ?? '/runs'
+  const coordinatorBinding = config.bindings?.coordinator ?? 'Coordinator'
+  const sandboxBinding = config.bindings?.sandbox ?? 'Sandbox'
+  const heartbeatMs = config.heartbeatMs ?? 30_000
+
+  class Coordinator {
+    readonly #storage: CoordinatorStorage
+    readonly #deps: DriveDeps
+    #driving: AbortController | undefined
+    /** Whether this isolate has looked for a run to pick up (the first request after a restart does). */
+    #looked = false
+
+    constructor(ctx: unknown, env: Env) {
+      this.#storage = (ctx as { storage: CoordinatorStorage }).storage
+      const log = new DurableObjectRunEventLog(this.#storage)
+      this.#deps = {
+        log,
+        runs: runLogStore(log),
+        instances: durableObjectInstanceStore(this.#storage),
+        adapter: (run) => config.adapter(env, run),
+        tools: () => config.tools?.(env) ?? [],
+        provider: () => ({ ...config.provider?.(env), binding: bindingOf(env, sandboxBinding, 'bindings.sandbox') }),
+        sandbox: () => config.sandbox?.(env) ?? {},
+        ...(config.cancelPollMs !== undefined ? { cancelPollMs: config.cancelPollMs } : {}),
+      }
+    }
+
+    async fetch(request: Request): Promise<Response> {
+      const url = new URL(request.url)
+      if (url.pathname.split('/').includes('tool-bridge')) return this.#deps.bridge?.fetch(request) ?? new Response('this run serves no tool bridge now', { status: 404 })
+      const runId = url.searchParams.get('runId') ?? ''
+      const action = url.searchParams.get('action')
+      const { log } = this.#deps
+      if (action === 'start' && request.method === 'POST') return this.#start((await request.json()) as StoredRunInput)
+      const record = await log.get(runId)
+      if (!record) return Response.json({ error: `no run ${runId}` }, { status: 404 })
+      if (!this.#looked) await this.#pickUp(record.status)
+      if (action === 'record') return Response.json(record)
+      if (action === 'events') {
+        const after = cursorOf(request)
+        if (after === undefined) return Response.json({ error: 'Last-Event-ID (or ?after=) must be an event id of this run: a whole number, -1 for the start' }, { status: 400 })
+        return eventStreamResponse(log, runId, after, request.signal)
+      }
+      if (action === 'cancel' && request.method === 'POST') {
+        // Both bands: the record reaches a drive that starts later, the abort the one running here now.
+        if (!isTerminalRunStatus(record.status)) await requestRunCancel(this.#deps.runs, runId)
+        this.#driving?.abort(RUN_CANCEL_REASON)
+        return Response.json({ runId, cancelRequested: !isTerminalRunStatus(record.status) }, { status: 202 })
+      }
+      return new Response('not found', { status: 404 })
+    }
+
+    async alarm(): Promise<void> {
+      this.#looked = true
+      const input = await this.#storage.get<StoredRunInput>(INPUT_KEY)
+      if (!input) return
+      // Driven here already: only keep the watchdog going.
+      if (this.#driving) return void (await this.#storage.setAlarm(Date.now() + heartbeatMs))
+      const record = await this.#deps.log.get(input.runId)
+      if (!record || isTerminalRunStatus(record.status)) return void (await this.#storage.deleteAlarm())
+      // The watchdog: should this object die mid-drive, the next alarm takes the run over.
+      await this.#storage.setAlarm(Date.now() + heartbeatMs)
+      const attach = input.started === true
+      if (!attach) await this.#storage.put(INPUT_KEY, { ...input, started: true })
+      const controller = new AbortController()
+      this.#driving = controller
+      try {
+        await driveRun(this.#deps, input, { attach, controller })
+      } finally {
+        this.#driving = undefined
+      }
+      const after = await this.#deps.log.get(input.runId)
+      if (after && isTerminalRunStatus(after.status)) await this.#storage.deleteAlarm()
+    }
+
+    /**
+     * The first request an isolate serves for a run it does not drive: a run
+     * still going (its object restarted or evicted) is picked up at once
+     * from the alarm, instead of whenever the platform runs the watchdog alarm again.
+     */
+    async #pickUp(status: string): Promise<void> {
+      this.#looked = true
+      if (this.#driving || isTerminalRunStatus(status as never)) return
+      await this.#storage.setAlarm(Date.now())
+    }
+
+    async #start(input: StoredRunInput): Promise<Response> {
+      const existing = await this.#storage.get<StoredRunInput>(INPUT_KEY)
+      if (existing) return Response.json({ runId: existing.runId, threadId: existing.threadId }, { status: 202 })
+      await this.#deps.log.open({ runId: input.runId, threadId: input.threadId })
+      await this.#storage.put(INPUT_KEY, input)
+      await this.#storage.setAlarm(Date.now())
+      return Response.json({ runId: input.runId, threadId: input.threadId }, { status: 202 })
+    }
+  }
+
+  const worker = {
+    async fetch(request: Request, env: Env): Promise<Response> {
+      const url = new URL(request.url)
+      if (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`)) return new Response('not found', { status: 404 })
+      const rest = url.pathname.slice(basePath.length).split('/').filter(Boolean)
+      const coordinators = bindingOf(env, coordinatorBinding, 'bindings.coordinator') as unknown as CoordinatorNamespace
+      const stubOf = (runId: string) => coordinators.get(coordinators.idFromName(runId))
+      // The tool bridge checks its own per-run token; the CLI in the sandbox holds no app bearer.
+      if (rest[1] === 'tool-bridge') return validRunId(rest[0]) ? stubOf(rest[0]!).fetch(request) : new Response('not found', { status: 404 })
+      if (!(await timingSafeBearerEqualWeb(request.headers.get('authorization'), config.token(env)))) {
+        return Response.json({ error: 'unauthorized: send Authorization: Bearer <token>' }, { status: 401, headers: { 'www-authenticate': 'Bearer' } })
+      }
+      if (rest.length === 0) {
+        if (request.method !== 'POST') return new Response('method not allowed', { status: 405, headers: { allow: 'POST' } })
+        const body = triggerSchema.safeParse(await request.json().catch(() => undefined))
+        if (!body.success) return Response.json({ error: `invalid trigger body: ${body.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ')}` }, { status: 400 })
+        const runId = `run-${crypto.randomUUID()}`
+        const threadId = body.data.threadId ?? `thread-${crypto.randomUUID()}`
+        const input: StoredRunInput = { runId, threadId, messages: body.data.messages as unknown as ModelMessage[], bridgeUrl: `${url.origin}${basePath}/${runId}/tool-bridge` }
+        return stubOf(runId).fetch(new Request(`https://coordinator/?action=start`, { method: 'POST', body: JSON.stringify(input) }))
+      }
+      const [runId, action, extra] = rest
+      if (!validRunId(runId) || extra !== undefined) return new Response('not found', { status: 404 })
+      const target = (name: string) => {
+        const inner = new URL(`https://coordinator/?action=${name}`)
+        for (const [key, value] of url.searchParams) inner.searchParams.set(key, value)
+        inner.searchParams.set('action', name)
+        inner.searchParams.set('runId', runId!)
+        return new Request(inner, { method: request.method, headers: request.headers, signal: request.signal })
+      }
+      if (action === undefined && request.method === 'GET') return stubOf(runId!).fetch(target('record'))
+      if (action === 'events' && request.method === 'GET') return stubOf(runId!).fetch(target('events'))
+      if (action === 'cancel' && request.method === 'POST') return stubOf(runId!).fetch(target('cancel'))
+      return new Response('not found', { status: 404 })
+    },
+  }
+
+  return { Coordinator, Sandbox, worker }
+}
+
+/** The Coordinator's storage: the SQL the logs use, and the key-value and alarm calls of the object itself. */
+interface CoordinatorStorage extends DurableObjectSqlStorage {
+  get<T>(key: string): Promise<T | undefined>
+  put(key: string, value: unknown): Promise<void>
+  setAlarm(at: number): Promise<void>
+  deleteAlarm(): Promise<void>
+}
+
+interface CoordinatorNamespace {
+  idFromName(name: string): unknown
+  get(id: unknown): { fetch(request: Request): Promise<Response> }
+}
+
+function validRunId(runId: string | undefined): runId is string {
+  try {
+    assertValidRunId(runId, 'runId')
+    return true
+  } catch {
+    return false
+  }
+}
+
+function bindingOf(env: unknown, name: string, field: string): SandboxNamespaceBinding {
+  const binding = (env as Record<string, unknown> | undefined)?.[name] as SandboxNamespaceBinding | undefined
+  if (typeof binding?.idFromName !== 'function' || typeof binding.get !== 'function') {
+    throw new SandboxConfigError(`createCloudflareSandboxAgent.${field}`, `Invalid option createCloudflareSandboxAgent.${field}: env.${name} is not a Durable Object namespace. Bind it in wrangler.jsonc (durable_objects.bindings [{ name: '${name}', class_name: … }]) or name the binding you use in bindings.`)
+  }
+  return binding
+}
