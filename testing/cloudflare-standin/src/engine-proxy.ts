@@ -8,7 +8,10 @@
  * that thread would then deadlock. It forwards bytes untouched (attach and
  * hijacked streams included) and never removes anything itself, except
  * that it can add bind mounts and extra hosts to each container-create
- * request (the lab's `mounts` and `hostGateway`).
+ * request (the lab's `mounts` and `hostGateway`), and that workerd's watch
+ * of a container waits for its next exit (a watch the engine served between
+ * create and start used to end at once, and workerd then killed the new
+ * container as crashed).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -29,11 +32,12 @@ export interface EngineProxy {
 
 /**
  * The thread: accept, connect upstream, pipe both ways, and report each
- * `POST …/containers/create?name=…`. With `workerData.hostConfig` it also
- * follows the client's HTTP/1.1 requests (Content-Length or chunked bodies)
- * and rewrites each create request's body, appending the given `Binds` and
- * `ExtraHosts` to its `HostConfig`; after an upgrade, an attach or an exec
- * start the connection is raw bytes and is no longer read. A create request
+ * `POST …/containers/create?name=…`. It follows the client's HTTP/1.1
+ * requests (Content-Length or chunked bodies): with `workerData.hostConfig`
+ * it rewrites each create request's body, appending the given `Binds` and
+ * `ExtraHosts` to its `HostConfig`, and it sends each container wait with
+ * `condition=next-exit` (see `WAIT_LINE`); after an upgrade, an attach or an
+ * exec start the connection is raw bytes and is no longer read. A create request
  * it cannot rewrite is reported as an error (the lab then fails) rather than
  * sent without the mounts.
  */
@@ -43,6 +47,7 @@ const { parentPort, workerData } = require('node:worker_threads')
 const CREATE = /POST \\/(?:v[\\d.]+\\/)?containers\\/create\\?(?:[^ ]*&)?name=([^ &]+)/g
 const CREATE_LINE = /^POST \\/(?:v[\\d.]+\\/)?containers\\/create[? ]/
 const RAW_AFTER = /^[A-Z]+ \\/(?:v[\\d.]+\\/)?(?:containers\\/[^/ ]+\\/attach|exec\\/[^/ ]+\\/start)[? ]/
+const WAIT_LINE = /^POST (\\/(?:v[\\d.]+\\/)?containers\\/[^/ ]+\\/wait) (HTTP\\/1\\.[01])$/
 const HEAD_END = Buffer.from('\\r\\n\\r\\n')
 const created = new Set()
 const sockets = new Set()
@@ -52,7 +57,7 @@ const hostConfig = workerData.hostConfig
 function rewriteCreate(body) {
   const spec = JSON.parse(body.toString('utf8'))
   const host = (spec.HostConfig = spec.HostConfig || {})
-  for (const key of Object.keys(hostConfig)) host[key] = [...(host[key] || []), ...hostConfig[key]]
+  for (const key of Object.keys(hostConfig || {})) host[key] = [...(host[key] || []), ...hostConfig[key]]
   return Buffer.from(JSON.stringify(spec))
 }
 
@@ -125,7 +130,14 @@ function rewriter() {
         state = { kind: then }
         continue
       }
-      out.push(pending.subarray(0, end + 4)); pending = pending.subarray(end + 4)
+      // workerd watches each container with a wait it sends right after the create; when the engine serves it
+      // before the start, the default condition (not-running) holds at once, workerd takes the new container for
+      // crashed, and kills and re-creates it, again and again (a loaded machine makes that order common).
+      // Waiting for the container's next exit is what workerd means.
+      const wait = WAIT_LINE.exec(line)
+      if (wait) out.push(Buffer.from(['POST ' + wait[1] + '?condition=next-exit ' + wait[2], ...headers].join('\\r\\n') + '\\r\\n\\r\\n', 'latin1'))
+      else out.push(pending.subarray(0, end + 4))
+      pending = pending.subarray(end + 4)
       state = chunked ? { kind: 'chunked', then } : length > 0 ? { kind: 'length', left: length, then } : { kind: then }
     }
     return Buffer.concat(out)
@@ -136,18 +148,16 @@ const server = createServer((client) => {
   const upstream = workerData.endpoint.socketPath ? createConnection({ path: workerData.endpoint.socketPath }) : createConnection(workerData.endpoint)
   sockets.add(client).add(upstream)
   let tail = ''
-  const rewrite = hostConfig ? rewriter() : undefined
+  const rewrite = rewriter()
   client.on('data', (chunk) => {
     const text = tail + chunk.toString('latin1')
     for (const match of text.matchAll(CREATE)) created.add(decodeURIComponent(match[1]))
     tail = text.slice(-200)
-    if (!rewrite) return
     let bytes
     try { bytes = rewrite(chunk) } catch (error) { problems.push('engine proxy: ' + error.message); bytes = chunk }
     if (bytes.length > 0 && !upstream.write(bytes)) { client.pause(); upstream.once('drain', () => client.resume()) }
   })
-  if (rewrite) client.on('end', () => upstream.end())
-  else client.pipe(upstream)
+  client.on('end', () => upstream.end())
   upstream.pipe(client)
   const drop = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream) }
   client.on('error', drop).on('close', drop)
