@@ -114,12 +114,13 @@ export function restartedError(id: string, method: string): SandboxOperationErro
 
 /**
  * Parse `value` with `schema`, or throw {@link SandboxConfigError} naming the
- * first bad field under `cloudflareSandbox.<scope>` with zod's message.
+ * first bad field under `<root>.<scope>` (root `cloudflareSandbox` unless
+ * given, e.g. `createCloudflareSandboxAgent`) with zod's message.
  */
-export function parseConfig<T>(schema: z.ZodType<T>, value: unknown, scope: string): T {
+export function parseConfig<T>(schema: z.ZodType<T>, value: unknown, scope: string, root = 'cloudflareSandbox'): T {
   const result = schema.safeParse(value)
   if (result.success) return result.data
   const issue = result.error.issues[0]!
-  const field = ['cloudflareSandbox', scope, ...issue.path.map(String)].filter((part) => part !== '').join('.')
+  const field = [root, scope, ...issue.path.map(String)].filter((part) => part !== '').join('.')
   throw new SandboxConfigError(field, `Invalid option ${field}: ${issue.message}.`)
 }

@@ -12,6 +12,7 @@ vi.mock('@cloudflare/sandbox', () => ({ getSandbox: vi.fn(), Sandbox: class {} }
 
 const { getSandbox } = await import('@cloudflare/sandbox')
 const { CLOUDFLARE_CAPABILITIES, cloudflareSandbox, DEFAULT_MAX_EXEC_OUTPUT_BYTES, DEFAULT_TIMEOUT_MS } = await import('../src/index.js')
+const { createCloudflareSandboxAgent } = await import('../src/agent/create-agent.js')
 
 const binding = { idFromName: () => ({}), get: () => ({}) }
 
@@ -172,5 +173,41 @@ describe('cloudflareSandbox container start', () => {
     const error = await cloudflareSandbox({ binding, timeoutMs: 10_000 }).create().catch((caught: unknown) => caught)
     expect((error as SandboxOperationError).reason).toBe('create-failed')
     expect(execCalls).toBe(1)
+  })
+})
+
+describe('createCloudflareSandboxAgent config', () => {
+  const valid = { mode: 'do-drives' as const, adapter: () => ({}) as never, token: () => 'token' }
+  const refused = (config: unknown): SandboxConfigError => {
+    try {
+      createCloudflareSandboxAgent(config as never)
+    } catch (error) {
+      if (error instanceof SandboxConfigError) return error
+      throw error
+    }
+    throw new Error('expected a SandboxConfigError')
+  }
+
+  it('returns the two Durable Object classes and the Worker handler', () => {
+    const agent = createCloudflareSandboxAgent(valid)
+    expect(typeof agent.Coordinator).toBe('function')
+    expect(typeof agent.Sandbox).toBe('function')
+    expect(typeof agent.worker.fetch).toBe('function')
+  })
+
+  it('refuses each bad option naming the field and the fix', () => {
+    expect(refused({ ...valid, mode: 'colocated' })).toMatchObject({ field: 'createCloudflareSandboxAgent.mode', message: expect.stringMatching(/expected 'do-drives'/) })
+    expect(refused({ ...valid, token: 'secret' })).toMatchObject({ field: 'createCloudflareSandboxAgent.token', message: expect.stringMatching(/env\.RUN_TOKEN/) })
+    expect(refused({ ...valid, basePath: 'runs/' }).field).toBe('createCloudflareSandboxAgent.basePath')
+    expect(refused({ ...valid, heartbeatMs: 10 }).field).toBe('createCloudflareSandboxAgent.heartbeatMs')
+    expect(refused({ ...valid, extra: true }).field).toMatch(/^createCloudflareSandboxAgent/)
+  })
+
+  it('answers 401 without the bearer and names a missing Coordinator binding', async () => {
+    const agent = createCloudflareSandboxAgent(valid)
+    expect((await agent.worker.fetch(new Request('https://w/runs', { method: 'POST', body: '{}' }), {})).status).toBe(401)
+    expect((await agent.worker.fetch(new Request('https://w/other'), {})).status).toBe(404)
+    const error = await agent.worker.fetch(new Request('https://w/runs', { method: 'POST', headers: { authorization: 'Bearer token' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }) }), {}).catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ field: 'createCloudflareSandboxAgent.bindings.coordinator', message: expect.stringMatching(/env\.Coordinator is not a Durable Object namespace/) })
   })
 })

@@ -16,6 +16,7 @@ import { assertValidRunId, SandboxConfigError, type SandboxDefinitionInput } fro
 import { z } from 'zod'
 import type { CloudflareSandboxConfig, SandboxNamespaceBinding } from '../config.js'
 import { Sandbox } from '../sandbox-class.js'
+import { parseConfig } from '../errors.js'
 import { timingSafeBearerEqualWeb } from './bearer.js'
 import { driveRun, type DriveDeps, type StoredRunInput } from './drive.js'
 import { durableObjectInstanceStore } from './durable-object-instance-store.js'
@@ -128,12 +129,7 @@ const INPUT_KEY = 'tsb-agent:input'
  * ```
  */
 export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(config: CloudflareSandboxAgentConfig<Env>): CloudflareSandboxAgent<Env> {
-  const parsed = configSchema.safeParse(config)
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!
-    const field = ['createCloudflareSandboxAgent', ...issue.path.map(String)].join('.')
-    throw new SandboxConfigError(field, `Invalid option ${field}: ${issue.message}.`)
-  }
+  parseConfig(configSchema, config, '', 'createCloudflareSandboxAgent')
   const basePath = config.basePath ?? '/runs'
   const coordinatorBinding = config.bindings?.coordinator ?? 'Coordinator'
   const sandboxBinding = config.bindings?.sandbox ?? 'Sandbox'
@@ -235,8 +231,10 @@ export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(conf
       const url = new URL(request.url)
       if (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`)) return new Response('not found', { status: 404 })
       const rest = url.pathname.slice(basePath.length).split('/').filter(Boolean)
-      const coordinators = bindingOf(env, coordinatorBinding, 'bindings.coordinator') as unknown as CoordinatorNamespace
-      const stubOf = (runId: string) => coordinators.get(coordinators.idFromName(runId))
+      const stubOf = (runId: string) => {
+        const coordinators = bindingOf(env, coordinatorBinding, 'bindings.coordinator') as unknown as CoordinatorNamespace
+        return coordinators.get(coordinators.idFromName(runId))
+      }
       // The tool bridge checks its own per-run token; the CLI in the sandbox holds no app bearer.
       if (rest[1] === 'tool-bridge') return validRunId(rest[0]) ? stubOf(rest[0]!).fetch(request) : new Response('not found', { status: 404 })
       if (!(await timingSafeBearerEqualWeb(request.headers.get('authorization'), config.token(env)))) {
