@@ -35,6 +35,9 @@ const config: KnipConfig = {
     'testing/opencode-e2e': { entry: [...tests, 'src/**/*.ts'], project: ['src/**/*.ts', 'tests/**/*.ts'], ignoreDependencies: ['opencode-ai'] },
     // The web example: knip finds its entries from the package scripts and the vite config; the Claude Code binary is resolved at run time.
     'examples/sandbox-web': { entry: [...tests], project: ['src/**/*.{ts,tsx}', 'tests/**/*.ts'], ignoreDependencies: ['@anthropic-ai/claude-code'] },
+    // The Cloudflare example: its Worker is an entry (wrangler.jsonc's `main`; the launcher bundles it by path), the
+    // launcher and the deploy script come from the package scripts; the Claude Code binary is resolved at run time.
+    'examples/sandbox-cloudflare': { entry: ['src/worker.ts', ...tests], project: ['src/**/*.ts', 'tests/**/*.ts'], ignoreDependencies: ['@anthropic-ai/claude-code'] },
     'examples/*': { entry: ['src/main.ts', 'src/minimal.ts', 'src/*.mjs', ...tests], project: ['src/**/*.{ts,mjs}', 'tests/**/*.ts'] },
   },
 }
