@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', agent: 'src/agent.ts' },
+  entry: { index: 'src/index.ts', agent: 'src/agent.ts', runner: 'src/runner.ts' },
   format: ['esm'],
   dts: true,
   sourcemap: true,

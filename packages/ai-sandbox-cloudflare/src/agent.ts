@@ -29,5 +29,6 @@ export type {
 } from './agent/vocabulary.js'
 export { timingSafeBearerEqualWeb } from './agent/bearer.js'
 export { createCloudflareSandboxAgent } from './agent/create-agent.js'
-export type { AgentRunInfo, CloudflareSandboxAgent, CloudflareSandboxAgentConfig } from './agent/create-agent.js'
+export type { AgentRunInfo, CloudflareSandboxAgent, CloudflareSandboxAgentConfig, ColocatedAgentConfig, DoDrivesAgentConfig } from './agent/create-agent.js'
+export type { ColocatedRunnerCommand } from './agent/colocated.js'
 export { SSE_HEARTBEAT_MS } from './agent/sse.js'

@@ -196,11 +196,21 @@ describe('createCloudflareSandboxAgent config', () => {
   })
 
   it('refuses each bad option naming the field and the fix', () => {
-    expect(refused({ ...valid, mode: 'colocated' })).toMatchObject({ field: 'createCloudflareSandboxAgent.mode', message: expect.stringMatching(/expected 'do-drives'/) })
+    expect(refused({ ...valid, mode: 'edge' })).toMatchObject({ field: 'createCloudflareSandboxAgent.mode', message: expect.stringMatching(/expected 'do-drives' .* or 'colocated'/) })
+    expect(refused({ ...valid, runner: () => ({ command: 'node runner.mjs' }) })).toMatchObject({ field: 'createCloudflareSandboxAgent.runner', message: expect.stringMatching(/do-drives takes no runner/) })
     expect(refused({ ...valid, token: 'secret' })).toMatchObject({ field: 'createCloudflareSandboxAgent.token', message: expect.stringMatching(/env\.RUN_TOKEN/) })
     expect(refused({ ...valid, basePath: 'runs/' }).field).toBe('createCloudflareSandboxAgent.basePath')
     expect(refused({ ...valid, heartbeatMs: 10 }).field).toBe('createCloudflareSandboxAgent.heartbeatMs')
+    expect(refused({ ...valid, publicUrl: 'https://agent.example' })).toMatchObject({ field: 'createCloudflareSandboxAgent.publicUrl', message: expect.stringMatching(/env\.PUBLIC_URL/) })
     expect(refused({ ...valid, extra: true }).field).toMatch(/^createCloudflareSandboxAgent/)
+  })
+
+  it('colocated mode takes a runner and refuses the options that belong in the container', () => {
+    const colocated = { mode: 'colocated' as const, runner: () => ({ command: 'node /app/runner.mjs' }), token: () => 'token' }
+    expect(typeof createCloudflareSandboxAgent(colocated).worker.fetch).toBe('function')
+    expect(refused({ ...colocated, runner: undefined })).toMatchObject({ field: 'createCloudflareSandboxAgent.runner', message: expect.stringMatching(/node \/app\/runner\.mjs/) })
+    expect(refused({ ...colocated, adapter: () => ({}) })).toMatchObject({ field: 'createCloudflareSandboxAgent.adapter', message: expect.stringMatching(/runInContainerHarness\(\{ adapter \}\)/) })
+    expect(refused({ ...colocated, sandbox: () => ({}) })).toMatchObject({ field: 'createCloudflareSandboxAgent.sandbox', message: expect.stringMatching(/runInContainerHarness\(\{ sandbox \}\)/) })
   })
 
   it('answers 401 without the bearer and names a missing Coordinator binding', async () => {

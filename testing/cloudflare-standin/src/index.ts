@@ -44,6 +44,31 @@ export async function bundleWorker(entry: string, outFile: string): Promise<stri
   return outFile
 }
 
+/**
+ * Bundle a Node program for the container (a `colocated` runner module with
+ * `runInContainerHarness` and everything it imports) into one ESM file that
+ * needs nothing from npm in the image: Node platform, `node:*` builtins left
+ * to the runtime, and a `require` for the CommonJS parts of the bundle.
+ * @param entry Path of the program's module.
+ * @param outFile Where to write the bundle (its folder is created).
+ * @returns `outFile`.
+ * @example
+ * const runner = await bundleContainerProgram('tests/helpers/runner.ts', join(tmp, 'runner.mjs'))
+ */
+export async function bundleContainerProgram(entry: string, outFile: string): Promise<string> {
+  await build({
+    entryPoints: [entry],
+    outfile: outFile,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    logLevel: 'warning',
+  })
+  return outFile
+}
+
 /** Options of {@link startCloudflareLab}. */
 export interface CloudflareLabOptions {
   /** Path of the bundled Worker ({@link bundleWorker}); it must export `Sandbox` (the SDK's class). */

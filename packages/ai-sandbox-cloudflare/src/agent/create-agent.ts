@@ -12,50 +12,73 @@
  * the object; the drive itself is drive.ts.
  */
 import { isTerminalRunStatus, requestRunCancel, RUN_CANCEL_REASON, type AnyTextAdapter, type ModelMessage } from '@tanstack/ai'
-import { assertValidRunId, SandboxConfigError, type SandboxDefinitionInput } from '@tanstack/ai-sandbox'
+import { assertValidRunId, SandboxConfigError, type SandboxDefinitionInput, type SandboxInstanceStore } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import type { CloudflareSandboxConfig, SandboxNamespaceBinding } from '../config.js'
 import { Sandbox } from '../sandbox-class.js'
 import { parseConfig } from '../errors.js'
 import { timingSafeBearerEqualWeb } from './bearer.js'
-import { driveRun, type DriveDeps, type StoredRunInput } from './drive.js'
+import { destroyRunSandbox, runnerSource, serveToolCall, type ColocatedDeps, type ColocatedRunnerCommand } from './colocated.js'
+import { chatSource, driveRun, type ChatDeps, type DriveDeps, type StoredRunInput } from './drive.js'
 import { durableObjectInstanceStore } from './durable-object-instance-store.js'
 import { DurableObjectRunEventLog, type DurableObjectSqlStorage } from './durable-object-run-event-log.js'
-import { runLogStore } from './run-log-bindings.js'
+import { runLogStore, type RunLogStore } from './run-log-bindings.js'
 import { cursorOf, eventStreamResponse } from './sse.js'
 
-/** What a run's adapter factory is told. */
+/** What a run's adapter (or runner) factory is told. */
 export interface AgentRunInfo {
   readonly runId: string
   readonly threadId: string
 }
 
-/**
- * Options of {@link createCloudflareSandboxAgent}. Every function gets the
- * Worker's `env`, so secrets stay in bindings.
- */
-export interface CloudflareSandboxAgentConfig<Env = Record<string, unknown>> {
-  /** `'do-drives'`: the Coordinator Durable Object runs `chat()` with the harness adapter against the Cloudflare sandbox. */
-  mode: 'do-drives'
-  /** The harness adapter of a run, e.g. `() => claudeCodeText('sonnet', { … })`. */
-  adapter: (env: Env, run: AgentRunInfo) => AnyTextAdapter
+/** Options both modes take. Every function gets the Worker's `env`, so secrets stay in bindings. */
+interface AgentConfigBase<Env> {
   /** The bearer token every route requires (`Authorization: Bearer <token>`), e.g. `(env) => env.RUN_TOKEN`. */
   token: (env: Env) => string
   /** `cloudflareSandbox` options besides the binding (workdir, timeoutMs, env, …). */
   provider?: (env: Env) => Omit<CloudflareSandboxConfig, 'binding'>
-  /** `defineSandbox` options besides the provider (workspace, policy, hooks, lifecycle). Default: a fresh sandbox per run, destroyed after it. */
-  sandbox?: (env: Env) => Partial<Omit<SandboxDefinitionInput, 'provider'>>
-  /** `chat()` tools (server tools run in the Coordinator; the agent calls them through the tool bridge). */
+  /** `chat()` tools. They run in the Coordinator; the agent calls them through the tool bridge (do-drives) or the runner's tools route (colocated). */
   tools?: (env: Env) => ReadonlyArray<unknown>
   /** Binding names in wrangler.jsonc. Default `{ coordinator: 'Coordinator', sandbox: 'Sandbox' }`. */
   bindings?: { coordinator?: string; sandbox?: string }
   /** Where the routes live. Default `/runs`. */
   basePath?: string
+  /**
+   * The origin the agent in the container reaches this Worker at (its tool
+   * bridge or tools route), e.g. `(env) => env.PUBLIC_URL`. Default: the
+   * origin of the trigger request, which is wrong behind a proxy that
+   * rewrites it or when the trigger came to an address the container cannot reach.
+   */
+  publicUrl?: (env: Env) => string
   /** ms between the Coordinator's watchdog alarms while a run is driven: how soon a restarted object picks its run up again. Default 30 000. */
   heartbeatMs?: number
   /** How often a driven run re-reads its record for a cancel, ms. Default core's (1000). */
   cancelPollMs?: number
 }
+
+/** `mode: 'do-drives'`: the Coordinator Durable Object runs `chat()` with the harness adapter against the Cloudflare sandbox. */
+export interface DoDrivesAgentConfig<Env = Record<string, unknown>> extends AgentConfigBase<Env> {
+  mode: 'do-drives'
+  /** The harness adapter of a run, e.g. `() => claudeCodeText('sonnet', { … })`. */
+  adapter: (env: Env, run: AgentRunInfo) => AnyTextAdapter
+  /** `defineSandbox` options besides the provider (workspace, policy, hooks, lifecycle). Default: a fresh sandbox per run, destroyed after it. */
+  sandbox?: (env: Env) => Partial<Omit<SandboxDefinitionInput, 'provider'>>
+}
+
+/**
+ * `mode: 'colocated'`: the harness and its tool bridge run in the container
+ * (the app's runner module calls `runInContainerHarness` from `/runner`); the
+ * Coordinator stores the run's events and executes the chat() tools the
+ * runner sends back. A fresh sandbox per run, destroyed after it.
+ */
+export interface ColocatedAgentConfig<Env = Record<string, unknown>> extends AgentConfigBase<Env> {
+  mode: 'colocated'
+  /** How to start the runner in the container, e.g. `(env) => ({ command: 'node /app/runner.mjs', env: { ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY } })`. */
+  runner: (env: Env, run: AgentRunInfo) => ColocatedRunnerCommand
+}
+
+/** Options of {@link createCloudflareSandboxAgent}: one of the two modes. */
+export type CloudflareSandboxAgentConfig<Env = Record<string, unknown>> = DoDrivesAgentConfig<Env> | ColocatedAgentConfig<Env>
 
 /** What {@link createCloudflareSandboxAgent} returns: the classes wrangler binds and the Worker's default export. */
 export interface CloudflareSandboxAgent<Env> {
@@ -69,23 +92,48 @@ export interface CloudflareSandboxAgent<Env> {
 
 const fn = (what: string) => z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: `expected ${what}` })
 
-const configSchema = z
+const baseShape = {
+  token: fn('a function (env) returning the bearer token the routes require, e.g. (env) => env.RUN_TOKEN'),
+  provider: fn('a function (env) returning cloudflareSandbox options besides the binding').optional(),
+  tools: fn('a function (env) returning the chat() tools').optional(),
+  bindings: z.object({ coordinator: z.string().min(1).optional(), sandbox: z.string().min(1).optional() }, { message: 'expected { coordinator?, sandbox? } binding names' }).strict().optional(),
+  basePath: z
+    .string()
+    .regex(/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, "expected a path such as '/runs' (no trailing slash)")
+    .optional(),
+  publicUrl: fn("a function (env) returning the Worker's public origin, e.g. (env) => env.PUBLIC_URL").optional(),
+  heartbeatMs: z.number().int().min(1_000, 'expected at least 1000 ms').max(15 * 60_000, 'expected at most 15 minutes (an alarm handler runs at most that long)').optional(),
+  cancelPollMs: z.number().int().positive().optional(),
+}
+
+const modeSchema = z
   .object({
-    mode: z.literal('do-drives', { message: "expected 'do-drives' (the Coordinator Durable Object runs chat() against the Cloudflare sandbox)" }),
-    adapter: fn('a function (env, { runId, threadId }) returning the harness adapter, e.g. () => claudeCodeText(...)'),
-    token: fn('a function (env) returning the bearer token the routes require, e.g. (env) => env.RUN_TOKEN'),
-    provider: fn('a function (env) returning cloudflareSandbox options besides the binding').optional(),
-    sandbox: fn('a function (env) returning defineSandbox options besides the provider').optional(),
-    tools: fn('a function (env) returning the chat() tools').optional(),
-    bindings: z.object({ coordinator: z.string().min(1).optional(), sandbox: z.string().min(1).optional() }, { message: 'expected { coordinator?, sandbox? } binding names' }).strict().optional(),
-    basePath: z
-      .string()
-      .regex(/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, "expected a path such as '/runs' (no trailing slash)")
-      .optional(),
-    heartbeatMs: z.number().int().min(1_000, 'expected at least 1000 ms').max(15 * 60_000, 'expected at most 15 minutes (an alarm handler runs at most that long)').optional(),
-    cancelPollMs: z.number().int().positive().optional(),
+    mode: z.enum(['do-drives', 'colocated'], {
+      message: "expected 'do-drives' (the Coordinator Durable Object runs chat() against the Cloudflare sandbox) or 'colocated' (the harness runs in the container with runInContainerHarness from /runner)",
+    }),
   })
-  .strict()
+  .passthrough()
+
+const configSchemas = {
+  'do-drives': z
+    .object({
+      ...baseShape,
+      mode: z.literal('do-drives'),
+      adapter: fn('a function (env, { runId, threadId }) returning the harness adapter, e.g. () => claudeCodeText(...)'),
+      sandbox: fn('a function (env) returning defineSandbox options besides the provider').optional(),
+      runner: z.undefined({ message: "do-drives takes no runner: the Coordinator runs chat() itself. Use mode 'colocated' to run the harness in the container" }).optional(),
+    })
+    .strict(),
+  colocated: z
+    .object({
+      ...baseShape,
+      mode: z.literal('colocated'),
+      runner: fn("a function (env, { runId, threadId }) returning { command, env?, cwd? }: how to start your runner module in the container, e.g. () => ({ command: 'node /app/runner.mjs' })"),
+      adapter: z.undefined({ message: 'colocated takes no adapter here: the harness runs in the container. Give it to runInContainerHarness({ adapter }) in your runner module' }).optional(),
+      sandbox: z.undefined({ message: 'colocated takes no sandbox options here: the workspace is set up in the container. Give them to runInContainerHarness({ sandbox })' }).optional(),
+    })
+    .strict(),
+}
 
 const triggerSchema = z
   .object({
@@ -95,6 +143,8 @@ const triggerSchema = z
   .strict()
 
 const INPUT_KEY = 'tsb-agent:input'
+/** How long a colocated run's journal reader may take to land its last call after the drive ended, before the sandbox goes anyway, ms. */
+const SETTLE_BOUND_MS = 30_000
 
 /**
  * Build an app's agent Worker: `{ Coordinator, Sandbox, worker }`. Routes
@@ -109,10 +159,16 @@ const INPUT_KEY = 'tsb-agent:input'
  * - `POST {basePath}/:runId/cancel` → `202`: records the cancel and aborts the
  *   run (core's `requestRunCancel` and `RUN_CANCEL_REASON`); a closed tab never cancels.
  *
- * The agent reaches the run's tools at `{basePath}/:runId/tool-bridge/…` on
- * the origin the trigger request came to (its own per-run token). wrangler:
- * the Coordinator and `Sandbox` classes under `new_sqlite_classes`, `Sandbox`
- * with its container image.
+ * The agent reaches the run's tools on `publicUrl` (default: the origin the
+ * trigger request came to), with a per-run token of its own, not the app's:
+ * do-drives at `{basePath}/:runId/tool-bridge/…` (MCP over the routed tool
+ * bridge), colocated at `POST {basePath}/:runId/tools` (one
+ * `ToolExecRequest` from the runner's `httpRemoteToolExecutor`, answered by
+ * `executeHostTool`). In colocated mode the Coordinator launches
+ * `runner.command` in a fresh sandbox through the run journal, with the run
+ * request on its stdin, and stores each chunk the runner writes; the sandbox
+ * is destroyed once the run ended. wrangler: the Coordinator and `Sandbox`
+ * classes under `new_sqlite_classes`, `Sandbox` with its container image.
  *
  * @param config - See {@link CloudflareSandboxAgentConfig}.
  * @returns The classes and the Worker handler.
@@ -126,10 +182,14 @@ const INPUT_KEY = 'tsb-agent:input'
  * })
  * export const { Coordinator, Sandbox } = agent
  * export default agent.worker
+ *
+ * // colocated: the harness runs in the container (runner.mjs calls runInContainerHarness)
+ * createCloudflareSandboxAgent({ mode: 'colocated', runner: () => ({ command: 'node /app/runner.mjs' }), token: (env) => env.RUN_TOKEN })
  * ```
  */
 export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(config: CloudflareSandboxAgentConfig<Env>): CloudflareSandboxAgent<Env> {
-  parseConfig(configSchema, config, '', 'createCloudflareSandboxAgent')
+  const { mode } = parseConfig(modeSchema, config, '', 'createCloudflareSandboxAgent')
+  parseConfig(configSchemas[mode] as z.ZodType, config, '', 'createCloudflareSandboxAgent')
   const basePath = config.basePath ?? '/runs'
   const coordinatorBinding = config.bindings?.coordinator ?? 'Coordinator'
   const sandboxBinding = config.bindings?.sandbox ?? 'Sandbox'
@@ -137,32 +197,46 @@ export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(conf
 
   class Coordinator {
     readonly #storage: CoordinatorStorage
-    readonly #deps: DriveDeps
+    readonly #env: Env
+    readonly #log: DurableObjectRunEventLog
+    readonly #runs: RunLogStore
+    readonly #instances: SandboxInstanceStore
+    /** do-drives: the chat() drive's parts, with the tool bridge of the run being driven. */
+    readonly #chat: ChatDeps | undefined
     #driving: AbortController | undefined
     /** Whether this isolate has looked for a run to pick up (the first request after a restart does). */
     #looked = false
 
     constructor(ctx: unknown, env: Env) {
       this.#storage = (ctx as { storage: CoordinatorStorage }).storage
-      const log = new DurableObjectRunEventLog(this.#storage)
-      this.#deps = {
-        log,
-        runs: runLogStore(log),
-        instances: durableObjectInstanceStore(this.#storage),
-        adapter: (run) => config.adapter(env, run),
-        tools: () => config.tools?.(env) ?? [],
-        provider: () => ({ ...config.provider?.(env), binding: bindingOf(env, sandboxBinding, 'bindings.sandbox') }),
-        sandbox: () => config.sandbox?.(env) ?? {},
-        ...(config.cancelPollMs !== undefined ? { cancelPollMs: config.cancelPollMs } : {}),
-      }
+      this.#env = env
+      this.#log = new DurableObjectRunEventLog(this.#storage)
+      this.#runs = runLogStore(this.#log)
+      this.#instances = durableObjectInstanceStore(this.#storage)
+      this.#chat =
+        config.mode === 'do-drives'
+          ? {
+              ...this.#driveDeps(),
+              instances: this.#instances,
+              adapter: (run) => config.adapter(env, run),
+              tools: () => config.tools?.(env) ?? [],
+              provider: () => this.#providerConfig(),
+              sandbox: () => config.sandbox?.(env) ?? {},
+            }
+          : undefined
     }
 
     async fetch(request: Request): Promise<Response> {
       const url = new URL(request.url)
-      if (url.pathname.split('/').includes('tool-bridge')) return this.#deps.bridge?.fetch(request) ?? new Response('this run serves no tool bridge now', { status: 404 })
+      const segments = url.pathname.split('/')
+      if (segments.includes('tool-bridge')) return this.#chat?.bridge?.fetch(request) ?? new Response('this run serves no tool bridge now', { status: 404 })
+      if (segments.at(-1) === 'tools' && config.mode === 'colocated') {
+        const input = await this.#storage.get<StoredRunInput>(INPUT_KEY)
+        return serveToolCall(request, config.tools?.(this.#env) ?? [], input?.toolsToken)
+      }
       const runId = url.searchParams.get('runId') ?? ''
       const action = url.searchParams.get('action')
-      const { log } = this.#deps
+      const log = this.#log
       if (action === 'start' && request.method === 'POST') return this.#start((await request.json()) as StoredRunInput)
       const record = await log.get(runId)
       if (!record) return Response.json({ error: `no run ${runId}` }, { status: 404 })
@@ -175,7 +249,7 @@ export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(conf
       }
       if (action === 'cancel' && request.method === 'POST') {
         // Both bands: the record reaches a drive that starts later, the abort the one running here now.
-        if (!isTerminalRunStatus(record.status)) await requestRunCancel(this.#deps.runs, runId)
+        if (!isTerminalRunStatus(record.status)) await requestRunCancel(this.#runs, runId)
         this.#driving?.abort(RUN_CANCEL_REASON)
         return Response.json({ runId, cancelRequested: !isTerminalRunStatus(record.status) }, { status: 202 })
       }
@@ -188,8 +262,8 @@ export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(conf
       if (!input) return
       // Driven here already: only keep the watchdog going.
       if (this.#driving) return void (await this.#storage.setAlarm(Date.now() + heartbeatMs))
-      const record = await this.#deps.log.get(input.runId)
-      if (!record || isTerminalRunStatus(record.status)) return void (await this.#storage.deleteAlarm())
+      const record = await this.#log.get(input.runId)
+      if (!record || isTerminalRunStatus(record.status)) return void (await this.#finish(input.runId))
       // The watchdog: should this object die mid-drive, the next alarm takes the run over.
       await this.#storage.setAlarm(Date.now() + heartbeatMs)
       const attach = input.started === true
@@ -197,12 +271,20 @@ export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(conf
       const controller = new AbortController()
       this.#driving = controller
       try {
-        await driveRun(this.#deps, input, { attach, controller })
+        const runner = this.#chat ? undefined : runnerSource(this.#colocatedDeps(), input)
+        await driveRun(this.#driveDeps(), input, runner?.source ?? chatSource(this.#chat!, input), { attach, controller })
+        await runner?.settled(SETTLE_BOUND_MS)
       } finally {
         this.#driving = undefined
       }
-      const after = await this.#deps.log.get(input.runId)
-      if (after && isTerminalRunStatus(after.status)) await this.#storage.deleteAlarm()
+      const after = await this.#log.get(input.runId)
+      if (after && isTerminalRunStatus(after.status)) await this.#finish(input.runId)
+    }
+
+    /** The run is over: its colocated sandbox goes (do-drives: withSandbox destroyed it), and so does the watchdog. */
+    async #finish(runId: string): Promise<void> {
+      if (config.mode === 'colocated') await destroyRunSandbox(this.#colocatedDeps(), runId)
+      await this.#storage.deleteAlarm()
     }
 
     /**
@@ -219,10 +301,29 @@ export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(conf
     async #start(input: StoredRunInput): Promise<Response> {
       const existing = await this.#storage.get<StoredRunInput>(INPUT_KEY)
       if (existing) return Response.json({ runId: existing.runId, threadId: existing.threadId }, { status: 202 })
-      await this.#deps.log.open({ runId: input.runId, threadId: input.threadId })
+      await this.#log.open({ runId: input.runId, threadId: input.threadId })
       await this.#storage.put(INPUT_KEY, input)
       await this.#storage.setAlarm(Date.now())
       return Response.json({ runId: input.runId, threadId: input.threadId }, { status: 202 })
+    }
+
+    #driveDeps(): DriveDeps {
+      return { log: this.#log, runs: this.#runs, ...(config.cancelPollMs !== undefined ? { cancelPollMs: config.cancelPollMs } : {}) }
+    }
+
+    #colocatedDeps(): ColocatedDeps {
+      const env = this.#env
+      return {
+        log: this.#log,
+        instances: this.#instances,
+        provider: () => this.#providerConfig(),
+        runner: (run) => (config as ColocatedAgentConfig<Env>).runner(env, run),
+        tools: () => config.tools?.(env) ?? [],
+      }
+    }
+
+    #providerConfig(): CloudflareSandboxConfig {
+      return { ...config.provider?.(this.#env), binding: bindingOf(this.#env, sandboxBinding, 'bindings.sandbox') }
     }
   }
 
@@ -235,8 +336,8 @@ export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(conf
         const coordinators = bindingOf(env, coordinatorBinding, 'bindings.coordinator') as unknown as CoordinatorNamespace
         return coordinators.get(coordinators.idFromName(runId))
       }
-      // The tool bridge checks its own per-run token; the CLI in the sandbox holds no app bearer.
-      if (rest[1] === 'tool-bridge') return validRunId(rest[0]) ? stubOf(rest[0]!).fetch(request) : new Response('not found', { status: 404 })
+      // The tool bridge and the tools route check the run's own token; the agent in the sandbox holds no app bearer.
+      if (rest[1] === 'tool-bridge' || (rest[1] === 'tools' && rest.length === 2)) return validRunId(rest[0]) ? stubOf(rest[0]!).fetch(request) : new Response('not found', { status: 404 })
       if (!(await timingSafeBearerEqualWeb(request.headers.get('authorization'), config.token(env)))) {
         return Response.json({ error: 'unauthorized: send Authorization: Bearer <token>' }, { status: 401, headers: { 'www-authenticate': 'Bearer' } })
       }
@@ -246,7 +347,10 @@ export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(conf
         if (!body.success) return Response.json({ error: `invalid trigger body: ${body.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ')}` }, { status: 400 })
         const runId = `run-${crypto.randomUUID()}`
         const threadId = body.data.threadId ?? `thread-${crypto.randomUUID()}`
-        const input: StoredRunInput = { runId, threadId, messages: body.data.messages as unknown as ModelMessage[], bridgeUrl: `${url.origin}${basePath}/${runId}/tool-bridge` }
+        const messages = body.data.messages as unknown as ModelMessage[]
+        const runBase = `${publicOrigin(config.publicUrl?.(env) ?? url.origin)}${basePath}/${runId}`
+        const input: StoredRunInput =
+          config.mode === 'do-drives' ? { runId, threadId, messages, bridgeUrl: `${runBase}/tool-bridge` } : { runId, threadId, messages, toolsUrl: `${runBase}/tools`, toolsToken: randomToken() }
         return stubOf(runId).fetch(new Request(`https://coordinator/?action=start`, { method: 'POST', body: JSON.stringify(input) }))
       }
       const [runId, action, extra] = rest
@@ -279,6 +383,20 @@ interface CoordinatorStorage extends DurableObjectSqlStorage {
 interface CoordinatorNamespace {
   idFromName(name: string): unknown
   get(id: unknown): { fetch(request: Request): Promise<Response> }
+}
+
+/** The origin of a configured public URL (its path and a trailing slash dropped). */
+function publicOrigin(value: string): string {
+  try {
+    return new URL(value).origin
+  } catch {
+    throw new SandboxConfigError('createCloudflareSandboxAgent.publicUrl', `Invalid option createCloudflareSandboxAgent.publicUrl: ${JSON.stringify(value)} is not an absolute URL. Return the Worker's origin, e.g. 'https://agent.example.workers.dev'.`)
+  }
+}
+
+/** A per-run bearer: 32 random bytes, hex. */
+function randomToken(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(32)), (byte) => byte.toString(16).padStart(2, '0')).join('')
 }
 
 function validRunId(runId: string | undefined): runId is string {

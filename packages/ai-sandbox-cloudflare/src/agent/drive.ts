@@ -1,15 +1,15 @@
 /**
- * How a Coordinator drives its run. The first drive pumps `chat()` (the
- * harness in a Cloudflare sandbox, durable through the run journal) into the
- * Durable Object log with core's `RunController`. A later drive (the object
- * restarted or evicted mid-run) is a takeover: core's `sandboxRunDriver`
- * claims the run at a new epoch and attaches to the journal the agent kept
- * writing in its container, and the stored log's prefix is never written
- * twice (alignment). Host tools reach the agent through a tool bridge served
- * from the object's own `fetch` (`routedToolBridge`).
+ * How a Coordinator drives its run, in either mode. The first drive pumps the
+ * run's chunks into the Durable Object log with core's `RunController`. A
+ * later drive (the object restarted or evicted mid-run) is a takeover: core's
+ * `sandboxRunDriver` claims the run at a new epoch and drives it again, and
+ * the source aligns to the stored log so its prefix is never written twice.
+ * The sources: `chatSource` (do-drives: `chat()` with the harness against the
+ * Cloudflare sandbox, durable through the run journal, host tools through a
+ * tool bridge served from the object's own `fetch`) and colocated.ts's
+ * `runnerSource` (the runner's journal in the container).
  */
 import { chat, defineChatMiddleware, resumeServerSentEventsResponse, type AnyTextAdapter, type ModelMessage, type StreamChunk } from '@tanstack/ai'
-import { InMemoryLockStore } from '@tanstack/ai/locks'
 import {
   defineSandbox,
   provideToolBridgeProvisioner,
@@ -24,6 +24,7 @@ import {
 } from '@tanstack/ai-sandbox'
 import type { CloudflareSandboxConfig } from '../config.js'
 import { cloudflareSandbox } from '../provider.js'
+import { objectLockStore } from './object-lock.js'
 import { runLogStream, type RunLogStore } from './run-log-bindings.js'
 import type { RunEventLog } from './vocabulary.js'
 
@@ -32,22 +33,32 @@ export interface StoredRunInput {
   readonly runId: string
   readonly threadId: string
   readonly messages: ModelMessage[]
-  /** Where the agent reaches the run's tool bridge (the Worker's origin the trigger came to). */
-  readonly bridgeUrl: string
-  /** Set once a drive started the agent: every later drive attaches to its journal. */
+  /** do-drives: where the agent reaches the run's tool bridge (the Worker's origin the trigger came to). */
+  readonly bridgeUrl?: string
+  /** colocated: where the runner sends a tool execution, and the run's own bearer for it. */
+  readonly toolsUrl?: string
+  readonly toolsToken?: string
+  /** Set once a drive started the agent: every later drive is a takeover. */
   readonly started?: boolean
 }
 
-/** What a drive needs from its Coordinator. */
+/** A run's chunks, from the start of the run (`attach`: this is a takeover; the source aligns to the stored log). */
+export type RunSource = (attach: boolean, abortController: AbortController) => AsyncIterable<StreamChunk>
+
+/** What every drive needs from its Coordinator. */
 export interface DriveDeps {
   readonly log: RunEventLog
   readonly runs: RunLogStore
+  readonly cancelPollMs?: number
+}
+
+/** What a do-drives drive needs besides {@link DriveDeps}. */
+export interface ChatDeps extends DriveDeps {
   readonly instances: SandboxInstanceStore
   readonly adapter: (run: { runId: string; threadId: string }) => AnyTextAdapter
   readonly tools: () => ReadonlyArray<unknown>
   readonly provider: () => CloudflareSandboxConfig
   readonly sandbox: () => Partial<Omit<SandboxDefinitionInput, 'provider'>>
-  readonly cancelPollMs?: number
   /** The tool bridge of the run being driven, served by the object's `fetch`. */
   bridge?: RoutedToolBridge
 }
@@ -59,27 +70,10 @@ const TAKEOVER_QUIET_MS = 2_000
  * Drive the run to its end (or until `controller` aborts): the first drive
  * when `attach` is false, a takeover otherwise.
  */
-export async function driveRun(deps: DriveDeps, input: StoredRunInput, options: { attach: boolean; controller: AbortController }): Promise<void> {
-  const bridge = (deps.bridge ??= routedToolBridge({ publicUrl: input.bridgeUrl }))
-  const locks = new InMemoryLockStore()
-  const definition = defineSandbox({ id: 'edge-agent', lifecycle: { reuse: 'none', snapshot: 'none' }, ...deps.sandbox(), provider: cloudflareSandbox(deps.provider()) })
-  const run = (attach: boolean, abortController: AbortController): AsyncIterable<StreamChunk> =>
-    chat({
-      adapter: deps.adapter({ runId: input.runId, threadId: input.threadId }),
-      runId: input.runId,
-      threadId: input.threadId,
-      messages: input.messages,
-      tools: [...deps.tools()],
-      middleware: [
-        withSandbox(definition, { runs: deps.runs, locks, instances: deps.instances, durability: { adapter: runLogStream(deps.log, { runId: input.runId }), attach, ...(deps.cancelPollMs !== undefined ? { cancelPollMs: deps.cancelPollMs } : {}) } }),
-        bridgeMiddleware(bridge),
-      ],
-      abortController,
-    } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
-
+export async function driveRun(deps: DriveDeps, input: StoredRunInput, source: RunSource, options: { attach: boolean; controller: AbortController }): Promise<void> {
   if (!options.attach) {
     const controller = new RunController({ runs: deps.runs, durability: (runId) => runLogStream(deps.log, { runId }) })
-    const handle = controller.start({ runId: input.runId, threadId: input.threadId, stream: run(false, options.controller), signal: options.controller.signal })
+    const handle = controller.start({ runId: input.runId, threadId: input.threadId, stream: source(false, options.controller), signal: options.controller.signal })
     await handle.done
     return
   }
@@ -93,7 +87,7 @@ export async function driveRun(deps: DriveDeps, input: StoredRunInput, options: 
     driver: sandboxRunDriver({
       request,
       runs: deps.runs,
-      locks,
+      locks: objectLockStore(),
       durability: (runId) => runLogStream(deps.log, { runId }),
       fenceQuietMs: TAKEOVER_QUIET_MS,
       waitUntil: (promise) => void pending.push(promise),
@@ -101,13 +95,33 @@ export async function driveRun(deps: DriveDeps, input: StoredRunInput, options: 
         const follow = (): void => options.controller.abort(signal.reason)
         if (signal.aborted) follow()
         else signal.addEventListener('abort', follow, { once: true })
-        return run(true, options.controller)
+        return source(true, options.controller)
       },
     }),
   })
   // Nobody reads this response: clients tail the log. The drive goes on beside it, through waitUntil.
   await response.body?.cancel().catch(() => undefined)
   while (pending.length > 0) await pending.shift()!.catch(() => undefined)
+}
+
+/** do-drives: `chat()` with the harness adapter against a Cloudflare sandbox, durable through the run journal. */
+export function chatSource(deps: ChatDeps, input: StoredRunInput): RunSource {
+  const bridge = (deps.bridge ??= routedToolBridge({ publicUrl: input.bridgeUrl! }))
+  const locks = objectLockStore()
+  const definition = defineSandbox({ id: 'edge-agent', lifecycle: { reuse: 'none', snapshot: 'none' }, ...deps.sandbox(), provider: cloudflareSandbox(deps.provider()) })
+  return (attach, abortController) =>
+    chat({
+      adapter: deps.adapter({ runId: input.runId, threadId: input.threadId }),
+      runId: input.runId,
+      threadId: input.threadId,
+      messages: input.messages,
+      tools: [...deps.tools()],
+      middleware: [
+        withSandbox(definition, { runs: deps.runs, locks, instances: deps.instances, durability: { adapter: runLogStream(deps.log, { runId: input.runId }), attach, ...(deps.cancelPollMs !== undefined ? { cancelPollMs: deps.cancelPollMs } : {}) } }),
+        bridgeMiddleware(bridge),
+      ],
+      abortController,
+    } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
 }
 
 /** Gives the harness the run's routed tool bridge (its URL and per-run token). */
@@ -118,4 +132,3 @@ function bridgeMiddleware(bridge: RoutedToolBridge) {
     setup: (ctx) => provideToolBridgeProvisioner(ctx, bridge.provisioner),
   })
 }
-
