@@ -161,7 +161,7 @@ export class Toolbox {
   async start(command: string, processId: string, what: string): Promise<void> {
     await this.wake(what)
     try {
-      await this.sandbox().startProcess(command, { processId })
+      disposeRpcResult(await this.sandbox().startProcess(command, { processId }))
       this.answered()
     } catch (error) {
       throw sdkError('spawn-failed', what, error, this.id)
@@ -183,7 +183,9 @@ export class Toolbox {
     try {
       const record = await this.sandbox().getProcess(processId)
       this.answered()
-      return record ? { status: String(record.status), exitCode: record.exitCode ?? null } : null
+      const result = record ? { status: String(record.status), exitCode: record.exitCode ?? null } : null
+      disposeRpcResult(record)
+      return result
     } catch (error) {
       throw sdkError('spawn-failed', what, error, this.id)
     }
@@ -252,5 +254,21 @@ export class Toolbox {
 
   private release(session: string): void {
     if (this.idle.length < POOL_SIZE) this.idle.push(session)
+  }
+}
+
+/**
+ * Release what a Durable Object RPC call returned. The SDK's `Process` has
+ * methods, so over RPC it arrives as a stub that holds the call open until
+ * disposed (workerd warns "An RPC stub was not disposed properly" otherwise).
+ * A plain value, or one in the same isolate, has no dispose: nothing to do.
+ */
+function disposeRpcResult(value: unknown): void {
+  const dispose = typeof Symbol.dispose === 'symbol' && typeof value === 'object' && value !== null ? (value as Record<symbol, unknown>)[Symbol.dispose] : undefined
+  if (typeof dispose !== 'function') return
+  try {
+    dispose.call(value)
+  } catch {
+    // already released
   }
 }
