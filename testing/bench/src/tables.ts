@@ -22,6 +22,7 @@ import { benchDemoWallTime, benchTranslatorThroughput, loadTranscript, repeatTra
 import { benchConfinementRaces } from './confinement-races.js'
 import { benchDockerHardening } from './docker-hardening.js'
 import { benchDurableOverhead, printDurableOverhead } from './durable-overhead.js'
+import { benchEdgeLatency, printEdgeLatency } from './edge-latency.js'
 import { benchExecRoundTrip } from './exec-round-trip.js'
 import { benchFileEventLatency } from './file-events.js'
 import { benchJournalReplay } from './journal-replay.js'
@@ -338,6 +339,24 @@ export const TABLES: readonly BenchTable[] = [
       const result = await benchDurableOverhead({ turns: size(ctx, 'BENCH_DURABLE_TURNS', 1, 4) })
       printDurableOverhead(result)
       return { json: result, ratios: result.summary.map((row) => ratio('durable-overhead', `${row.provider}: ${row.mode} turn`, row.durableMedianMs, `${row.provider}: non-durable turn`, row.nonDurableMedianMs, 'ms')) }
+    },
+  },
+  {
+    name: 'edge-latency',
+    sizes: 'BENCH_EDGE_RUNS 3/6, BENCH_EDGE_RECONNECTS 8/10 (per run), BENCH_EDGE_STEP_SECONDS 0/1',
+    run: async (ctx) => {
+      const result = await benchEdgeLatency({ runs: size(ctx, 'BENCH_EDGE_RUNS', 3, 6), reconnectsPerRun: size(ctx, 'BENCH_EDGE_RECONNECTS', 8, 10), stepSeconds: envInt('BENCH_EDGE_STEP_SECONDS', ctx.full ? 1 : 0, { zero: true }), trace: process.env.BENCH_EDGE_TRACE === '1' })
+      printEdgeLatency(result)
+      const [edge, node] = [result.hosts.miniflare, result.hosts.node]
+      return {
+        json: result,
+        ratios: result.rows
+          .filter((row) => row.host === edge)
+          .map((row) => {
+            const reference = find(result.rows, (other) => other.host === node && other.figure === row.figure, `${node} ${row.figure}`)
+            return ratio('edge-latency', `${row.host}: ${row.figure}`, row.medianMs, `${reference.host}: ${row.figure}`, reference.medianMs, 'ms')
+          }),
+      }
     },
   },
   {
