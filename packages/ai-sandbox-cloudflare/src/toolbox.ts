@@ -146,7 +146,13 @@ export class Toolbox {
         throw sdkError(reason, what, error, this.id)
       }
       try {
-        const result = await (await sandbox.getSession(session)).exec(command)
+        const handle = await sandbox.getSession(session)
+        let result: Awaited<ReturnType<SdkSession['exec']>>
+        try {
+          result = await handle.exec(command)
+        } finally {
+          disposeRpcResult(handle)
+        }
         this.answered()
         this.release(session)
         return { exitCode: result.exitCode ?? 0, stdout: result.stdout ?? '', stderr: result.stderr ?? '' }
@@ -245,7 +251,7 @@ export class Toolbox {
     if (pooled) return pooled
     const id = `tanstack-${this.tag}-${++this.sessionSeq}`
     try {
-      await sandbox.createSession({ id })
+      disposeRpcResult(await sandbox.createSession({ id }))
     } catch (error) {
       if (!/SessionAlreadyExists/i.test(String(error instanceof Error ? error.message : error))) throw error
     }
@@ -258,8 +264,8 @@ export class Toolbox {
 }
 
 /**
- * Release what a Durable Object RPC call returned. The SDK's `Process` has
- * methods, so over RPC it arrives as a stub that holds the call open until
+ * Release what a Durable Object RPC call returned. The SDK's `Process` and
+ * `ExecutionSession` have methods, so over RPC each arrives as a stub that holds the call open until
  * disposed (workerd warns "An RPC stub was not disposed properly" otherwise).
  * A plain value, or one in the same isolate, has no dispose: nothing to do.
  */

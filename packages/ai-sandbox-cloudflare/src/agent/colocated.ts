@@ -15,7 +15,6 @@
 import type { StreamChunk } from '@tanstack/ai'
 import {
   alignToStoredLog,
-  executeHostTool,
   JournalError,
   readJournalNdjson,
   startJournaledAgent,
@@ -24,13 +23,11 @@ import {
   type SandboxHandle,
   type SandboxInstanceStore,
   type SpawnNdjsonExit,
-  type ToolExecRequest,
 } from '@tanstack/ai-sandbox'
 import type { CloudflareSandboxConfig } from '../config.js'
 import { PROVIDER_NAME } from '../errors.js'
 import { cloudflareSandbox } from '../provider.js'
 import { CONTAINER_RUN_REQUEST_VERSION, type ContainerRunRequest } from '../runner/request.js'
-import { timingSafeBearerEqualWeb } from './bearer.js'
 import type { RunSource, StoredRunInput } from './drive.js'
 import { runLogStream } from './run-log-bindings.js'
 import type { RunEventLog } from './vocabulary.js'
@@ -152,19 +149,4 @@ export async function destroyRunSandbox(deps: Pick<ColocatedDeps, 'instances' | 
   if (!record) return
   await cloudflareSandbox(deps.provider()).destroy({ id: record.providerSandboxId })
   await deps.instances.delete(runId)
-}
-
-/**
- * The tools route of a colocated run (`POST {basePath}/:runId/tools`): the
- * runner's `httpRemoteToolExecutor` sends one `ToolExecRequest` with the
- * run's own bearer; the tool runs here with `executeHostTool`.
- */
-export async function serveToolCall(request: Request, tools: ReadonlyArray<unknown>, toolsToken: string | undefined): Promise<Response> {
-  if (request.method !== 'POST') return new Response('method not allowed', { status: 405, headers: { allow: 'POST' } })
-  if (toolsToken === undefined || !(await timingSafeBearerEqualWeb(request.headers.get('authorization'), toolsToken))) {
-    return Response.json({ error: "unauthorized: the run's tools take the run's own bearer" }, { status: 401, headers: { 'www-authenticate': 'Bearer' } })
-  }
-  const body = (await request.json().catch(() => undefined)) as ToolExecRequest | undefined
-  if (typeof body !== 'object' || body === null || typeof body.toolName !== 'string') return Response.json({ error: 'expected a JSON ToolExecRequest: { toolName, args, toolCallId? }' }, { status: 400 })
-  return Response.json(await executeHostTool(tools as BridgeableTool[], body, { signal: request.signal }))
 }

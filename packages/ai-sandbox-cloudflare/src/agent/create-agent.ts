@@ -18,12 +18,13 @@ import type { CloudflareSandboxConfig, SandboxNamespaceBinding } from '../config
 import { Sandbox } from '../sandbox-class.js'
 import { parseConfig } from '../errors.js'
 import { timingSafeBearerEqualWeb } from './bearer.js'
-import { destroyRunSandbox, runnerSource, serveToolCall, type ColocatedDeps, type ColocatedRunnerCommand } from './colocated.js'
+import { destroyRunSandbox, runnerSource, type ColocatedDeps, type ColocatedRunnerCommand } from './colocated.js'
 import { chatSource, driveRun, type ChatDeps, type DriveDeps, type StoredRunInput } from './drive.js'
 import { durableObjectInstanceStore } from './durable-object-instance-store.js'
 import { DurableObjectRunEventLog, type DurableObjectSqlStorage } from './durable-object-run-event-log.js'
 import { runLogStore, type RunLogStore } from './run-log-bindings.js'
 import { cursorOf, eventStreamResponse } from './sse.js'
+import { serveToolCall } from './tools-route.js'
 
 /** What a run's adapter (or runner) factory is told. */
 export interface AgentRunInfo {
@@ -138,11 +139,23 @@ const configSchemas = {
 const triggerSchema = z
   .object({
     threadId: z.string().min(1, 'expected a non-empty threadId').max(200).optional(),
-    messages: z.array(z.object({ role: z.string() }).passthrough(), { message: 'expected messages: the ModelMessage[] of the run' }).min(1, 'expected at least one message'),
+    messages: z
+      .array(
+        z
+          .object({
+            role: z.enum(['user', 'assistant', 'tool'], { message: "expected role 'user', 'assistant' or 'tool'" }),
+            content: z.union([z.string(), z.array(z.object({ type: z.string() }).passthrough()), z.null()], { message: 'expected content: a string, an array of content parts, or null' }),
+          })
+          .passthrough(),
+        { message: 'expected messages: the ModelMessage[] of the run' },
+      )
+      .min(1, 'expected at least one message'),
   })
   .strict()
 
 const INPUT_KEY = 'tsb-agent:input'
+/** The largest trigger body, bytes: the run's input is one value in the Coordinator's storage (at most 2 MB there). */
+const MAX_TRIGGER_BYTES = 1024 * 1024
 /** How long a colocated run's journal reader may take to land its last call after the drive ended, before the sandbox goes anyway, ms. */
 const SETTLE_BOUND_MS = 30_000
 
@@ -228,11 +241,17 @@ export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(conf
 
     async fetch(request: Request): Promise<Response> {
       const url = new URL(request.url)
-      const segments = url.pathname.split('/')
-      if (segments.includes('tool-bridge')) return this.#chat?.bridge?.fetch(request) ?? new Response('this run serves no tool bridge now', { status: 404 })
-      if (segments.at(-1) === 'tools' && config.mode === 'colocated') {
-        const input = await this.#storage.get<StoredRunInput>(INPUT_KEY)
-        return serveToolCall(request, config.tools?.(this.#env) ?? [], input?.toolsToken)
+      // The Worker forwards two kinds of request: its own, to `https://coordinator/?action=…`, and the agent's tool
+      // route under basePath. Anything else, and the other mode's tool route, is not served.
+      if (url.pathname !== '/') {
+        const segments = url.pathname.split('/')
+        if (config.mode === 'do-drives' && segments.includes('tool-bridge')) return this.#chat?.bridge?.fetch(request) ?? Response.json({ error: 'this run serves no tool bridge now' }, { status: 404 })
+        if (config.mode === 'colocated' && segments.at(-1) === 'tools') {
+          const input = await this.#storage.get<StoredRunInput>(INPUT_KEY)
+          const record = input ? await this.#log.get(input.runId) : null
+          return serveToolCall(request, config.tools?.(this.#env) ?? [], input?.toolsToken, record !== null && isTerminalRunStatus(record.status))
+        }
+        return notFound()
       }
       const runId = url.searchParams.get('runId') ?? ''
       const action = url.searchParams.get('action')
@@ -253,7 +272,7 @@ export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(conf
         this.#driving?.abort(RUN_CANCEL_REASON)
         return Response.json({ runId, cancelRequested: !isTerminalRunStatus(record.status) }, { status: 202 })
       }
-      return new Response('not found', { status: 404 })
+      return notFound()
     }
 
     async alarm(): Promise<void> {
@@ -330,31 +349,49 @@ export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(conf
   const worker = {
     async fetch(request: Request, env: Env): Promise<Response> {
       const url = new URL(request.url)
-      if (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`)) return new Response('not found', { status: 404 })
+      if (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`)) return notFound()
       const rest = url.pathname.slice(basePath.length).split('/').filter(Boolean)
       const stubOf = (runId: string) => {
         const coordinators = bindingOf(env, coordinatorBinding, 'bindings.coordinator') as unknown as CoordinatorNamespace
         return coordinators.get(coordinators.idFromName(runId))
       }
-      // The tool bridge and the tools route check the run's own token; the agent in the sandbox holds no app bearer.
-      if (rest[1] === 'tool-bridge' || (rest[1] === 'tools' && rest.length === 2)) return validRunId(rest[0]) ? stubOf(rest[0]!).fetch(request) : new Response('not found', { status: 404 })
-      if (!(await timingSafeBearerEqualWeb(request.headers.get('authorization'), config.token(env)))) {
+      // The agent's own route (do-drives: the tool bridge; colocated: the tools route) checks the run's own token: the
+      // agent in the sandbox holds no app bearer. The other mode's route does not exist.
+      const toolRoute = config.mode === 'do-drives' ? rest[1] === 'tool-bridge' : rest[1] === 'tools' && rest.length === 2
+      if (toolRoute) return validRunId(rest[0]) ? stubOf(rest[0]!).fetch(request) : notFound()
+      const token = config.token(env)
+      if (typeof token !== 'string' || token === '') {
+        return Response.json({ error: 'createCloudflareSandboxAgent.token(env) returned no token, so every request is refused: set the secret it reads (e.g. wrangler secret put RUN_TOKEN).' }, { status: 500 })
+      }
+      if (!(await timingSafeBearerEqualWeb(request.headers.get('authorization'), token))) {
         return Response.json({ error: 'unauthorized: send Authorization: Bearer <token>' }, { status: 401, headers: { 'www-authenticate': 'Bearer' } })
       }
       if (rest.length === 0) {
-        if (request.method !== 'POST') return new Response('method not allowed', { status: 405, headers: { allow: 'POST' } })
-        const body = triggerSchema.safeParse(await request.json().catch(() => undefined))
+        if (request.method !== 'POST') return Response.json({ error: 'method not allowed: use POST' }, { status: 405, headers: { allow: 'POST' } })
+        const text = await request.text()
+        if (new TextEncoder().encode(text).byteLength > MAX_TRIGGER_BYTES) {
+          return Response.json({ error: `the trigger body is over ${MAX_TRIGGER_BYTES} bytes (the run's input is stored in the Coordinator's storage): send less, e.g. reference large files instead of inlining them` }, { status: 413 })
+        }
+        let json: unknown
+        try {
+          json = JSON.parse(text)
+        } catch {
+          return Response.json({ error: 'invalid trigger body: not JSON. Send { "threadId"?: string, "messages": [{ "role": "user", "content": "…" }] } with content-type application/json' }, { status: 400 })
+        }
+        const body = triggerSchema.safeParse(json)
         if (!body.success) return Response.json({ error: `invalid trigger body: ${body.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ')}` }, { status: 400 })
         const runId = `run-${crypto.randomUUID()}`
         const threadId = body.data.threadId ?? `thread-${crypto.randomUUID()}`
         const messages = body.data.messages as unknown as ModelMessage[]
-        const runBase = `${publicOrigin(config.publicUrl?.(env) ?? url.origin)}${basePath}/${runId}`
+        const runBase = `${publicOrigin(config.publicUrl ? config.publicUrl(env) : url.origin)}${basePath}/${runId}`
         const input: StoredRunInput =
           config.mode === 'do-drives' ? { runId, threadId, messages, bridgeUrl: `${runBase}/tool-bridge` } : { runId, threadId, messages, toolsUrl: `${runBase}/tools`, toolsToken: randomToken() }
         return stubOf(runId).fetch(new Request(`https://coordinator/?action=start`, { method: 'POST', body: JSON.stringify(input) }))
       }
       const [runId, action, extra] = rest
-      if (!validRunId(runId) || extra !== undefined) return new Response('not found', { status: 404 })
+      const route = action === undefined ? { name: 'record', method: 'GET' } : action === 'events' ? { name: 'events', method: 'GET' } : action === 'cancel' ? { name: 'cancel', method: 'POST' } : undefined
+      if (!validRunId(runId) || extra !== undefined || route === undefined) return notFound()
+      if (request.method !== route.method) return Response.json({ error: `method not allowed: use ${route.method}` }, { status: 405, headers: { allow: route.method } })
       const target = (name: string) => {
         const inner = new URL(`https://coordinator/?action=${name}`)
         for (const [key, value] of url.searchParams) inner.searchParams.set(key, value)
@@ -362,10 +399,7 @@ export function createCloudflareSandboxAgent<Env = Record<string, unknown>>(conf
         inner.searchParams.set('runId', runId!)
         return new Request(inner, { method: request.method, headers: request.headers, signal: request.signal })
       }
-      if (action === undefined && request.method === 'GET') return stubOf(runId!).fetch(target('record'))
-      if (action === 'events' && request.method === 'GET') return stubOf(runId!).fetch(target('events'))
-      if (action === 'cancel' && request.method === 'POST') return stubOf(runId!).fetch(target('cancel'))
-      return new Response('not found', { status: 404 })
+      return stubOf(runId).fetch(target(route.name))
     },
   }
 
@@ -386,17 +420,22 @@ interface CoordinatorNamespace {
 }
 
 /** The origin of a configured public URL (its path and a trailing slash dropped). */
-function publicOrigin(value: string): string {
+function publicOrigin(value: unknown): string {
   try {
-    return new URL(value).origin
+    return new URL(value as string).origin
   } catch {
-    throw new SandboxConfigError('createCloudflareSandboxAgent.publicUrl', `Invalid option createCloudflareSandboxAgent.publicUrl: ${JSON.stringify(value)} is not an absolute URL. Return the Worker's origin, e.g. 'https://agent.example.workers.dev'.`)
+    const what = typeof value === 'string' && value !== '' ? `${JSON.stringify(value)} is not an absolute URL` : 'it returned no URL (is the variable it reads set?)'
+    throw new SandboxConfigError('createCloudflareSandboxAgent.publicUrl', `Invalid option createCloudflareSandboxAgent.publicUrl: ${what}. Return the Worker's origin, e.g. 'https://agent.example.workers.dev'.`)
   }
 }
 
 /** A per-run bearer: 32 random bytes, hex. */
 function randomToken(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(32)), (byte) => byte.toString(16).padStart(2, '0')).join('')
+}
+
+function notFound(): Response {
+  return Response.json({ error: 'not found' }, { status: 404 })
 }
 
 function validRunId(runId: string | undefined): runId is string {

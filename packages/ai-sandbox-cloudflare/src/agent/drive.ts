@@ -106,11 +106,13 @@ export async function driveRun(deps: DriveDeps, input: StoredRunInput, source: R
 
 /** do-drives: `chat()` with the harness adapter against a Cloudflare sandbox, durable through the run journal. */
 export function chatSource(deps: ChatDeps, input: StoredRunInput): RunSource {
-  const bridge = (deps.bridge ??= routedToolBridge({ publicUrl: input.bridgeUrl! }))
-  const locks = objectLockStore()
-  const definition = defineSandbox({ id: 'edge-agent', lifecycle: { reuse: 'none', snapshot: 'none' }, ...deps.sandbox(), provider: cloudflareSandbox(deps.provider()) })
-  return (attach, abortController) =>
-    chat({
+  // Built inside the stream, so a mistake in the app's config (a missing binding, an adapter factory that throws)
+  // ends the run at once with a RUN_ERROR naming it, instead of failing every alarm.
+  return async function* (attach, abortController) {
+    const bridge = (deps.bridge ??= routedToolBridge({ publicUrl: input.bridgeUrl! }))
+    const locks = objectLockStore()
+    const definition = defineSandbox({ id: 'edge-agent', lifecycle: { reuse: 'none', snapshot: 'none' }, ...deps.sandbox(), provider: cloudflareSandbox(deps.provider()) })
+    yield* chat({
       adapter: deps.adapter({ runId: input.runId, threadId: input.threadId }),
       runId: input.runId,
       threadId: input.threadId,
@@ -122,6 +124,7 @@ export function chatSource(deps: ChatDeps, input: StoredRunInput): RunSource {
       ],
       abortController,
     } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+  }
 }
 
 /** Gives the harness the run's routed tool bridge (its URL and per-run token). */

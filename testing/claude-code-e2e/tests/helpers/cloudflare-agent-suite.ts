@@ -206,7 +206,41 @@ export function cloudflareAgentSuite(mode: 'do-drives' | 'colocated'): void {
           expect(response.status, `tools with ${JSON.stringify(headers)}`).toBe(401)
         }
       }
+      // The agent's route of each mode is its own and serves nothing else, whatever its query says (found by a
+      // newcomer: do-drives served the record, the events, cancel and even a new run's start through /tools).
+      const agentRoute = mode === 'do-drives' ? 'tools' : 'tool-bridge/mcp'
+      for (const [method, action, body] of [['GET', 'record'], ['GET', 'events'], ['POST', 'cancel'], ['POST', 'start', JSON.stringify({ runId: 'run-evil', threadId: 't', messages: [{ role: 'user', content: 'x' }] })]] as [string, string, string?][]) {
+        const url = new URL(`runs/${someRunId}/${agentRoute}?runId=${someRunId}&action=${action}`, base())
+        expect((await fetch(url, { method, ...(body ? { body } : {}) })).status, `${method} ${agentRoute}?action=${action}`).toBe(401)
+        expect((await fetch(url, { method, headers: auth, ...(body ? { body } : {}) })).status, `${method} ${agentRoute}?action=${action} with the bearer`).toBe(404)
+      }
+      expect(await recordOf(someRunId)).toMatchObject({ status: 'completed' })
+      expect((await fetch(new URL('runs/run-evil', base()), { headers: auth })).status).toBe(404)
     })
+
+    it('names what is wrong with a trigger, a route or a method', async () => {
+      const post = (body: string) => fetch(new URL('runs', base()), { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body })
+      const notJson = await post('{"messages": [')
+      expect([notJson.status, await notJson.text()]).toEqual([400, expect.stringMatching(/not JSON/)])
+      const robot = await post(JSON.stringify({ messages: [{ role: 'robot', content: 'x' }] }))
+      expect([robot.status, await robot.text()]).toEqual([400, expect.stringMatching(/messages\.0\.role: expected role 'user', 'assistant' or 'tool'/)])
+      const noContent = await post(JSON.stringify({ messages: [{ role: 'user' }] }))
+      expect([noContent.status, await noContent.text()]).toEqual([400, expect.stringMatching(/messages\.0\.content: expected content/)])
+      const huge = await post(JSON.stringify({ messages: [{ role: 'user', content: 'y'.repeat(1_100_000) }] }))
+      expect([huge.status, await huge.text()]).toEqual([413, expect.stringMatching(/over 1048576 bytes/)])
+      const wrongMethod = await fetch(new URL(`runs/${someRunId}/events`, base()), { method: 'POST', headers: auth })
+      expect([wrongMethod.status, wrongMethod.headers.get('allow')]).toEqual([405, 'GET'])
+      expect((await fetch(new URL(`runs/${someRunId}/nothing`, base()), { headers: auth })).status).toBe(404)
+    })
+
+    if (mode === 'do-drives') {
+      it('an adapter factory that throws ends the run at once with a RUN_ERROR saying so', async () => {
+        const runId = await trigger('t-adapter-throws', 'hello')
+        const events = await tail(await fetch(new URL(`runs/${runId}/events`, base()), { headers: auth }))
+        expect(ofType(events.map((event) => event.chunk), 'RUN_ERROR').map((c) => c.message as string)).toEqual([expect.stringMatching(/the adapter factory failed on purpose/)])
+        expect(await recordOf(runId)).toMatchObject({ status: 'failed' })
+      }, 60_000)
+    }
   })
 }
 

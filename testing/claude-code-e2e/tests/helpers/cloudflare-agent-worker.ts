@@ -17,7 +17,11 @@ interface Env {
 
 const agent = createCloudflareSandboxAgent<Env>({
   mode: 'do-drives',
-  adapter: (env) => claudeCodeText('sonnet', JSON.parse(env.CLAUDE_OPTIONS) as ClaudeCodeOptions),
+  adapter: (env, { threadId }) => {
+    // A factory that fails (a missing secret, a bad option): the suite checks the run ends at once, saying so.
+    if (threadId === 't-adapter-throws') throw new Error('the adapter factory failed on purpose')
+    return claudeCodeText('sonnet', JSON.parse(env.CLAUDE_OPTIONS) as ClaudeCodeOptions)
+  },
   token: (env) => env.RUN_TOKEN,
   provider: () => ({ killGraceMs: 500, timeoutMs: 150_000 }),
   tools: () => [lookupOrderTool],
