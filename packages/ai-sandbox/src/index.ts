@@ -49,6 +49,11 @@ export * from './durability/index.js'
 // reclaim their sandboxes (reclaimSandbox, sandboxReclaimer) and prune journals (pruneJournals)
 export * from './reaper/index.js'
 
+// Portable snapshots: capture a workspace as a manifest plus content-addressed
+// blobs, restore it into a new sandbox on any provider (the engine; the
+// checkpoint store and the withSandbox integration build on it)
+export * from './snapshots/index.js'
+
 // Provider building blocks: path confinement, shell quoting, git over exec
 export * from './paths/index.js'
 export * from './shell/index.js'

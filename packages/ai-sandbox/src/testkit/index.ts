@@ -183,3 +183,22 @@ export {
   checkLockLeaseExpires,
   checkLockLostHolderCannotRelease,
 } from './lock-store-conformance.js'
+
+// Portable snapshot kit: capture and restore over a real provider, and across two
+export { runSandboxSnapshotConformance } from './snapshot-conformance.js'
+export type { SandboxSnapshotConformanceOptions } from './snapshot-conformance.js'
+export {
+  checkDefaultPolicyPaths,
+  checkRestoreByteIdentical,
+  checkSecretsZeroed,
+  checkPolicyOptions,
+  checkRefusedEntries,
+  checkTamperedRestore,
+  checkRestoreOverExisting,
+  checkLargeTree,
+  checkCrossProvider,
+  kitBlobStore,
+} from './snapshots/cases.js'
+export type { SnapshotKitContext, SnapshotKitRole, KitBlobStore } from './snapshots/cases.js'
+export { writeSnapshotFixture, readSandboxTree, expectedFixtureTree, maskSecretFile, SNAPSHOT_FIXTURE_SECRET } from './snapshots/fixture.js'
+export type { FixtureEntry, TreeLine } from './snapshots/fixture.js'
