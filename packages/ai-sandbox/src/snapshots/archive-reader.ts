@@ -1,20 +1,18 @@
 /**
  * The second half of a capture: the tar stream of the chosen entries, read
- * with tar-stream as it arrives. Each member must be the next chosen path,
+ * with modern-tar as it arrives. Each member must be the next chosen path,
  * of the kind the listing saw; a file's bytes go through `redact` and the
  * secret zeroing, are hashed, and a blob not seen yet is put. Invariant: at
  * most one file's bytes are held at a time.
  */
 import { createHash } from 'node:crypto'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-import type { Headers } from 'tar-stream'
+import { createTarDecoder, type TarHeader } from 'modern-tar'
 import { SandboxConfigError } from '../contracts/errors.js'
 import type { ChosenEntry } from './capture-selection.js'
 import { SandboxSnapshotError } from './errors.js'
 import type { SandboxSnapshotEntry, SandboxSnapshotFileEntry } from './manifest.js'
 import type { ResolvedSnapshotPolicy } from './policy.js'
-import { unreadableOutput, type SnapshotScratch, type TarStream } from './sandbox-io.js'
+import { unreadableOutput, type SnapshotScratch } from './sandbox-io.js'
 import type { SecretZeroer } from './secret-zeroing.js'
 
 /** Counts of one capture. */
@@ -54,26 +52,65 @@ export class ArchiveReader {
     private readonly options: ArchiveReaderOptions,
   ) {}
 
-  /** Parse the archive; resolves once every entry was handled. */
-  async read(tar: TarStream, bytes: AsyncIterable<Uint8Array>): Promise<void> {
-    const extract = tar.extract()
-    let own: unknown
-    let handling: Promise<void> = Promise.resolve()
-    extract.on('entry', (header: Headers, stream: NodeJS.ReadableStream, next: () => void) => {
-      handling = this.#entry(header, stream).then(next, (error: unknown) => {
-        own = error
-        extract.destroy(error as Error)
-      })
-    })
-    try {
-      await pipeline(Readable.from(bytes), extract)
-      await handling
-    } catch (error) {
-      if (SandboxSnapshotError.isInstance(error) || (error === own && !(error instanceof ArchiveFormatError))) throw error
-      throw unreadableOutput(this.scratch, 'the workspace archive (tar)', error)
+  /**
+   * Parse the archive as it arrives (one, or several written one after the
+   * other: xargs may run tar several times); resolves once every entry was
+   * handled. Each archive gets a decoder of its own (a decoder stops at its
+   * archive's end); memory holds one entry's body and the stream's buffers.
+   */
+  async read(bytes: AsyncIterable<Uint8Array>): Promise<void> {
+    const splitter = new ArchiveSplitter()
+    let open: { writer: WritableStreamDefaultWriter<Uint8Array>; consumed: Promise<void> } | undefined
+    const close = async (): Promise<void> => {
+      const current = open
+      open = undefined
+      if (!current) return
+      await current.writer.close().catch(() => undefined)
+      await current.consumed
     }
-    if (own !== undefined) throw own
+    const input = bytes[Symbol.asyncIterator]()
+    try {
+      for (;;) {
+        const next = await input.next().catch((error: unknown) => {
+          throw new ArchiveFormatError('the archive stream failed', { cause: error })
+        })
+        if (next.done) break
+        for (const segment of splitter.push(next.value)) {
+          if (!open) {
+            const decoder = createTarDecoder()
+            open = { writer: decoder.writable.getWriter(), consumed: this.#consume(decoder.readable) }
+            open.consumed.catch(() => undefined)
+          }
+          await Promise.race([open.writer.write(segment.bytes), open.consumed])
+          if (segment.ends) await close()
+        }
+      }
+      splitter.end()
+      await close()
+    } catch (error) {
+      await open?.writer.abort(error).catch(() => undefined)
+      // What the entry handler threw (a putBlob or redact failure, a changed tree) passes through as it is.
+      if (error instanceof ArchiveFormatError) throw unreadableOutput(this.scratch, 'the workspace archive (tar)', error.cause ?? error)
+      throw error
+    }
     if (this.#next !== this.chosen.length) throw this.#changed(this.chosen[this.#next]!.path, 'is missing from the archive')
+  }
+
+  /** Handle every entry of one archive's decoder, in order. */
+  async #consume(entries: ReadableStream<{ header: TarHeader; body: ReadableStream<Uint8Array> }>): Promise<void> {
+    const reader = entries.getReader()
+    try {
+      for (;;) {
+        const next = await reader.read().catch((error: unknown) => {
+          throw new ArchiveFormatError('the tar decoder failed', { cause: error })
+        })
+        if (next.done) return
+        await this.#entry(next.value.header, next.value.body)
+      }
+    } catch (error) {
+      await reader.cancel(error).catch(() => undefined)
+      throw error
+    }
   }
 
   /** The manifest's entries, in path order. */
@@ -86,41 +123,41 @@ export class ArchiveReader {
     return { files, directories: this.#entries.length - files, bytes: this.#bytes, blobs: this.#put.size, zeroedSecrets: this.#zeroed }
   }
 
-  async #entry(header: Headers, stream: NodeJS.ReadableStream): Promise<void> {
+  async #entry(header: TarHeader, stream: ReadableStream<Uint8Array>): Promise<void> {
     const path = archivePath(header.name)
     const expected = this.chosen[this.#next++]
     if (expected === undefined || expected.path !== path) {
-      stream.resume()
+      await stream.cancel()
       throw this.#changed(path, `appeared in the archive where ${expected ? JSON.stringify(expected.path) : 'nothing'} was expected`)
     }
     const mode = (header.mode ?? 0) & 0o777
     if (header.type === 'directory' && expected.type === 'directory') {
-      stream.resume()
+      await stream.cancel()
       this.#entries.push({ path, type: 'directory', mode })
       return
     }
     if (expected.type !== 'file') {
-      stream.resume()
+      await stream.cancel()
       throw this.#changed(path, `was a directory when listed and is a ${header.type ?? 'different kind of entry'} now`)
     }
     if (header.type === 'link') {
-      stream.resume()
+      await stream.cancel()
       const target = this.#files.get(archivePath(header.linkname ?? ''))
       if (!target) throw this.#changed(path, `is a hard link to ${JSON.stringify(header.linkname)}, which is not stored`)
       this.#store({ ...target, path, mode })
       return
     }
-    if (header.type !== 'file' && header.type !== 'contiguous-file') {
-      stream.resume()
+    if (header.type !== undefined && header.type !== 'file') {
+      await stream.cancel()
       throw this.#changed(path, `was a regular file when listed and is a ${header.type ?? 'different kind of entry'} now`)
     }
     if ((mode & 0o111) !== 0) {
-      stream.resume()
+      await stream.cancel()
       throw new SandboxSnapshotError('executable', `${this.scratch.operation}: ${JSON.stringify(path)} became executable while it was read; blobs already put are unreferenced. Capture again once nothing writes to the workspace.`, { path })
     }
     const size = header.size ?? 0
     if (size > this.options.maxFileBytes) {
-      stream.resume()
+      await stream.cancel()
       throw new SandboxSnapshotError('file-too-large', `${this.scratch.operation}: ${JSON.stringify(path)} grew past maxFileBytes (${this.options.maxFileBytes}) while it was read.`, { path })
     }
     let bytes = await readAll(stream, size)
@@ -159,14 +196,101 @@ function archivePath(name: string): string {
 class ArchiveFormatError extends Error {}
 
 /** Read an entry's content whole, into one buffer of the size its header gave. */
-async function readAll(stream: NodeJS.ReadableStream, size: number): Promise<Buffer> {
+async function readAll(stream: ReadableStream<Uint8Array>, size: number): Promise<Buffer> {
   const bytes = Buffer.allocUnsafe(size)
   let at = 0
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    if (at + chunk.length > size) throw new ArchiveFormatError('a tar entry is longer than its header says')
-    chunk.copy(bytes, at)
-    at += chunk.length
+  const reader = stream.getReader()
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    if (at + value.length > size) {
+      await reader.cancel()
+      throw new ArchiveFormatError('a tar entry is longer than its header says')
+    }
+    bytes.set(value, at)
+    at += value.length
   }
   if (at !== size) throw new ArchiveFormatError('a tar entry is shorter than its header says')
   return bytes
+}
+
+/** tar's block: every header and the padding of every body is a multiple of it. */
+const BLOCK = 512
+
+/**
+ * Cuts a stream of concatenated tar archives apart, as it arrives: a header
+ * block gives its body's size (blocks passed over whole), two zero blocks end
+ * an archive, and zero blocks between archives (tar pads its output to a
+ * record size) are dropped. Holds less than one block between calls.
+ */
+class ArchiveSplitter {
+  #pending: Uint8Array = new Uint8Array(0)
+  /** Body blocks still to pass before the next header. */
+  #skip = 0
+  #zeros = 0
+  #inArchive = false
+
+  /** The whole blocks of `chunk` (after the partial block held back), cut where an archive ends. */
+  push(chunk: Uint8Array): { bytes: Uint8Array; ends: boolean }[] {
+    const data = this.#pending.length === 0 ? chunk : concat(this.#pending, chunk)
+    const segments: { bytes: Uint8Array; ends: boolean }[] = []
+    let start = 0
+    let at = 0
+    while (data.length - at >= BLOCK) {
+      if (this.#skip > 0) {
+        const blocks = Math.min(this.#skip, Math.floor((data.length - at) / BLOCK))
+        at += blocks * BLOCK
+        this.#skip -= blocks
+        continue
+      }
+      const block = data.subarray(at, at + BLOCK)
+      at += BLOCK
+      if (!isZero(block)) {
+        this.#inArchive = true
+        this.#zeros = 0
+        this.#skip = Math.ceil(headerSize(block) / BLOCK)
+      } else if (!this.#inArchive) {
+        start = at // padding between archives
+      } else if (++this.#zeros === 2) {
+        segments.push({ bytes: data.subarray(start, at), ends: true })
+        start = at
+        this.#zeros = 0
+        this.#inArchive = false
+      }
+    }
+    if (at > start) segments.push({ bytes: data.subarray(start, at), ends: false })
+    this.#pending = data.slice(at)
+    return segments
+  }
+
+  /** The stream ended: it must end on an archive's end. */
+  end(): void {
+    if (this.#pending.length > 0 || this.#inArchive) throw new ArchiveFormatError('the archive ends before its end-of-archive blocks')
+  }
+}
+
+function isZero(block: Uint8Array): boolean {
+  for (let i = 0; i < block.length; i++) if (block[i] !== 0) return false
+  return true
+}
+
+/** The body size in a tar header block: 12 octal digits at offset 124, or base-256 when the high bit is set. */
+function headerSize(block: Uint8Array): number {
+  const field = block.subarray(124, 136)
+  let size = 0
+  if ((field[0]! & 0x80) !== 0) {
+    for (let i = 1; i < field.length; i++) size = size * 256 + field[i]!
+  } else {
+    const text = new TextDecoder().decode(field).replace(/\0[\s\S]*$/, '').trim()
+    size = text === '' ? 0 : Number.parseInt(text, 8)
+  }
+  if (!Number.isSafeInteger(size) || size < 0) throw new ArchiveFormatError('a tar header has no readable size')
+  return size
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const joined = new Uint8Array(a.length + b.length)
+  joined.set(a, 0)
+  joined.set(b, a.length)
+  return joined
 }

@@ -2,7 +2,7 @@
  * `captureSandboxWorkspace`: a sandbox's workspace as a manifest plus
  * content-addressed blobs, read through the handle's process API only (so
  * every provider works): one listing, the policy applied on the host, then
- * one tar stream of exactly the chosen entries, parsed with tar-stream as it
+ * one tar stream of exactly the chosen entries, parsed with modern-tar as it
  * arrives. Invariants: nothing reaches `putBlob` before the whole listing
  * passed the checks (no symlink, executable, special file, oversized file or
  * secret-bearing path among the kept entries); every stored byte went
@@ -18,7 +18,7 @@ import { ArchiveReader } from './archive-reader.js'
 import { chooseEntries } from './capture-selection.js'
 import { hashSandboxSnapshotManifest, SANDBOX_SNAPSHOT_MANIFEST_VERSION, type SandboxSnapshotManifest } from './manifest.js'
 import { resolveSnapshotPolicy, type SandboxSnapshotPolicy } from './policy.js'
-import { loadTarStream, newScratch, putScratchFile, removeScratch, streamFromScript } from './sandbox-io.js'
+import { newScratch, putScratchFile, removeScratch, streamFromScript } from './sandbox-io.js'
 import { createSecretZeroer, resolveSnapshotSecrets } from './secret-zeroing.js'
 import { listSandboxTree } from './tree-listing.js'
 
@@ -129,8 +129,7 @@ export async function captureSandboxWorkspace(handle: SandboxHandle, options: Ca
         await putScratchFile(scratch, 'chosen', list)
         body = `${tarChosen} < "$D/chosen"; s=$?; rm -rf "$D"; (exit $s)`
       }
-      const tar = await loadTarStream()
-      await streamFromScript(scratch, 'the workspace archive (tar)', body, (bytes) => reader.read(tar, bytes))
+      await streamFromScript(scratch, 'the workspace archive (tar)', body, (bytes) => reader.read(bytes))
       scratch.created = false
     }
     const manifest: SandboxSnapshotManifest = { version: SANDBOX_SNAPSHOT_MANIFEST_VERSION, entries: reader.finish() }

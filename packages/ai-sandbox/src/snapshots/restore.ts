@@ -2,13 +2,14 @@
  * `restoreSandboxWorkspace`: write a portable snapshot into a sandbox's
  * workspace through the handle's process API only. Order: verify the
  * manifest, fetch and verify every blob, list the workspace, stage the
- * removals and a tar archive (built with tar-stream, moved in bounded parts
+ * removals and a tar archive (built with modern-tar, moved in bounded parts
  * through `exec` stdin) in a private folder under `/tmp`, then one `exec`
  * removes, extracts and sets modes. Invariant: nothing is written into the
  * sandbox before the manifest and every blob verified, and nothing into the
  * workspace before the whole archive is staged.
  */
 import { createHash } from 'node:crypto'
+import { createTarPacker, type TarHeader } from 'modern-tar'
 import { z } from 'zod'
 import type { SandboxHandle } from '../contracts/handle.js'
 import { parseOptions } from '../contracts/validate.js'
@@ -18,7 +19,7 @@ import { shellQuote } from '../shell/quote.js'
 import { verifySnapshotManifest, type SandboxSnapshotEntry, type SandboxSnapshotFileEntry, type SandboxSnapshotManifest } from './manifest.js'
 import { resolveSnapshotPolicy, type SandboxSnapshotPolicy } from './policy.js'
 import { planRestore, type RestorePlan } from './restore-plan.js'
-import { loadTarStream, newScratch, putScratchFile, removeScratch, runScript, type SnapshotScratch } from './sandbox-io.js'
+import { newScratch, putScratchFile, removeScratch, runScript, type SnapshotScratch } from './sandbox-io.js'
 import { listSandboxTree } from './tree-listing.js'
 
 /** Archive bytes moved into the sandbox per `exec` (about 11 MB of base64 text). */
@@ -194,24 +195,27 @@ interface StagedArchive {
  * to `$D/archive` in parts of {@link PART_BYTES}, all but the last.
  */
 async function stageArchive(scratch: SnapshotScratch, plan: RestorePlan, blobs: VerifiedBlobs): Promise<StagedArchive> {
-  const tar = await loadTarStream()
-  const pack = tar.pack()
+  const { readable, controller } = createTarPacker()
   const mtime = new Date()
   let producerError: unknown
   const producing = (async () => {
-    const add = (header: Parameters<typeof pack.entry>[0], bytes?: Buffer) => new Promise<void>((resolve, reject) => pack.entry(header, bytes ?? Buffer.alloc(0), (error) => (error ? reject(error) : resolve())))
-    for (const path of plan.createDirectories) await add({ name: path, type: 'directory', mode: 0o755, mtime })
-    for (const entry of plan.entries) {
-      if (entry.type === 'directory') await add({ name: entry.path, type: 'directory', mode: entry.mode, mtime })
-      else await add({ name: entry.path, type: 'file', mode: entry.mode, mtime }, await blobs.take(entry))
+    const add = async (header: TarHeader, bytes?: Uint8Array) => {
+      const writer = controller.add({ ...header, size: bytes?.length ?? 0 }).getWriter()
+      if (bytes && bytes.length > 0) await writer.write(bytes)
+      await writer.close()
     }
-    pack.finalize()
+    for (const path of plan.createDirectories) await add({ name: `${path}/`, type: 'directory', mode: 0o755, mtime, size: 0 })
+    for (const entry of plan.entries) {
+      if (entry.type === 'directory') await add({ name: `${entry.path}/`, type: 'directory', mode: entry.mode, mtime, size: 0 })
+      else await add({ name: entry.path, type: 'file', mode: entry.mode, mtime, size: entry.size }, await blobs.take(entry))
+    }
+    controller.finalize()
   })().catch((error: unknown) => {
     producerError = error
-    pack.destroy(error as Error)
+    controller.error(error)
   })
   let total = 0
-  let part: Buffer[] = []
+  let part: Uint8Array[] = []
   let held = 0
   const take = () => {
     const bytes = Buffer.concat(part, held)
@@ -219,16 +223,18 @@ async function stageArchive(scratch: SnapshotScratch, plan: RestorePlan, blobs: 
     held = 0
     return bytes
   }
+  const reader = readable.getReader()
   try {
-    for await (const chunk of pack as AsyncIterable<Buffer>) {
-      part.push(chunk)
-      held += chunk.length
-      total += chunk.length
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      part.push(value)
+      held += value.length
+      total += value.length
       if (held >= PART_BYTES) await putScratchFile(scratch, 'archive', take(), true)
     }
   } catch (error) {
-    // A producer waiting on a destroyed pack never resumes: it is left to the garbage collector, not awaited.
-    pack.destroy()
+    await reader.cancel(error).catch(() => undefined)
     throw producerError ?? error
   }
   await producing

@@ -4,7 +4,7 @@
  * under the sandbox's `/tmp`, files put there through `exec` stdin (as base64,
  * since stdin is text and Cloudflare's spawn has no stdin at all), and byte
  * streams read back through `spawn` stdout as base64. Also the lazy load of
- * `tar-stream`. Invariant: every command runs with `LC_ALL=C`, and its output
+ * `modern-tar`. Invariant: every command runs with `LC_ALL=C`, and its output
  * is scrubbed of secrets before an error quotes it.
  */
 import { randomUUID } from 'node:crypto'
@@ -13,24 +13,11 @@ import { decodeBase64Stream } from '../journal/bytes.js'
 import { shellQuote } from '../shell/quote.js'
 import { SandboxSnapshotError } from './errors.js'
 
-/** The tar-stream module (loaded on first use, so the package's main entry does not load it). */
-export type TarStream = typeof import('tar-stream')
-
 /** The environment of every snapshot command: byte-wise names and sorting, no locale conversion in tar. */
 const SNAPSHOT_ENV: Readonly<Record<string, string>> = Object.freeze({ LC_ALL: 'C' })
 
 /** Bytes of stderr kept for an error message. */
 const STDERR_KEEP_CHARS = 4_096
-
-/**
- * Load `tar-stream` on first use. A dynamic import keeps it (and the Node
- * streams it builds on) out of the main entry's load, which also runs inside
- * Workers where nobody captures.
- */
-export async function loadTarStream(): Promise<TarStream> {
-  const loaded = (await import('tar-stream')) as TarStream & { default?: TarStream }
-  return loaded.default ?? loaded
-}
 
 /** One capture's or restore's private folder inside the sandbox, and how its commands run. */
 export interface SnapshotScratch {
