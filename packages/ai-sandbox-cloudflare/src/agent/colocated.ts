@@ -113,10 +113,14 @@ async function* runnerChunks(deps: ColocatedDeps, input: StoredRunInput, signal:
   let exit: SpawnNdjsonExit | undefined
   let terminal = false
   const lines = readJournalNdjson(handle, { journal, signal, onExit: (value) => void (exit = value) })
-  for await (const chunk of alignToStoredLog(chunksOf(lines), { durability: runLogStream(deps.log, { runId }) })) {
-    if (chunk.type === 'RUN_FINISHED' || chunk.type === 'RUN_ERROR') terminal = true
-    yield chunk
+  // Watched before alignment: a terminal chunk stored before a restart is suppressed from the replay, and still ended the run.
+  const replay = async function* (): AsyncIterable<StreamChunk> {
+    for await (const chunk of chunksOf(lines)) {
+      if (chunk.type === 'RUN_FINISHED' || chunk.type === 'RUN_ERROR') terminal = true
+      yield chunk
+    }
   }
+  yield* alignToStoredLog(replay(), { durability: runLogStream(deps.log, { runId }) })
   if (exit !== undefined && !terminal) {
     throw new Error(`The runner in the container exited with code ${exit.exitCode}${exit.signal ? ` (${exit.signal})` : ''} before the run ended; the end of its stderr: ${exit.stderrTail.slice(-2_000).trim() || '(empty)'}`)
   }
