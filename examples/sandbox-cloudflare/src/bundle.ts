@@ -1,13 +1,13 @@
 /**
  * The local launcher's build of the Worker: src/worker.ts and everything it
- * imports in one ESM file that workerd loads, made the way
- * `@testing/cloudflare-standin`'s `bundleWorker` makes the test Workers
+ * imports in one ESM file that workerd loads, made with
+ * `@testing/cloudflare-standin`'s `bundleWorker`, as the test Workers are
  * (neutral platform, the `workerd` and `worker` package conditions,
  * `cloudflare:*` and `node:*` left to the runtime), plus the `text` loader for
  * the page, which a deploy gets from wrangler's default `Text` module rule.
  */
 import { fileURLToPath } from 'node:url'
-import { build } from 'esbuild'
+import { bundleWorker } from '@testing/cloudflare-standin'
 
 /** The Worker's entry module. */
 export const WORKER_ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url))
@@ -20,17 +20,5 @@ export const WORKER_ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url
  * const script = await bundleExampleWorker(join(tmp, 'worker.js'))
  */
 export async function bundleExampleWorker(outFile: string): Promise<string> {
-  await build({
-    entryPoints: [WORKER_ENTRY],
-    outfile: outFile,
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    mainFields: ['module', 'main'],
-    conditions: ['workerd', 'worker', 'import'],
-    external: ['cloudflare:*', 'node:*'],
-    loader: { '.html': 'text' },
-    logLevel: 'warning',
-  })
-  return outFile
+  return bundleWorker(WORKER_ENTRY, outFile, { loader: { '.html': 'text' } })
 }

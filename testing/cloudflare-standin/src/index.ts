@@ -10,7 +10,7 @@
 import { request } from 'node:http'
 import { createServer, type AddressInfo } from 'node:net'
 import { dirname } from 'node:path'
-import { build } from 'esbuild'
+import { build, type Loader } from 'esbuild'
 import { Miniflare } from 'miniflare'
 import { bridgeHostAddress, engine, endpointOptions } from '@testing/support/docker-engine'
 import { startEngineProxy } from './engine-proxy.js'
@@ -25,12 +25,14 @@ export { CLOUDFLARE_IMAGE, cloudflareMissing } from './image.js'
  * and `worker` conditions, `cloudflare:*` and `node:*` left to the runtime.
  * @param entry Path of the Worker module.
  * @param outFile Where to write the bundle (its folder is created).
+ * @param options `loader`: esbuild loaders by extension, e.g. `{ '.html': 'text' }` (what wrangler's module rules give a deploy).
  * @returns `outFile`.
  * @example
  * const script = await bundleWorker('tests/fixtures/worker.ts', join(tmp, 'worker.js'))
  */
-export async function bundleWorker(entry: string, outFile: string): Promise<string> {
+export async function bundleWorker(entry: string, outFile: string, options: { loader?: Record<string, Loader> } = {}): Promise<string> {
   await build({
+    ...(options.loader ? { loader: options.loader } : {}),
     entryPoints: [entry],
     outfile: outFile,
     bundle: true,
