@@ -89,6 +89,8 @@ export class ArchiveReader {
       await close()
     } catch (error) {
       await open?.writer.abort(error).catch(() => undefined)
+      // Release the byte stream, so the process behind it is not left holding output nobody reads.
+      await input.return?.().catch(() => undefined)
       // What the entry handler threw (a putBlob or redact failure, a changed tree) passes through as it is.
       if (error instanceof ArchiveFormatError) throw unreadableOutput(this.scratch, 'the workspace archive (tar)', error.cause ?? error)
       throw error
