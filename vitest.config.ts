@@ -15,6 +15,7 @@ const root = fileURLToPath(new URL('.', import.meta.url))
 const alias = [
   { find: /^@tanstack\/ai-sandbox\/internal$/, replacement: join(root, 'packages/ai-sandbox/src/internal.ts') },
   { find: /^@tanstack\/ai-sandbox\/testkit$/, replacement: join(root, 'packages/ai-sandbox/src/testkit/index.ts') },
+  { find: /^@tanstack\/ai-sandbox\/persistence$/, replacement: join(root, 'packages/ai-sandbox/src/persistence/index.ts') },
   { find: /^@tanstack\/ai-sandbox$/, replacement: join(root, 'packages/ai-sandbox/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-local-process$/, replacement: join(root, 'packages/ai-sandbox-local-process/src/index.ts') },
   { find: /^@tanstack\/ai-sandbox-docker$/, replacement: join(root, 'packages/ai-sandbox-docker/src/index.ts') },

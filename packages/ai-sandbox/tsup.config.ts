@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', internal: 'src/internal.ts', 'testkit/index': 'src/testkit/index.ts' },
+  entry: { index: 'src/index.ts', internal: 'src/internal.ts', 'testkit/index': 'src/testkit/index.ts', 'persistence/index': 'src/persistence/index.ts' },
   format: ['esm'],
   dts: true,
   sourcemap: true,

@@ -24,4 +24,8 @@ export {
   SandboxDurabilityCapability,
   getSandboxDurability,
   provideSandboxDurability,
+  SandboxTranscriptCapability,
+  getSandboxTranscript,
+  provideSandboxTranscript,
 } from './tokens.js'
+export type { SandboxTranscriptSignal, SandboxTranscriptOutcome } from './tokens.js'

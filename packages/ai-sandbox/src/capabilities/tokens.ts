@@ -10,6 +10,7 @@ import type { SandboxHandle } from '../contracts/handle.js'
 import type { ToolBridgeProvisioner } from '../bridge/provisioner.js'
 import type { SandboxInstanceStore } from '../definition/instance-store.js'
 import type { SandboxRunDurability } from '../durability/capability.js'
+import type { SandboxSnapshotPersistence } from '../snapshots/stores.js'
 import type { SandboxPolicy } from '../workspace/policy.js'
 import type { WorkspaceProjection } from '../workspace/projection.js'
 
@@ -63,3 +64,24 @@ export const SandboxDurabilityCapability = createCapability<SandboxRunDurability
 
 /** Accessors of {@link SandboxDurabilityCapability}: `getSandboxDurability(options.capabilities, { optional: true })`. */
 export const [getSandboxDurability, provideSandboxDurability] = SandboxDurabilityCapability
+
+/** What `withPersistence` reports of one run's transcript once its `onFinish` ran: saved (with the count it covers), or not. */
+export type SandboxTranscriptOutcome = { readonly saved: true; readonly messageCount: number } | { readonly saved: false; readonly error?: unknown }
+
+/**
+ * The transcript signal of one run, provided by `withPersistence` (from
+ * `@tanstack/ai-sandbox/persistence`): the persistence value it writes to, and
+ * a promise that settles when its `onFinish` stored the finished turn (or
+ * failed to). `withSandbox({ snapshots })` waits for it so a checkpoint covers
+ * the finished turn, and writes none when the transcript was not saved.
+ */
+export interface SandboxTranscriptSignal {
+  readonly persistence: SandboxSnapshotPersistence
+  readonly outcome: Promise<SandboxTranscriptOutcome>
+}
+
+/** Carries a run's {@link SandboxTranscriptSignal}; provided by `withPersistence`. */
+export const SandboxTranscriptCapability = createCapability<SandboxTranscriptSignal>()('sandbox-transcript')
+
+/** Accessors of {@link SandboxTranscriptCapability}. */
+export const [getSandboxTranscript, provideSandboxTranscript] = SandboxTranscriptCapability

@@ -119,6 +119,14 @@ export interface SandboxEnsureContext {
   logger?: InternalLogger
   /** Aborting stops a bootstrap in progress (the half-made sandbox is destroyed). */
   signal?: AbortSignal
+  /**
+   * Called with every NEW sandbox (created and bootstrapped, or restored
+   * from a provider snapshot) before it is recorded, never with a resumed
+   * live one: `withSandbox({ snapshots })` restores the thread's latest
+   * portable checkpoint here, before the run projects anything. When it
+   * throws, the new sandbox is destroyed and `ensure` rejects with its error.
+   */
+  restore?: (handle: SandboxHandle) => Promise<unknown>
 }
 
 /** The resolved lifecycle. */
@@ -363,6 +371,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
     if (!candidate) return null
     const raw = await restoreFromSnapshot(provider, candidate, { key: sandboxKey, labels: labelsFor(sandboxKey), ...networkFor() }, ctx.logger)
     if (!raw) return null
+    await restoreInto(raw, ctx)
     const kept = await claimRecord({
       provider,
       made: raw,
@@ -372,6 +381,18 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
       ...(ctx.logger ? { logger: ctx.logger } : {}),
     })
     return withWorkspaceSecrets(kept, workspace)
+  }
+
+  /** A new sandbox gets the caller's restore (a portable checkpoint) before it is recorded; a failed one is destroyed. */
+  async function restoreInto(raw: SandboxHandle, ctx: SandboxEnsureContext): Promise<void> {
+    if (!ctx.restore) return
+    try {
+      await ctx.restore(withWorkspaceSecrets(raw, workspace))
+    } catch (error) {
+      ctx.logger?.sandbox(`restoring the new sandbox ${raw.id} failed; destroying it`)
+      await raw.destroy().catch((destroyError: unknown) => ctx.logger?.errors('destroying a sandbox whose restore failed failed', { error: destroyError }))
+      throw error
+    }
   }
 
   /** The network request of a policy that denies network (spec 000 "Policy": network block at create). */
@@ -410,6 +431,7 @@ export function defineSandbox(input: SandboxDefinitionInput): SandboxDefinition 
       lifecycle.snapshot === 'after-setup' && worthSnapshotting
         ? await snapshotAfterSetup({ handle: raw, provider, instances, workspaceKey: snapshotKeyFor(ctx), threadId: ctx.threadId, ...(ctx.logger ? { logger: ctx.logger } : {}) })
         : null
+    await restoreInto(raw, ctx)
     const kept = await claimRecord({
       provider,
       made: raw,

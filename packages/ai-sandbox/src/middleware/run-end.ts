@@ -12,6 +12,7 @@ import type { PumpEnd } from '../durability/run-outcome.js'
 import { clearDetach } from './durability.js'
 import { cleanUpJournalOnceRecorded } from '../durability/journal-cleanup.js'
 import { settleStartedRun } from './run-lease.js'
+import { checkpointFinishedRun } from './run-snapshots.js'
 import { destroyRun, endRun, takeDetachedUses, type RunState, type WithSandboxScope } from './run-state.js'
 
 /**
@@ -36,6 +37,7 @@ export async function thenRelease(runs: WeakMap<object, RunState>, ctx: ChatMidd
   try {
     await work(state)
   } finally {
+    await state.snapshots?.release() // no checkpoint past the terminal hook: a finished run wrote its own in finishRun
     state.releaseTurn()
     state.lease?.release() // after the record is settled, so an attach waiting for it finds the run's end
   }
@@ -45,6 +47,8 @@ export async function thenRelease(runs: WeakMap<object, RunState>, ctx: ChatMidd
 export async function finishRun(sandbox: SandboxDefinition, ctx: ChatMiddlewareContext, state: RunState): Promise<void> {
   endRun(state)
   await state.files?.stop({ flush: true })
+  // Before the lifecycle may destroy the sandbox; a failure is reported by the terminal hook once the lifecycle ran.
+  if (state.snapshots) state.snapshotError = (await checkpointFinishedRun(state.snapshots, sandbox, state.handle, state.runId, state.logger)).error
   if (sandbox.lifecycle.reuse === 'none' || state.destroyAfterRun) return destroyRun(sandbox, state, `run finished, ${state.destroyAfterRun ? 'no threadId' : "reuse 'none'"}`)
   releaseTakenOver(sandbox, state)
   const stillUsed = sandbox.release({ key: state.key, instances: state.instances, ...(state.logger ? { logger: state.logger } : {}) })
@@ -96,6 +100,7 @@ export function endFinishedRun(scope: WithSandboxScope, ctx: ChatMiddlewareConte
     await settleDurable(noticed, ctx, state)
     await settleStarted(state, { kind: 'ended', lastTerminal: state.lastTerminal }, false)
     cleanUpJournal(state)
+    if (state.snapshotError !== undefined) throw state.snapshotError
   })
 }
 

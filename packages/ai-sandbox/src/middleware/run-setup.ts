@@ -26,6 +26,7 @@ import { cancelFromRecord, cancelVerdict } from './run-abort.js'
 import { createRunChunks } from './run-chunks.js'
 import { startFileEvents } from './run-file-changes.js'
 import { holdStartedRunLease, settleStartedRun } from './run-lease.js'
+import { holdRunSnapshots, restoreLatest, type RunSnapshots } from './run-snapshots.js'
 import { destroyRun, type RunSetup, type RunState, type WithSandboxScope } from './run-state.js'
 import { queueThreadRun } from './thread-runs.js'
 import { createToolHistory } from './tool-history.js'
@@ -103,14 +104,18 @@ export async function setUpRun(scope: WithSandboxScope, ctx: ChatMiddlewareConte
   if (durable && lease) await refuseEndedMeanwhile(durable.run.runs, ctx.runId, lease, logger)
   logger?.sandbox(`ensure ${key} for thread ${ctx.threadId} run ${ctx.runId}`)
   let releaseTurn: (() => void) | undefined
+  let snapshots: RunSnapshots | undefined
   try {
+    // The thread's writer lease, before the sandbox: the restore and the checkpoint of this run are the thread's only writes.
+    if (parsed.snapshots && !GENERATED_THREAD_ID.test(ctx.threadId)) snapshots = await holdRunSnapshots(parsed.snapshots, ctx, logger)
     // One run of a sandbox at a time: a second run of the thread waits here, so its file events are its own work.
     releaseTurn = await queueThreadRun(sandbox, key, ctx.signal, () => logger?.sandbox(`run ${ctx.runId} waits for the run of thread ${ctx.threadId} in progress on ${key}`))
     // Aborted while it waited: it never started, so it must not touch (or destroy) the sandbox the other run uses.
     if (ctx.signal?.aborted) throw new WorkspaceBootstrapError('aborted', `withSandbox: run ${ctx.runId} was aborted while it waited for the run of thread ${ctx.threadId} in progress; it started nothing.`, { cause: ctx.signal.reason })
-    await setupRun(scope, ctx, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable, owner, lease })
+    await setupRun(scope, ctx, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable, owner, lease, snapshots })
   } catch (error) {
     releaseTurn?.()
+    if (!runs.get(ctx)) await snapshots?.release()
     // Registered runs settle and release after their terminal hook; a setup that failed before that does it here, or
     // the record of a run that never started would stay 'running' (its thread blocked, and no reaper lists it).
     if (!runs.get(ctx) && durable && lease) {
@@ -123,18 +128,18 @@ export async function setUpRun(scope: WithSandboxScope, ctx: ChatMiddlewareConte
 }
 
 /** Setup once the run has its turn: ensure the sandbox, register the run, provide the capabilities, start the file events. */
-async function setupRun(scope: WithSandboxScope, ctx: ChatMiddlewareContext, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable, owner, lease }: RunSetup): Promise<void> {
+async function setupRun(scope: WithSandboxScope, ctx: ChatMiddlewareContext, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable, owner, lease, snapshots }: RunSetup): Promise<void> {
   const { sandbox, runs } = scope
   const generatedThread = sandbox.lifecycle.reuse === 'thread' && GENERATED_THREAD_ID.test(ctx.threadId)
   if (generatedThread) {
     logger?.warn(`withSandbox: chat() was called without a threadId, so this run's sandbox can never be reused; it is destroyed after the run. Pass chat({ threadId }) to keep one sandbox per conversation.`)
   }
-  const handle = await sandbox.ensure({ ...ensureCtx, instances, ...(locks ? { locks } : {}), ...(logger ? { logger } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) })
+  const handle = await sandbox.ensure({ ...ensureCtx, instances, ...(locks ? { locks } : {}), ...(logger ? { logger } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}), ...(snapshots ? { restore: restoreLatest(snapshots, logger) } : {}) })
 
   // Registered before anything else of setup: an abort during the rest of it (baseline capture, projection,
   // watcher start) finds what a detach or a destroy needs.
   const orphansFindable = durable !== undefined && isUndetachedRunLister(durable.run.runs) && locks !== undefined && isLockProbe(locks)
-  const state: RunState = { key, handle, instances, logger, orphansFindable, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, journalFiles: durable ? journalFilesOf(handle, ctx.runId, durable.run.journalDir, logger) : undefined, owner, lease, fileDiffs: new Set(), chunks: createRunChunks() }
+  const state: RunState = { key, handle, instances, logger, orphansFindable, destroyAfterRun: generatedThread, history: createToolHistory(), scrubber, chunkScrub: scrubber.stream(), releaseTurn, runId: ctx.runId, durable, journalFiles: durable ? journalFilesOf(handle, ctx.runId, durable.run.journalDir, logger) : undefined, owner, lease, snapshots, fileDiffs: new Set(), chunks: createRunChunks() }
   runs.set(ctx, state)
   // An abort must stop the agent even while the adapter is blocked inside a
   // command, and an abort that landed while ensure() ran must not leak the

@@ -16,15 +16,17 @@ import type { DurableRunFiles } from '../journal/run-files.js'
 import type { ChunkStreamScrubber, SecretScrubber } from '../secrets/secret-scrubber.js'
 import type { RunFileEvents } from '../watch/run-file-events.js'
 import type { ResolvedDurability, RunOwner } from './durability.js'
+import type { SandboxSnapshots } from '../snapshots/sandbox-snapshots.js'
 import type { RunChunks } from './run-chunks.js'
 import type { StartedRunLease } from './run-lease.js'
+import type { RunSnapshots } from './run-snapshots.js'
 import type { ToolHistory } from './tool-history.js'
 
 /** What every phase of one `withSandbox(sandbox, options)` shares. */
 export interface WithSandboxScope {
   readonly sandbox: SandboxDefinition
   /** The parsed options' stores (`durability` is resolved into {@link WithSandboxScope.durable}). */
-  readonly parsed: { readonly instances?: SandboxInstanceStore | undefined; readonly locks?: LockStore | undefined }
+  readonly parsed: { readonly instances?: SandboxInstanceStore | undefined; readonly locks?: LockStore | undefined; readonly snapshots?: SandboxSnapshots | undefined }
   readonly durable: ResolvedDurability | undefined
   /** Each live run's state, by its middleware context. */
   readonly runs: WeakMap<object, RunState>
@@ -82,6 +84,10 @@ export interface RunState {
   /** The last RUN_FINISHED / RUN_ERROR of the model stream: how a started durable run's record is settled. */
   lastTerminal?: StreamChunk
   destroying?: Promise<void>
+  /** The run's part in portable snapshots (`withSandbox({ snapshots })`, a run with a thread id). */
+  readonly snapshots: RunSnapshots | undefined
+  /** A failed checkpoint of a finished run, thrown by its terminal hook after the lifecycle ran. */
+  snapshotError?: unknown
 }
 
 /** What setup found before the sandbox is ensured. */
@@ -97,6 +103,7 @@ export interface RunSetup {
   readonly durable: ResolvedDurability | undefined
   readonly owner: RunOwner | undefined
   readonly lease: StartedRunLease | undefined
+  readonly snapshots: RunSnapshots | undefined
 }
 
 /** The run reached a terminal hook: it is no longer live, so a later abort must not destroy the sandbox. */

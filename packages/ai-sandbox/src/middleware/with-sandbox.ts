@@ -9,11 +9,12 @@ import { defineChatMiddleware, DetachableRunCapability, type AbortInfo, type Run
 import { PendingTurnCapability, RunDisconnectCapability, SandboxRuntimeCapability } from '@tanstack/ai/adapter-internals'
 import { LocksCapability, type LockStore } from '@tanstack/ai/locks'
 import { z } from 'zod'
-import { ProjectionCapability, SandboxCapability, SandboxDurabilityCapability, SandboxInstanceStoreCapability, SandboxPolicyCapability, SandboxRunChunksCapability } from '../capabilities/tokens.js'
+import { ProjectionCapability, SandboxCapability, SandboxDurabilityCapability, SandboxInstanceStoreCapability, SandboxPolicyCapability, SandboxRunChunksCapability, SandboxTranscriptCapability } from '../capabilities/tokens.js'
 import { parseOptions } from '../contracts/validate.js'
 import type { SandboxDefinition } from '../definition/define-sandbox.js'
 import type { SandboxInstanceStore } from '../definition/instance-store.js'
 import type { SandboxDurabilityOptions } from '../durability/capability.js'
+import { sandboxSnapshotsSchema, type SandboxSnapshots } from '../snapshots/sandbox-snapshots.js'
 import { durabilityOptionShapes, resolveSandboxDurability } from './durability.js'
 import { endAbortedRun } from './run-abort.js'
 import { endFailedRun, endFinishedRun } from './run-end.js'
@@ -58,6 +59,17 @@ export interface SandboxMiddlewareOptions {
    * sandbox, as without durability. Default `true`. Ignored unless durable.
    */
   detachOnDisconnect?: boolean
+  /**
+   * Portable snapshots (spec 000): from `createSandboxSnapshots(...)` or
+   * `memorySandboxSnapshots(...)`, with `withPersistence(snapshots.persistence)`
+   * before `withSandbox` in middleware. Each run of a thread holds the
+   * thread's writer lease; a new sandbox (never a live resumed one) gets
+   * the thread's latest checkpoint restored before the run projects
+   * anything; a successful run whose transcript was saved writes a
+   * checkpoint of the workspace before the lifecycle may destroy it. Runs
+   * without a `threadId` take no part.
+   */
+  snapshots?: SandboxSnapshots
 }
 
 const storeSchema = z.custom<SandboxInstanceStore>(
@@ -68,6 +80,7 @@ const optionsSchema = z
   .object({
     instances: storeSchema.optional(),
     locks: z.custom<LockStore>((v) => typeof v === 'object' && v !== null && typeof (v as LockStore).withLock === 'function', { message: 'expected a LockStore (withLock)' }).optional(),
+    snapshots: sandboxSnapshotsSchema.optional(),
     ...durabilityOptionShapes,
   })
   .strict()
@@ -103,7 +116,8 @@ const optionsSchema = z
  * sandbox destroyed) within one interval. A durable run that completes clears `detachedSince`.
  *
  * @param sandbox - A definition from `defineSandbox`.
- * @param options - Optional `instances` and `locks` stores; `runs` + `durability` (+ `detachOnDisconnect`, default `true`) for durable runs.
+ * @param options - Optional `instances` and `locks` stores; `runs` + `durability` (+ `detachOnDisconnect`, default `true`) for durable runs; `snapshots` for portable snapshots.
+ * @throws SandboxSnapshotError (from the run's setup, before the sandbox is ensured) `persistence-missing` when `snapshots` is given without `withPersistence(snapshots.persistence)` before `withSandbox`, `lease-held` when another host's run of the thread holds its writer lease; from the run's end, a failed checkpoint (after the lifecycle ran).
  * @throws SandboxConfigError for invalid options (at call time), naming the field.
  * @throws PromptTooLargeError `prompt-too-large` (from the run's setup, before any record, lease or sandbox exists) when the latest user message is longer than the limit the adapter declared with `declareHarnessPromptLimit` (Claude Code: 3,000,000 characters).
  * @throws DurableRunIdRequiredError `run-id-required` (from the run's setup, before any record, lease or sandbox exists) for a durable run without `chat({ runId })`.
@@ -135,7 +149,7 @@ export function withSandbox(sandbox: SandboxDefinition, options: SandboxMiddlewa
       ...(durable ? [SandboxDurabilityCapability] : []),
       ...(durable?.detachable ? [DetachableRunCapability] : []),
     ],
-    optionalRequires: [LocksCapability, SandboxInstanceStoreCapability, SandboxRuntimeCapability, RunDisconnectCapability, PendingTurnCapability],
+    optionalRequires: [LocksCapability, SandboxInstanceStoreCapability, SandboxRuntimeCapability, RunDisconnectCapability, PendingTurnCapability, SandboxTranscriptCapability],
     setup: (ctx) => setUpRun(scope, ctx),
     onConfig(_ctx, config) {
       // The harness already holds its own tool history; the model request gets the transcript without it.

@@ -21,6 +21,18 @@ import { SandboxError, type SandboxErrorOptions } from '../contracts/errors.js'
  * entries), `manifest-hash-mismatch`, `unsafe-path` (absolute, `..`, `.`, an
  * empty segment, NUL, too long), `blob-missing`, `blob-mismatch` (wrong
  * SHA-256 or size).
+ *
+ * Checkpoints (`createSandboxSnapshots`, `withSandbox({ snapshots })`):
+ * `lease-held` (another writer holds the thread's lease), `lease-lost` (the
+ * lease expired and was taken, or was fenced, before the write), `head-moved`
+ * (another checkpoint landed since this one was begun), `not-reusable`
+ * (`save` on a sandbox with `reuse: 'none'`), `no-live-sandbox` (`save` with
+ * no live sandbox for the thread), `fork-unsupported` (the checkpoint store
+ * has no `forkFromCheckpoint`), `target-not-empty` (a fork into a thread that
+ * has checkpoints, messages or artifacts), `checkpoint-not-found` (no such
+ * checkpoint in the thread), `artifact-not-found`, `persistence-missing`
+ * (`withSandbox({ snapshots })` without `withPersistence(snapshots.persistence)`
+ * before it).
  */
 export type SandboxSnapshotErrorReason =
   | 'symlink'
@@ -36,9 +48,20 @@ export type SandboxSnapshotErrorReason =
   | 'unsafe-path'
   | 'blob-missing'
   | 'blob-mismatch'
+  | 'lease-held'
+  | 'lease-lost'
+  | 'head-moved'
+  | 'not-reusable'
+  | 'no-live-sandbox'
+  | 'fork-unsupported'
+  | 'target-not-empty'
+  | 'checkpoint-not-found'
+  | 'artifact-not-found'
+  | 'persistence-missing'
 
 /**
- * Thrown by `captureSandboxWorkspace` and `restoreSandboxWorkspace`. Branch
+ * Thrown by `captureSandboxWorkspace`, `restoreSandboxWorkspace`, the
+ * methods of `createSandboxSnapshots` and a run of `withSandbox({ snapshots })`. Branch
  * on `reason`; `path` is the workspace-relative path of the entry concerned
  * (the first one, in manifest order, when several are).
  *

@@ -183,10 +183,10 @@ describe('defineWorkspace', () => {
 })
 
 describe('withSandbox', () => {
-  it('takes a definition and optional instances/locks stores and durability options, and returns chat() middleware', () => {
+  it('takes a definition and optional instances/locks stores, durability options and snapshots, and returns chat() middleware', () => {
     expectTypeOf(withSandbox).parameter(0).toEqualTypeOf<SandboxDefinition>()
     expectTypeOf(withSandbox).parameter(1).toEqualTypeOf<SandboxMiddlewareOptions | undefined>()
-    expectTypeOf<keyof SandboxMiddlewareOptions>().toEqualTypeOf<'instances' | 'locks' | 'runs' | 'durability' | 'detachOnDisconnect'>()
+    expectTypeOf<keyof SandboxMiddlewareOptions>().toEqualTypeOf<'instances' | 'locks' | 'runs' | 'durability' | 'detachOnDisconnect' | 'snapshots'>()
     expectTypeOf<SandboxMiddlewareOptions['instances']>().toEqualTypeOf<SandboxInstanceStore | undefined>()
     expectTypeOf(withSandbox).returns.toExtend<ChatMiddleware>()
   })

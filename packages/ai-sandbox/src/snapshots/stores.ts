@@ -1,0 +1,213 @@
+/**
+ * The storage contracts of portable snapshots (spec 000 "Portable sandbox
+ * snapshots"): a thread's transcript (messages), its persisted artifacts,
+ * content-addressed blobs with reference counts, and the checkpoint chain
+ * with its head (compare-and-set append), its writer lease (owner token,
+ * fence, renewal) and an optional atomic fork. One object, `stores`, carries
+ * all four, because a fork copies a checkpoint and its conversation in one
+ * transaction and so must see both. Implementations: the in-memory one here
+ * (`./memory-persistence.ts`), SQLite and PostgreSQL in their packages, each
+ * proven by `runSandboxCheckpointStoreConformance`.
+ */
+import type { ModelMessage } from '@tanstack/ai'
+import { z } from 'zod'
+import type { SandboxSnapshotManifest } from './manifest.js'
+
+/** A persisted thread artifact (a report, an export) as a checkpoint lists it: its bytes are a blob. */
+export interface SandboxArtifact {
+  /** Unique within its thread, 1-200 characters, no `/` at either end (e.g. `reports/summary.md`). */
+  readonly name: string
+  /** The media type given at `put`, e.g. `text/markdown`. */
+  readonly mediaType: string
+  /** Bytes. */
+  readonly size: number
+  /** SHA-256 of the bytes (lowercase hex): the blob's key. */
+  readonly sha256: string
+  /** Epoch ms of the `put`. */
+  readonly createdAt: number
+}
+
+/** Why a checkpoint was written: after a successful run, by `snapshots.save`, or as the first checkpoint of a fork. */
+export type SandboxCheckpointKind = 'run' | 'save' | 'fork'
+
+/**
+ * One checkpoint of a thread: the workspace manifest, how much of the
+ * transcript it covers, and the thread's artifacts at that moment. Blobs are
+ * referenced by SHA-256 (the manifest's files and the artifacts); the store
+ * counts one reference per checkpoint that names a blob.
+ */
+export interface SandboxCheckpoint {
+  readonly threadId: string
+  /** Unique per store (a UUID). */
+  readonly checkpointId: string
+  /** 1 for a thread's first checkpoint, then one more per append (assigned by the store). */
+  readonly sequence: number
+  /** The head this checkpoint was appended on (`null` for a thread's first). */
+  readonly parentCheckpointId: string | null
+  readonly kind: SandboxCheckpointKind
+  /** The run that wrote it (`run`, `save`). */
+  readonly runId?: string
+  /** The label a `save` gave it. */
+  readonly label?: string
+  readonly manifest: SandboxSnapshotManifest
+  /** `hashSandboxSnapshotManifest(manifest)`: a restore verifies it. */
+  readonly manifestSha256: string
+  /** The first `messageCount` messages of the thread's transcript belong to this checkpoint (a fork copies them). */
+  readonly messageCount: number
+  readonly artifacts: readonly SandboxArtifact[]
+  /** The checkpoint a fork copied (`kind: 'fork'`). */
+  readonly forkedFrom?: { readonly threadId: string; readonly checkpointId: string }
+  /** Epoch ms. */
+  readonly createdAt: number
+}
+
+/** A checkpoint as handed to `append`: the store assigns `sequence` and `parentCheckpointId`. */
+export type SandboxCheckpointInput = Omit<SandboxCheckpoint, 'sequence' | 'parentCheckpointId'>
+
+/** The writer lease of one thread (one writer of checkpoints at a time; spec 000). */
+export interface SandboxCheckpointLease {
+  readonly threadId: string
+  /** Who holds it: withSandbox uses the run id, so a takeover of the same run can take the lease over. */
+  readonly owner: string
+  /** Random per acquisition; proves the holder. */
+  readonly token: string
+  /** Grows by one at every acquisition of the thread's lease: an older holder is fenced out. */
+  readonly fence: number
+  /** Epoch ms (store clock) after which another owner may take the lease. */
+  readonly expiresAt: number
+}
+
+/** What `append` answers: the stored checkpoint, or why nothing was written. */
+export type SandboxCheckpointAppendResult =
+  | { readonly ok: true; readonly checkpoint: SandboxCheckpoint }
+  /** `lease-lost`: the lease is not held by this token any more (expired and taken, released, fenced). `head-moved`: the head is not `expectedHead`. */
+  | { readonly ok: false; readonly reason: 'lease-lost' | 'head-moved' }
+
+/** What `forkFromCheckpoint` answers. */
+export type SandboxCheckpointForkResult =
+  | { readonly ok: true; readonly checkpoint: SandboxCheckpoint }
+  /** `not-found`: no such checkpoint in `threadId`. `target-not-empty`: the destination has checkpoints, messages or artifacts. */
+  | { readonly ok: false; readonly reason: 'not-found' | 'target-not-empty' }
+
+/** A thread's transcript: an append-only list of messages. */
+export interface SandboxMessageStore {
+  /** Every message of the thread, oldest first; `[]` for an unknown thread. */
+  list: (threadId: string) => Promise<ModelMessage[]>
+  /**
+   * Append `messages` when the thread holds exactly `expectedCount` messages
+   * (compare-and-set); `false` (nothing written) when it holds another number.
+   */
+  append: (threadId: string, messages: readonly ModelMessage[], expectedCount: number) => Promise<boolean>
+}
+
+/** A thread's persisted artifacts; the bytes live in the blob store. */
+export interface SandboxArtifactStore {
+  /** Store the bytes as a blob and record (or replace) the thread's artifact `name`. */
+  put: (threadId: string, input: { name: string; mediaType: string; bytes: Uint8Array }) => Promise<SandboxArtifact>
+  /** The thread's current artifacts, by name. */
+  list: (threadId: string) => Promise<SandboxArtifact[]>
+}
+
+/** Content-addressed bytes, kept until deleted by hand (there is no automatic collection; spec 000). */
+export interface SandboxBlobStore {
+  /** Store `bytes` under their SHA-256 (a blob already there is left as it is). */
+  put: (sha256: string, bytes: Uint8Array) => Promise<void>
+  /** The bytes, or `null` when there is no such blob. */
+  get: (sha256: string) => Promise<Uint8Array | null>
+  /** How many checkpoints and current artifacts name the blob (0 for an unreferenced or unknown one). */
+  references: (sha256: string) => Promise<number>
+  /** Blobs no checkpoint or artifact names (what a failed capture or a replaced artifact leaves), for manual deletion. */
+  listUnreferenced: () => Promise<string[]>
+  /** Delete a blob nothing references: `referenced` (kept) when something does, `missing` when there is none. */
+  delete: (sha256: string) => Promise<'deleted' | 'referenced' | 'missing'>
+}
+
+/** The checkpoint chain of each thread, its head and its writer lease. */
+export interface SandboxCheckpointStore {
+  /** The thread's latest checkpoint, or `null`. */
+  head: (threadId: string) => Promise<SandboxCheckpoint | null>
+  /** One checkpoint of the thread, or `null` (also when it belongs to another thread). */
+  get: (threadId: string, checkpointId: string) => Promise<SandboxCheckpoint | null>
+  /** Every checkpoint of the thread, oldest first. */
+  list: (threadId: string) => Promise<SandboxCheckpoint[]>
+  /**
+   * Take the thread's writer lease for `ttlMs`, or `null` while another owner
+   * holds an unexpired one. The same owner (a takeover of the same run)
+   * takes it over at once. Each acquisition gets a new token and fence.
+   */
+  acquireLease: (threadId: string, options: { owner: string; ttlMs: number }) => Promise<SandboxCheckpointLease | null>
+  /** Extend a held lease by `ttlMs` from now, or `null` when it is not held by this token any more. */
+  renewLease: (lease: SandboxCheckpointLease, ttlMs: number) => Promise<SandboxCheckpointLease | null>
+  /** Give the lease up (no-op when it is not held by this token). */
+  releaseLease: (lease: SandboxCheckpointLease) => Promise<void>
+  /**
+   * In one transaction: check the lease is held by `lease.token` and not
+   * expired, check the head is `expectedHead` (a checkpoint id, or `null`
+   * for none), store the checkpoint as the new head with the next sequence,
+   * and add one reference to each blob it names. Every blob must be stored
+   * first.
+   */
+  append: (input: { lease: SandboxCheckpointLease; expectedHead: string | null; checkpoint: SandboxCheckpointInput }) => Promise<SandboxCheckpointAppendResult>
+  /**
+   * Optional, atomic: copy checkpoint `checkpointId` of `threadId` to the
+   * empty thread `targetThreadId` as its first checkpoint (`kind: 'fork'`,
+   * the new id and time given), with the first `messageCount` messages of
+   * the source transcript and the checkpoint's artifacts, adding the blob
+   * references, all in one transaction. `snapshots.fork` needs it.
+   */
+  forkFromCheckpoint?: (input: { threadId: string; checkpointId: string; targetThreadId: string; newCheckpointId: string; createdAt: number }) => Promise<SandboxCheckpointForkResult>
+}
+
+/**
+ * What portable snapshots persist, in one value handed to both
+ * `withPersistence` and `createSandboxSnapshots` (spec 000: "the same
+ * persistence value in both places").
+ */
+export interface SandboxSnapshotPersistence {
+  readonly stores: {
+    readonly messages: SandboxMessageStore
+    readonly artifacts: SandboxArtifactStore
+    readonly blobs: SandboxBlobStore
+    readonly checkpoints: SandboxCheckpointStore
+  }
+}
+
+const hasMethods = (names: readonly string[]) => (value: unknown) => typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
+
+/** Validates a {@link SandboxSnapshotPersistence} (every store with its methods). */
+export const snapshotPersistenceSchema = z.object(
+  {
+    stores: z.object(
+      {
+        messages: z.custom<SandboxMessageStore>(hasMethods(['list', 'append']), { message: 'expected a SandboxMessageStore (list, append)' }),
+        artifacts: z.custom<SandboxArtifactStore>(hasMethods(['put', 'list']), { message: 'expected a SandboxArtifactStore (put, list)' }),
+        blobs: z.custom<SandboxBlobStore>(hasMethods(['put', 'get', 'references', 'listUnreferenced', 'delete']), { message: 'expected a SandboxBlobStore (put, get, references, listUnreferenced, delete)' }),
+        checkpoints: z.custom<SandboxCheckpointStore>(hasMethods(['head', 'get', 'list', 'acquireLease', 'renewLease', 'releaseLease', 'append']), { message: 'expected a SandboxCheckpointStore (head, get, list, acquireLease, renewLease, releaseLease, append; optional forkFromCheckpoint)' }),
+      },
+      { error: 'expected { messages, artifacts, blobs, checkpoints }' },
+    ),
+  },
+  { error: 'expected a persistence value such as createInMemorySandboxPersistence() or createSqliteStores(...).snapshots' },
+)
+
+/**
+ * Type a persistence value inline with contract checking, no annotation needed.
+ * @example
+ * ```ts
+ * const persistence = defineSandboxSnapshotPersistence({ stores: { messages, artifacts, blobs, checkpoints } })
+ * ```
+ */
+export function defineSandboxSnapshotPersistence(persistence: SandboxSnapshotPersistence): SandboxSnapshotPersistence {
+  return persistence
+}
+
+/** The distinct blobs a checkpoint names: its files' and its artifacts'. */
+export function checkpointBlobs(checkpoint: Pick<SandboxCheckpoint, 'manifest' | 'artifacts'>): string[] {
+  const blobs = new Set<string>()
+  for (const entry of checkpoint.manifest.entries) if (entry.type === 'file') blobs.add(entry.sha256)
+  for (const artifact of checkpoint.artifacts) blobs.add(artifact.sha256)
+  return [...blobs]
+}
+
+/** The rule for artifact names (checked by `artifacts.put` of every bundled store). */
+export const ARTIFACT_NAME = /^(?!\/)(?!.*\/$)[^\0]{1,200}$/
