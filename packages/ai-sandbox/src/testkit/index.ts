@@ -202,3 +202,7 @@ export {
 export type { SnapshotKitContext, SnapshotKitRole, KitBlobStore } from './snapshots/cases.js'
 export { writeSnapshotFixture, readSandboxTree, expectedFixtureTree, maskSecretFile, SNAPSHOT_FIXTURE_SECRET } from './snapshots/fixture.js'
 export type { FixtureEntry, TreeLine } from './snapshots/fixture.js'
+
+// Checkpoint store kit (portable snapshots): messages, artifacts, blobs, the checkpoint chain, its lease and fork
+export { runSandboxCheckpointStoreConformance, CHECKPOINT_STORE_CHECKS, checkEmptyThread, checkAppendChain, checkLeaseFencing, checkLeaseExpiry, checkRaces, checkBlobReferences, checkArtifacts, checkMessages, checkFork } from './checkpoint-store-conformance.js'
+export type { SandboxCheckpointStoreConformanceOptions } from './checkpoint-store-conformance.js'

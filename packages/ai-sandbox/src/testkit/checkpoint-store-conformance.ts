@@ -1,0 +1,256 @@
+/**
+ * `runSandboxCheckpointStoreConformance`: the contract of a portable-snapshot
+ * persistence value (`{ stores: { messages, artifacts, blobs, checkpoints } }`)
+ * as a vitest suite, for the in-memory set and every database store. Every
+ * check works on thread ids and blob bytes unique to this run, so it is safe
+ * against a shared database; blobs it deletes are its own.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import type { ModelMessage } from '@tanstack/ai'
+import { hashSandboxSnapshotManifest, SANDBOX_SNAPSHOT_MANIFEST_VERSION, type SandboxSnapshotManifest } from '../snapshots/manifest.js'
+import type { SandboxArtifact, SandboxCheckpointInput, SandboxCheckpointLease, SandboxSnapshotPersistence } from '../snapshots/stores.js'
+
+/** Options of {@link runSandboxCheckpointStoreConformance}. */
+export interface SandboxCheckpointStoreConformanceOptions {
+  /** The persistence value under test; called once per check. */
+  makePersistence: () => SandboxSnapshotPersistence | Promise<SandboxSnapshotPersistence>
+  /** Timeout of each check, ms. Default 30 000. */
+  timeoutMs?: number
+}
+
+const RUN = randomUUID().slice(0, 8)
+const thread = (name: string) => `conformance:${RUN}:${name}:${randomUUID().slice(0, 8)}`
+const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
+
+/** Bytes nobody else stores (so deleting their blob touches nothing else). */
+function uniqueBytes(label: string): Uint8Array {
+  return Buffer.concat([Buffer.from(`${label}\0`), randomBytes(24), Buffer.from([0, 255, 0])])
+}
+
+/** A checkpoint input over the given blobs (each a file `f<i>`), stored first. */
+async function checkpointOver(p: SandboxSnapshotPersistence, threadId: string, files: readonly Uint8Array[], extra: Partial<SandboxCheckpointInput> = {}): Promise<SandboxCheckpointInput> {
+  for (const bytes of files) await p.stores.blobs.put(sha(bytes), bytes)
+  const manifest: SandboxSnapshotManifest = {
+    version: SANDBOX_SNAPSHOT_MANIFEST_VERSION,
+    entries: [{ path: 'd', type: 'directory', mode: 0o755 }, ...files.map((bytes, i) => ({ path: `f${i}`, type: 'file' as const, mode: 0o644, size: bytes.length, sha256: sha(bytes) }))],
+  }
+  return { threadId, checkpointId: randomUUID(), kind: 'run', runId: `run-${randomUUID().slice(0, 8)}`, manifest, manifestSha256: hashSandboxSnapshotManifest(manifest), messageCount: 0, artifacts: [], createdAt: 1_700_000_000_123, ...extra }
+}
+
+async function lease(p: SandboxSnapshotPersistence, threadId: string, owner = 'owner-a', ttlMs = 60_000): Promise<SandboxCheckpointLease> {
+  const got = await p.stores.checkpoints.acquireLease(threadId, { owner, ttlMs })
+  expect(got, 'acquireLease on a thread nobody holds returns a lease').not.toBeNull()
+  return got!
+}
+
+/** A fresh thread is empty everywhere; unknown ids answer null, never throw. */
+export async function checkEmptyThread(p: SandboxSnapshotPersistence): Promise<void> {
+  const t = thread('empty')
+  expect(await p.stores.checkpoints.head(t), 'head of an unknown thread is null').toBeNull()
+  expect(await p.stores.checkpoints.list(t), 'list of an unknown thread is []').toEqual([])
+  expect(await p.stores.checkpoints.get(t, randomUUID()), 'get of an unknown checkpoint is null').toBeNull()
+  expect(await p.stores.messages.list(t), 'messages.list of an unknown thread is []').toEqual([])
+  expect(await p.stores.artifacts.list(t), 'artifacts.list of an unknown thread is []').toEqual([])
+  expect(await p.stores.blobs.get('0'.repeat(64)), 'blobs.get of an unknown blob is null').toBeNull()
+}
+
+/** append is a compare-and-set on the head: sequences, parents and every field round-trip; a stale head writes nothing. */
+export async function checkAppendChain(p: SandboxSnapshotPersistence): Promise<void> {
+  const t = thread('chain')
+  const l = await lease(p, t)
+  const artifact: SandboxArtifact = { name: 'a.md', mediaType: 'text/markdown', size: 3, sha256: sha(Buffer.from('a\n\n')), createdAt: 1_700_000_000_000 }
+  await p.stores.blobs.put(artifact.sha256, Buffer.from('a\n\n'))
+  const first = await checkpointOver(p, t, [uniqueBytes('chain-1')], { label: 'first', messageCount: 2, artifacts: [artifact] })
+  const one = await p.stores.checkpoints.append({ lease: l, expectedHead: null, checkpoint: first })
+  expect(one, 'the first append on an empty thread with expectedHead null succeeds').toEqual({ ok: true, checkpoint: { ...first, sequence: 1, parentCheckpointId: null } })
+  expect(await p.stores.checkpoints.get(t, first.checkpointId), 'get returns every field append stored').toEqual({ ...first, sequence: 1, parentCheckpointId: null })
+  const stale = await p.stores.checkpoints.append({ lease: l, expectedHead: null, checkpoint: await checkpointOver(p, t, [uniqueBytes('chain-stale')]) })
+  expect(stale, 'an append whose expectedHead is not the head writes nothing').toEqual({ ok: false, reason: 'head-moved' })
+  const second = await checkpointOver(p, t, [uniqueBytes('chain-2')], { kind: 'save', label: 'second' })
+  const two = await p.stores.checkpoints.append({ lease: l, expectedHead: first.checkpointId, checkpoint: second })
+  expect(two.ok && [two.checkpoint.sequence, two.checkpoint.parentCheckpointId], 'the next append gets sequence 2 and the old head as parent').toEqual([2, first.checkpointId])
+  expect((await p.stores.checkpoints.head(t))?.checkpointId, 'the head is the latest append').toBe(second.checkpointId)
+  expect((await p.stores.checkpoints.list(t)).map((c) => c.checkpointId), 'list is oldest first and holds no failed append').toEqual([first.checkpointId, second.checkpointId])
+  expect(await p.stores.checkpoints.get(thread('other'), first.checkpointId), 'get through another thread id is null').toBeNull()
+}
+
+/** One writer per thread: another owner waits; the same owner takes over with a new token and a higher fence; old tokens are fenced out. */
+export async function checkLeaseFencing(p: SandboxSnapshotPersistence): Promise<void> {
+  const t = thread('lease')
+  const a = await lease(p, t, 'owner-a')
+  expect(typeof a.token === 'string' && a.token.length > 0 && Number.isInteger(a.fence) && a.expiresAt > Date.now() - 60_000, 'a lease has a token, an integer fence and an expiry').toBe(true)
+  expect(await p.stores.checkpoints.acquireLease(t, { owner: 'owner-b', ttlMs: 60_000 }), 'another owner cannot take a live lease').toBeNull()
+  const again = await lease(p, t, 'owner-a')
+  expect(again.token !== a.token && again.fence > a.fence, 'the same owner (a takeover of the same run) takes the lease over with a new token and a higher fence').toBe(true)
+  expect(await p.stores.checkpoints.renewLease(a, 60_000), 'the replaced token cannot renew').toBeNull()
+  expect(await p.stores.checkpoints.append({ lease: a, expectedHead: null, checkpoint: await checkpointOver(p, t, []) }), 'the replaced token cannot append').toEqual({ ok: false, reason: 'lease-lost' })
+  await p.stores.checkpoints.releaseLease(a) // stale: must not release the current holder
+  expect(await p.stores.checkpoints.acquireLease(t, { owner: 'owner-b', ttlMs: 60_000 }), 'releasing with a stale token leaves the current lease held').toBeNull()
+  const renewed = await p.stores.checkpoints.renewLease(again, 120_000)
+  expect(renewed !== null && renewed.token === again.token && renewed.expiresAt >= again.expiresAt, 'the holder renews, keeping its token').toBe(true)
+  await p.stores.checkpoints.releaseLease(renewed!)
+  const b = await lease(p, t, 'owner-b')
+  expect(b.fence > again.fence, 'after a release the next holder gets a higher fence than every earlier one').toBe(true)
+  expect(await p.stores.checkpoints.append({ lease: again, expectedHead: null, checkpoint: await checkpointOver(p, t, []) }), 'a released token cannot append').toEqual({ ok: false, reason: 'lease-lost' })
+  const other = thread('lease-other')
+  await lease(p, other, 'owner-c') // leases are per thread
+}
+
+/** An expired lease may be taken by another owner; the expired holder can neither renew nor append. */
+export async function checkLeaseExpiry(p: SandboxSnapshotPersistence): Promise<void> {
+  const t = thread('expiry')
+  const a = await lease(p, t, 'owner-a', 1_000)
+  await new Promise((resolve) => setTimeout(resolve, 1_300))
+  const b = await p.stores.checkpoints.acquireLease(t, { owner: 'owner-b', ttlMs: 60_000 })
+  expect(b, 'another owner takes a lease past its expiry').not.toBeNull()
+  expect(await p.stores.checkpoints.renewLease(a, 60_000), 'the expired holder cannot renew once taken').toBeNull()
+  expect(await p.stores.checkpoints.append({ lease: a, expectedHead: null, checkpoint: await checkpointOver(p, t, []) }), 'the expired holder cannot append').toEqual({ ok: false, reason: 'lease-lost' })
+}
+
+/** Two appends racing on one head: exactly one lands. Two owners racing for a free lease: exactly one gets it. */
+export async function checkRaces(p: SandboxSnapshotPersistence): Promise<void> {
+  const t = thread('race')
+  const l = await lease(p, t)
+  const inputs = await Promise.all([0, 1, 2, 3].map((i) => checkpointOver(p, t, [uniqueBytes(`race-${i}`)])))
+  const results = await Promise.all(inputs.map((checkpoint) => p.stores.checkpoints.append({ lease: l, expectedHead: null, checkpoint })))
+  expect(results.filter((r) => r.ok).length, 'of appends racing on the same head exactly one succeeds').toBe(1)
+  expect(results.filter((r) => !r.ok).map((r) => !r.ok && r.reason), 'the others answer head-moved').toEqual(['head-moved', 'head-moved', 'head-moved'])
+  expect((await p.stores.checkpoints.list(t)).length, 'one checkpoint is stored').toBe(1)
+  const free = thread('race-lease')
+  const got = await Promise.all(['w', 'x', 'y', 'z'].map((owner) => p.stores.checkpoints.acquireLease(free, { owner, ttlMs: 60_000 })))
+  expect(got.filter((g) => g !== null).length, 'of owners racing for a free lease exactly one gets it').toBe(1)
+}
+
+/** Blobs: exact bytes; references count checkpoints (once each) and current artifacts; only unreferenced blobs are deleted by hand. */
+export async function checkBlobReferences(p: SandboxSnapshotPersistence): Promise<void> {
+  const t = thread('refs')
+  const bytes = uniqueBytes('refs')
+  const key = sha(bytes)
+  await p.stores.blobs.put(key, bytes)
+  await p.stores.blobs.put(key, bytes)
+  expect(Buffer.from((await p.stores.blobs.get(key))!).equals(Buffer.from(bytes)), 'get returns the exact bytes put (NUL and 0xff included)').toBe(true)
+  expect(await p.stores.blobs.references(key), 'a blob no checkpoint names has 0 references').toBe(0)
+  expect(await p.stores.blobs.listUnreferenced(), 'an unreferenced blob is listed for manual deletion').toContain(key)
+  const l = await lease(p, t)
+  const first = await checkpointOver(p, t, [bytes, bytes]) // two files, one blob
+  expect((await p.stores.checkpoints.append({ lease: l, expectedHead: null, checkpoint: first })).ok).toBe(true)
+  expect(await p.stores.blobs.references(key), 'a checkpoint counts one reference per blob it names, however many files share it').toBe(1)
+  const second = await checkpointOver(p, t, [bytes])
+  expect((await p.stores.checkpoints.append({ lease: l, expectedHead: first.checkpointId, checkpoint: second })).ok).toBe(true)
+  expect(await p.stores.blobs.references(key), 'each checkpoint naming the blob adds one').toBe(2)
+  expect(await p.stores.blobs.listUnreferenced(), 'a referenced blob is not listed').not.toContain(key)
+  expect(await p.stores.blobs.delete(key), 'a referenced blob is kept').toBe('referenced')
+  expect(await p.stores.blobs.get(key), 'and is still there').not.toBeNull()
+  const loose = uniqueBytes('loose')
+  await p.stores.blobs.put(sha(loose), loose)
+  expect(await p.stores.blobs.delete(sha(loose)), 'an unreferenced blob is deleted').toBe('deleted')
+  expect(await p.stores.blobs.get(sha(loose)), 'a deleted blob is gone').toBeNull()
+  expect(await p.stores.blobs.delete(sha(loose)), 'deleting a missing blob answers missing').toBe('missing')
+}
+
+/** Artifacts: put stores the blob and records the artifact; a put of the same name replaces it; the current ones hold their blobs. */
+export async function checkArtifacts(p: SandboxSnapshotPersistence): Promise<void> {
+  const t = thread('artifacts')
+  const v1 = uniqueBytes('artifact-v1')
+  const put = await p.stores.artifacts.put(t, { name: 'reports/summary.md', mediaType: 'text/markdown', bytes: v1 })
+  expect(put, 'put returns the artifact with its size and SHA-256').toMatchObject({ name: 'reports/summary.md', mediaType: 'text/markdown', size: v1.length, sha256: sha(v1) })
+  expect(Number.isFinite(put.createdAt)).toBe(true)
+  expect(Buffer.from((await p.stores.blobs.get(sha(v1)))!).equals(Buffer.from(v1)), 'the bytes are stored as a blob').toBe(true)
+  expect(await p.stores.blobs.references(sha(v1)), 'a current artifact references its blob').toBe(1)
+  await p.stores.artifacts.put(t, { name: 'a.txt', mediaType: 'text/plain', bytes: uniqueBytes('a') })
+  const v2 = uniqueBytes('artifact-v2')
+  await p.stores.artifacts.put(t, { name: 'reports/summary.md', mediaType: 'text/markdown', bytes: v2 })
+  const listed = await p.stores.artifacts.list(t)
+  expect(listed.map((a) => [a.name, a.sha256]), 'list holds one artifact per name, the latest put, sorted by name').toEqual([
+    ['a.txt', listed[0]!.sha256],
+    ['reports/summary.md', sha(v2)],
+  ])
+  expect(await p.stores.blobs.references(sha(v1)), 'a replaced artifact no longer references its old blob').toBe(0)
+  await expect(p.stores.artifacts.put(t, { name: '', mediaType: 'text/plain', bytes: v1 }), 'an empty artifact name is refused').rejects.toThrow()
+}
+
+/** Messages: an append-only transcript with compare-and-set on its length; contents round-trip. */
+export async function checkMessages(p: SandboxSnapshotPersistence): Promise<void> {
+  const t = thread('messages')
+  const turn: ModelMessage[] = [
+    { role: 'user', content: 'héllo 🔑' },
+    { role: 'assistant', content: null, toolCalls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } }] },
+    { role: 'tool', content: 'file body', toolCallId: 'c1' },
+    { role: 'assistant', content: [{ type: 'text', content: 'done' }] },
+  ]
+  expect(await p.stores.messages.append(t, turn.slice(0, 2), 0), 'append at the right count succeeds').toBe(true)
+  expect(await p.stores.messages.append(t, turn.slice(2), 0), 'append at a stale count writes nothing').toBe(false)
+  expect(await p.stores.messages.append(t, turn.slice(2), 2)).toBe(true)
+  expect(await p.stores.messages.list(t), 'list returns every message in order, unchanged').toEqual(turn)
+}
+
+/** forkFromCheckpoint copies the selected checkpoint, its transcript prefix and its artifacts into an empty thread, with blob references. */
+export async function checkFork(p: SandboxSnapshotPersistence): Promise<void> {
+  const fork = p.stores.checkpoints.forkFromCheckpoint!
+  const source = thread('fork-src')
+  const l = await lease(p, source)
+  await p.stores.messages.append(source, [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'ok' }], 0)
+  const art = await p.stores.artifacts.put(source, { name: 'r.md', mediaType: 'text/markdown', bytes: uniqueBytes('fork-art') })
+  const bytes = uniqueBytes('fork-file')
+  const selected = await checkpointOver(p, source, [bytes], { messageCount: 2, artifacts: [art] })
+  expect((await p.stores.checkpoints.append({ lease: l, expectedHead: null, checkpoint: selected })).ok).toBe(true)
+  await p.stores.messages.append(source, [{ role: 'user', content: 'two' }, { role: 'assistant', content: 'later' }], 2)
+  await p.stores.artifacts.put(source, { name: 'later.md', mediaType: 'text/markdown', bytes: uniqueBytes('later') })
+  const later = await checkpointOver(p, source, [uniqueBytes('later-file')], { messageCount: 4 })
+  expect((await p.stores.checkpoints.append({ lease: l, expectedHead: selected.checkpointId, checkpoint: later })).ok).toBe(true)
+
+  const target = thread('fork-dst')
+  const newId = randomUUID()
+  const result = await fork.call(p.stores.checkpoints, { threadId: source, checkpointId: selected.checkpointId, targetThreadId: target, newCheckpointId: newId, createdAt: 1_700_000_555_000 })
+  const expected = { ...selected, threadId: target, checkpointId: newId, sequence: 1, parentCheckpointId: null, kind: 'fork', forkedFrom: { threadId: source, checkpointId: selected.checkpointId }, createdAt: 1_700_000_555_000 }
+  expect(result, 'the fork is the selected checkpoint as the new thread\'s first').toEqual({ ok: true, checkpoint: expected })
+  expect(await p.stores.checkpoints.head(target)).toEqual(expected)
+  expect(await p.stores.messages.list(target), 'the fork copies the transcript the checkpoint covers, not what came later').toEqual([{ role: 'user', content: 'one' }, { role: 'assistant', content: 'ok' }])
+  expect((await p.stores.artifacts.list(target)).map((a) => a.name), "the fork copies the checkpoint's artifacts, not later ones").toEqual(['r.md'])
+  expect(await p.stores.blobs.references(sha(bytes)), 'the fork references the blobs it names').toBe(2)
+  expect(await fork.call(p.stores.checkpoints, { threadId: source, checkpointId: selected.checkpointId, targetThreadId: target, newCheckpointId: randomUUID(), createdAt: 1 }), 'a fork into a thread with checkpoints is refused').toEqual({ ok: false, reason: 'target-not-empty' })
+  const chatty = thread('fork-chatty')
+  await p.stores.messages.append(chatty, [{ role: 'user', content: 'hi' }], 0)
+  expect(await fork.call(p.stores.checkpoints, { threadId: source, checkpointId: selected.checkpointId, targetThreadId: chatty, newCheckpointId: randomUUID(), createdAt: 1 }), 'a fork into a thread with messages is refused').toEqual({ ok: false, reason: 'target-not-empty' })
+  expect(await p.stores.checkpoints.list(chatty), 'a refused fork writes nothing').toEqual([])
+  expect(await fork.call(p.stores.checkpoints, { threadId: thread('elsewhere'), checkpointId: selected.checkpointId, targetThreadId: thread('fork-x'), newCheckpointId: randomUUID(), createdAt: 1 }), 'a checkpoint of another thread is not found').toEqual({ ok: false, reason: 'not-found' })
+}
+
+/** Every check of the kit, by name. */
+export const CHECKPOINT_STORE_CHECKS = {
+  'an unknown thread is empty everywhere': checkEmptyThread,
+  'append is a compare-and-set on the head, and every field round-trips': checkAppendChain,
+  'one writer per thread: takeover by the same owner, fencing of old tokens': checkLeaseFencing,
+  'an expired lease can be taken, and its holder is fenced out': checkLeaseExpiry,
+  'racing appends and racing acquisitions: exactly one wins': checkRaces,
+  'blob references, and manual deletion of unreferenced blobs only': checkBlobReferences,
+  'artifacts: put, replace, list, and the blobs they hold': checkArtifacts,
+  'messages: append-only with compare-and-set': checkMessages,
+} as const
+
+/**
+ * Register the checkpoint-store suite in the current vitest file: every
+ * check of {@link CHECKPOINT_STORE_CHECKS}, plus the fork check when the
+ * checkpoint store has `forkFromCheckpoint` (else a skipped case says so).
+ *
+ * @param name - Shown in the suite title, e.g. `sqlite`.
+ * @param options - `makePersistence` (called once per check), `timeoutMs` (default 30 000).
+ * @example
+ * ```ts
+ * runSandboxCheckpointStoreConformance('sqlite', { makePersistence: () => stores.snapshots })
+ * ```
+ */
+export function runSandboxCheckpointStoreConformance(name: string, options: SandboxCheckpointStoreConformanceOptions): void {
+  const timeoutMs = options.timeoutMs ?? 30_000
+  describe(`sandbox checkpoint store conformance: ${name}`, () => {
+    for (const [title, check] of Object.entries(CHECKPOINT_STORE_CHECKS)) {
+      it(title, async () => check(await options.makePersistence()), timeoutMs)
+    }
+    it('forkFromCheckpoint copies a checkpoint, its transcript and its artifacts atomically (when implemented)', async (test) => {
+      const persistence = await options.makePersistence()
+      if (!persistence.stores.checkpoints.forkFromCheckpoint) return test.skip('skipped — the checkpoint store has no forkFromCheckpoint (snapshots.fork is unsupported with it)')
+      await checkFork(persistence)
+    }, timeoutMs)
+  })
+}
