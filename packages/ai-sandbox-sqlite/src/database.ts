@@ -58,6 +58,56 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (run_id, seq)
   ) WITHOUT ROWID;
   `,
+  // 2: portable snapshots (snapshot-stores.ts). Blobs keep a rowid (large values); checkpoint_refs counts the
+  // checkpoints naming a blob, current artifacts are counted from snapshot_artifacts. A lease row outlives its
+  // release (owner, token and expires_at NULL) so the thread's fence only grows.
+  `
+  CREATE TABLE snapshot_messages (
+    thread_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (thread_id, seq)
+  ) WITHOUT ROWID;
+  CREATE TABLE snapshot_blobs (
+    sha256 TEXT NOT NULL PRIMARY KEY,
+    bytes BLOB NOT NULL,
+    checkpoint_refs INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE snapshot_artifacts (
+    thread_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    media_type TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, name)
+  ) WITHOUT ROWID;
+  CREATE INDEX snapshot_artifacts_by_blob ON snapshot_artifacts (sha256);
+  CREATE TABLE snapshot_checkpoints (
+    thread_id TEXT NOT NULL,
+    sequence INTEGER NOT NULL,
+    checkpoint_id TEXT NOT NULL UNIQUE,
+    parent_checkpoint_id TEXT,
+    kind TEXT NOT NULL,
+    run_id TEXT,
+    label TEXT,
+    manifest TEXT NOT NULL,
+    manifest_sha256 TEXT NOT NULL,
+    message_count INTEGER NOT NULL,
+    artifacts TEXT NOT NULL,
+    forked_from_thread_id TEXT,
+    forked_from_checkpoint_id TEXT,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, sequence)
+  );
+  CREATE TABLE snapshot_leases (
+    thread_id TEXT NOT NULL PRIMARY KEY,
+    fence INTEGER NOT NULL,
+    owner TEXT,
+    token TEXT,
+    expires_at INTEGER
+  ) WITHOUT ROWID;
+  `,
 ]
 
 /** The schema version this package writes (`PRAGMA user_version` after migrating). */

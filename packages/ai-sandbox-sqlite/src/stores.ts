@@ -1,17 +1,18 @@
 /**
  * `createSqliteStores`: the four stores of a durable `withSandbox` (runs,
- * locks, sandbox instances, the event log) over one database file that every
- * process on the host opens. Owns the option schema and the connection's
+ * locks, sandbox instances, the event log) and the portable-snapshot
+ * persistence over one database file that every process on the host opens. Owns the option schema and the connection's
  * lifetime; the stores own their tables.
  */
 import type { UpsertableStreamDurability } from '@tanstack/ai'
 import type { LockStore } from '@tanstack/ai/locks'
-import { parseOptions, type EpochFencedStreamDurability, type LockProbe, type SandboxInstanceStore } from '@tanstack/ai-sandbox'
+import { parseOptions, type EpochFencedStreamDurability, type LockProbe, type SandboxInstanceStore, type SandboxSnapshotPersistence } from '@tanstack/ai-sandbox'
 import { z } from 'zod'
 import { DEFAULT_BUSY_TIMEOUT_MS, openSqliteDatabase, type SqliteDatabase } from './database.js'
 import { sqliteInstanceStore } from './instance-store.js'
 import { DEFAULT_LEASE_MS, releaseHeldLocks, sqliteLockStore } from './lock-store.js'
 import { sqliteRunStore, type SqliteRunStore } from './run-store.js'
+import { sqliteSnapshotPersistence } from './snapshot-stores.js'
 import { DEFAULT_FIRST_CHUNK_DEADLINE_MS, DEFAULT_STREAM_POLL_MS, sqliteStream, type SqliteStreamInit } from './stream.js'
 
 /** Options of {@link createSqliteStores}. */
@@ -38,6 +39,13 @@ export interface SqliteStores {
   readonly locks: LockStore & LockProbe
   /** The `SandboxInstanceStore` (`@tanstack/ai-sandbox`). */
   readonly instances: SandboxInstanceStore
+  /**
+   * Portable-snapshot persistence (`SandboxSnapshotPersistence`): transcripts,
+   * artifacts, blobs and the checkpoint chain with its lease and fork, in the
+   * same file. Hand it to both `withPersistence` and `createSandboxSnapshots`;
+   * see `sqliteSnapshotPersistence`.
+   */
+  readonly snapshots: SandboxSnapshotPersistence
   /**
    * The event log of one run, like core's `memoryStream(source)`: pass the
    * incoming Request (run id from `X-Run-Id` / `?runId`, offset from
@@ -73,12 +81,14 @@ const optionsSchema = z
  * `withSandbox` needs, shared by every process on this host that opens the
  * same file: WAL mode lets readers run beside one writer, `busy_timeout`
  * queues the writers, and the lock lease makes `withLock` exclusive across
- * processes. Not for a network filesystem (WAL needs shared memory on one host).
+ * processes. `snapshots` is the portable-snapshot persistence in the same
+ * file. Not for a network filesystem (WAL needs shared memory on one host).
  *
  * @example
  * ```ts
  * const stores = createSqliteStores({ path: './agent-runs.db' })
  * withSandbox(sandbox, { runs: stores.runs, locks: stores.locks, instances: stores.instances, durability: { adapter: stores.stream(request) } })
+ * const snapshots = createSandboxSnapshots({ persistence: stores.snapshots, sandbox, instances: stores.instances })
  * ```
  *
  * @param options - `path` (required), `leaseMs` (10 000), `detectDeadHolders` (true), `pollMs` (25), `busyTimeoutMs` (5000), `firstChunkDeadlineMs` (100).
@@ -95,6 +105,7 @@ export function createSqliteStores(options: SqliteStoresOptions): SqliteStores {
     runs: sqliteRunStore(db),
     locks: sqliteLockStore(db, { leaseMs: parsed.leaseMs ?? DEFAULT_LEASE_MS, pollMs, detectDeadHolders: parsed.detectDeadHolders ?? true }),
     instances: sqliteInstanceStore(db),
+    snapshots: sqliteSnapshotPersistence(db),
     stream: (source) => sqliteStream(db, source, streamOptions),
     close: () => {
       releaseHeldLocks(db)
