@@ -15,7 +15,11 @@
  *     SQLite and Docker + PostgreSQL (every case, CHAOS_REPEAT 10 times,
  *     and CHAOS_TRIALS 20 seeded random kills per setting: 200 kills),
  *     whose takeover latency with the default configuration (host death to
- *     the first event the successor stored, at the client) is tabulated too.
+ *     the first event the successor stored, at the client) is tabulated too;
+ *     and the Daytona and Cloudflare provider conformance suites with their
+ *     fs races at the kit's defaults: at least CONFORMANCE_FS_RACE_CALLS (30)
+ *     calls per operation, more for CONFORMANCE_FS_RACE_BUDGET_MS (2 000)
+ *     (CI: 10 and 0; Docker and local-process always race at the defaults).
  * Each count is read from the variable named above; 0 skips that item (for
  * example SOAK_TAKEOVER_KILLS=0 SOAK_PG_TAKEOVER_KILLS=0 runs only the suites).
  * Each item's seed is printed and passed on, so a failure replays. It never
@@ -74,6 +78,7 @@ function suites(seed: number, reportDir: string): SuiteSoak[] {
   const pgTakeovers = envInt('PG_TAKEOVER_TRIALS', 20, { zero: true })
   const chaosRepeat = envInt('CHAOS_REPEAT', 10, { zero: true })
   const chaosTrials = envInt('CHAOS_TRIALS', 20, { zero: true })
+  const raceCalls = envInt('CONFORMANCE_FS_RACE_CALLS', 30, { zero: true })
   const all: SuiteSoak[] = [
     { name: `PostgreSQL epoch fence, ${fence} trials`, project: 'ai-sandbox-postgres', file: 'tests/fencing.test.ts', trials: fence, env: { FENCE_TRIALS: String(fence), FENCE_SEED: String(seed) } },
     { name: `reaper race, ${sweeps} sweeps`, project: 'claude-code-e2e', file: 'tests/reaper-race.e2e.test.ts', trials: sweeps, env: { REAPER_SWEEPS: String(sweeps), REAPER_SEED: String(seed) } },
@@ -99,6 +104,14 @@ function suites(seed: number, reportDir: string): SuiteSoak[] {
       trials: 2 * (8 * chaosRepeat + chaosTrials),
       env: { CHAOS_CASES: 'all', CHAOS_REPEAT: String(chaosRepeat), CHAOS_TRIALS: String(chaosTrials), CHAOS_SEED: String(seed), CHAOS_LATENCY_FILE: join(reportDir, 'chaos-latency') },
     },
+    // The provider kit's fs races at the kit's defaults (CI runs these two suites at exactly 10 calls per operation).
+    ...(['daytona', 'cloudflare'] as const).map((provider) => ({
+      name: `${provider} provider conformance, fs races of at least ${raceCalls} calls per operation`,
+      project: `ai-sandbox-${provider}`,
+      file: 'tests/conformance.test.ts',
+      trials: raceCalls,
+      env: { CONFORMANCE_FS_RACE_CALLS: String(raceCalls), CONFORMANCE_FS_RACE_BUDGET_MS: String(envInt('CONFORMANCE_FS_RACE_BUDGET_MS', 2_000, { zero: true })) },
+    })),
   ]
   return all.filter((suite) => suite.trials > 0)
 }

@@ -14,6 +14,7 @@ import type { ProviderConformanceContext, ProviderConformanceGroup, ProviderConf
 import { registerEnvConformance } from './provider/env.js'
 import { registerExecConformance } from './provider/exec.js'
 import { registerFsConformance } from './provider/fs.js'
+import { FS_RACE_MAX_MIN_CALLS, FS_RACE_MIN_CALLS } from './provider/fs-races.js'
 import { registerGitConformance } from './provider/git.js'
 import { registerLifecycleConformance } from './provider/lifecycle.js'
 import { registerPortsConformance } from './provider/ports.js'
@@ -52,6 +53,24 @@ export interface SandboxProviderConformanceOptions {
    * Without it those checks are skipped, named. Default: none.
    */
   listResources?: () => readonly string[] | Promise<readonly string[]>
+  /**
+   * The minimum number of raced calls per operation in the `fs` group's
+   * symlink-swap races (`races and special files`), an integer 1-1 000.
+   * Default 30, each race going on while its calls so far took under 2 s
+   * (see `raceFsOperation`). A lower count suits a provider whose `fs`
+   * confinement is code another suite already races at the full count (this
+   * repository's Daytona and Cloudflare suites share core's `FS_SCRIPT` with
+   * the Docker ones), run often on a busy machine; the case titles give the
+   * count.
+   */
+  fsRaceCalls?: number
+  /**
+   * How long each of those races keeps making calls after its minimum while
+   * the calls so far took less than this, ms, an integer 0-600 000. Default
+   * 2 000 (a fast `fs` gets hundreds of tries); 0 makes exactly
+   * `fsRaceCalls` calls per operation.
+   */
+  fsRaceBudgetMs?: number
 }
 
 /**
@@ -66,8 +85,8 @@ export interface SandboxProviderConformanceOptions {
  * `snapshots` and `fork` when advertised.
  *
  * @param name - Shown in the suite title, e.g. `docker`.
- * @param options - `makeProvider`, optional `skip` reasons per group, `timeoutMs` (default 60 000), `connectPort` (default: connect(3000), the live server on a free port), optional `listResources` (the leak checks).
- * @throws SandboxConfigError when `connectPort` is not an integer 1-65535; whatever `makeProvider` throws, as a collection error of the file.
+ * @param options - `makeProvider`, optional `skip` reasons per group, `timeoutMs` (default 60 000), `connectPort` (default: connect(3000), the live server on a free port), optional `listResources` (the leak checks), `fsRaceCalls` (default 30: the minimum raced calls per operation), `fsRaceBudgetMs` (default 2 000: how long a race goes on after it).
+ * @throws SandboxConfigError when `connectPort` is not an integer 1-65535, `fsRaceCalls` not an integer 1-1 000 or `fsRaceBudgetMs` not an integer 0-600 000; whatever `makeProvider` throws, as a collection error of the file.
  * @example
  * ```ts
  * import { runSandboxProviderConformance } from '@tanstack/ai-sandbox/testkit'
@@ -80,7 +99,19 @@ export interface SandboxProviderConformanceOptions {
  * ```
  */
 export function runSandboxProviderConformance(name: string, options: SandboxProviderConformanceOptions): void {
-  const { makeProvider, skip = {}, timeoutMs = 60_000, connectPort, listResources } = options
+  const { makeProvider, skip = {}, timeoutMs = 60_000, connectPort, listResources, fsRaceCalls, fsRaceBudgetMs } = options
+  if (fsRaceCalls !== undefined && (!Number.isInteger(fsRaceCalls) || fsRaceCalls < 1 || fsRaceCalls > FS_RACE_MAX_MIN_CALLS)) {
+    throw new SandboxConfigError(
+      'runSandboxProviderConformance.fsRaceCalls',
+      `runSandboxProviderConformance: fsRaceCalls must be an integer 1-${FS_RACE_MAX_MIN_CALLS} (got ${String(fsRaceCalls)}); it is the minimum number of raced calls per fs operation (default ${FS_RACE_MIN_CALLS})`,
+    )
+  }
+  if (fsRaceBudgetMs !== undefined && (!Number.isInteger(fsRaceBudgetMs) || fsRaceBudgetMs < 0 || fsRaceBudgetMs > 600_000)) {
+    throw new SandboxConfigError(
+      'runSandboxProviderConformance.fsRaceBudgetMs',
+      `runSandboxProviderConformance: fsRaceBudgetMs must be an integer 0-600000 (got ${String(fsRaceBudgetMs)}); it is how long, ms, each fs race keeps making calls after its minimum (default 2000)`,
+    )
+  }
   if (connectPort !== undefined && (!Number.isInteger(connectPort) || connectPort < 1 || connectPort > 65535)) {
     throw new SandboxConfigError('runSandboxProviderConformance.connectPort', `runSandboxProviderConformance: connectPort must be an integer 1-65535 (got ${String(connectPort)}); name a port the provider lets connect() expose, e.g. 8080`)
   }
@@ -88,7 +119,7 @@ export function runSandboxProviderConformance(name: string, options: SandboxProv
     const provider = await makeProvider()
     // Before anything is created (the tool probe included), so whatever the suite leaves shows up against it.
     const baseline = listResources ? new Set(await listResources()) : undefined
-    const context = await createProviderConformanceContext(provider, { skip, timeoutMs, ...(connectPort === undefined ? {} : { connectPort }), reopen: makeProvider, ...(listResources ? { listResources } : {}) })
+    const context = await createProviderConformanceContext(provider, { skip, timeoutMs, ...(connectPort === undefined ? {} : { connectPort }), reopen: makeProvider, ...(listResources ? { listResources } : {}), ...(fsRaceCalls === undefined ? {} : { fsRaceCalls }), ...(fsRaceBudgetMs === undefined ? {} : { fsRaceBudgetMs }) })
     const getContext = () => context
     afterEach(() => context.destroyTracked(), timeoutMs)
     afterAll(async () => {

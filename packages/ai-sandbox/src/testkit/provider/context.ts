@@ -49,6 +49,10 @@ export interface ProviderConformanceContext {
   readonly timeoutMs: number
   /** The sandbox port the `ports` group asks for and serves on, when the run names one (else `connect(3000)`, and a server on a port the OS picks). */
   readonly connectPort?: number
+  /** The minimum number of raced calls per operation of the `fs` group's symlink-swap races (default 30). */
+  readonly fsRaceCalls: number
+  /** How long each of those races keeps making calls after its minimum, ms, when the run names it (else the kit's 2 000). */
+  readonly fsRaceBudgetMs?: number
   /** Create a sandbox that is destroyed after the current test. */
   create: (input?: SandboxCreateInput) => Promise<SandboxHandle>
   /** Register a sandbox the check got another way (resume, fork, restore) for destruction after the current test. */
@@ -70,6 +74,10 @@ export interface ProviderConformanceContextOptions {
   timeoutMs?: number
   /** The sandbox port the `ports` group asks for and serves on. Default: `connect(3000)`, and a server on a port the OS picks. */
   connectPort?: number
+  /** The minimum number of raced calls per operation of the `fs` group's symlink-swap races. Default 30. */
+  fsRaceCalls?: number
+  /** How long each of those races keeps making calls after its minimum, ms. Default 2 000. */
+  fsRaceBudgetMs?: number
   /** Probe the sandbox for `node` and `git` (needs capability `exec`). Default `true`. */
   probeTools?: boolean
   /**
@@ -101,7 +109,7 @@ export async function createProviderConformanceContext(
   provider: SandboxProvider,
   options: ProviderConformanceContextOptions = {},
 ): Promise<ProviderConformanceContext> {
-  const { skip = {}, timeoutMs = 60_000, connectPort, probeTools = true, reopen, listResources } = options
+  const { skip = {}, timeoutMs = 60_000, connectPort, probeTools = true, reopen, listResources, fsRaceCalls = 30, fsRaceBudgetMs } = options
   const capabilities = provider.capabilities()
   const tools = probeTools && capabilities.exec ? await probe(provider) : NOT_PROBED
   const tracked = new Set<SandboxHandle>()
@@ -112,6 +120,8 @@ export async function createProviderConformanceContext(
     capabilities,
     skip,
     timeoutMs,
+    fsRaceCalls,
+    ...(fsRaceBudgetMs === undefined ? {} : { fsRaceBudgetMs }),
     ...(connectPort === undefined ? {} : { connectPort }),
     tools,
     track: (handle) => {

@@ -70,8 +70,13 @@ export interface FsRaceOptions {
   readonly concurrency?: number
 }
 
-/** The kit's minimum number of raced calls per operation. */
-const RACE_MIN_CALLS = 30
+/** The kit's default minimum number of raced calls per operation (`runSandboxProviderConformance({ fsRaceCalls })` lowers it). */
+export const FS_RACE_MIN_CALLS = 30
+
+/** The highest `fsRaceCalls` the runner accepts: the default {@link FsRaceOptions.maxIterations}. */
+export const FS_RACE_MAX_MIN_CALLS = 1_000
+
+const RACE_MIN_CALLS = FS_RACE_MIN_CALLS
 
 /** Default {@link FsRaceOptions.budgetMs}, ms. */
 const RACE_BUDGET_MS = 2_000
@@ -273,14 +278,15 @@ function operationLabel(operation: FsRaceOperation): string {
 }
 
 /**
- * With exec and spawn: raced calls of `operation` (at least 30, more while
- * they took under 2 s, see {@link raceFsOperation}) leave both copies of the
- * outside canary untouched and never return their data.
+ * With exec and spawn: raced calls of `operation` (at least `minCalls`,
+ * default 30, more while they took under 2 s, see {@link raceFsOperation})
+ * leave both copies of the outside canary untouched and never return their data.
  *
- * @param options - How long to race beyond the 30 calls (default 2 s, at most 1 000 calls); raise `budgetMs` and `maxIterations` for a soak.
+ * @param options - How long to race beyond the minimum (default 2 s, at most 1 000 calls); raise `budgetMs` and `maxIterations` for a soak.
+ * @param minCalls - The minimum number of calls. Default 30.
  */
-export async function checkFsRace(handle: SandboxHandle, operation: FsRaceOperation, options: FsRaceOptions = {}): Promise<void> {
-  const outcome = await raceFsOperation(handle, operation, RACE_MIN_CALLS, options)
+export async function checkFsRace(handle: SandboxHandle, operation: FsRaceOperation, options: FsRaceOptions = {}, minCalls = RACE_MIN_CALLS): Promise<void> {
+  const outcome = await raceFsOperation(handle, operation, minCalls, options)
   if (outcome.escapes !== 0) throw escapeViolation(operation, outcome)
   expect(outcome.succeeded + outcome.refused, `every raced call settled (${outcome.calls} calls)`).toBe(outcome.calls)
 }
@@ -403,7 +409,7 @@ export function registerFsRaceConformance(getContext: () => ProviderConformanceC
     }
     if (ctx.capabilities.backgroundProcesses) {
       for (const operation of FS_RACE_OPERATIONS) {
-        run(`${operation} under a directory swapped for an outward symlink never reaches outside (at least 30 races)`, (h) => checkFsRace(h, operation))
+        run(`${operation} under a directory swapped for an outward symlink never reaches outside (at least ${ctx.fsRaceCalls} races)`, (h) => checkFsRace(h, operation, ctx.fsRaceBudgetMs === undefined ? {} : { budgetMs: ctx.fsRaceBudgetMs }, ctx.fsRaceCalls))
       }
     } else {
       skippedCase('fs: symlink-swap races', 'needs a background swapper process (capabilities().backgroundProcesses is false)')
