@@ -4,9 +4,11 @@
 # Usage: scripts/ci/node-lane.sh <path to node> <report.json>
 #
 # The lane (TANSTACK_TEST_LANE=node-versions in vitest.config.ts) is each
-# package's unit suites and one Claude Code end-to-end suite per provider
-# (local-process and Docker); the conformance kits, the Docker engine suites
-# and the stores' cross-process races are left to Node 20. vitest and every
+# package's unit suites, the Claude Code end-to-end suite on local-process and
+# the Docker provider's Engine API connection under backpressure
+# (memory-bounds); the conformance kits, the other Docker engine suites, the
+# Claude Code suite in Docker and the stores' cross-process races are left to
+# Node 20. vitest and every
 # process the tests start by name (`node`) run on the given binary;
 # better-sqlite3 must have been built for it
 # (scripts/ci/node-versions.sh). The JSON report goes to <report.json>, and
