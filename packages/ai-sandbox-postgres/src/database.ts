@@ -142,6 +142,56 @@ const MIGRATIONS: ReadonlyArray<(t: PostgresTables) => string> = [
     PRIMARY KEY (run_id, seq)
   );
   `,
+  // 2: portable snapshots (snapshot-stores.ts). checkpoint_refs counts the checkpoints naming a blob (current
+  // artifacts are counted from snapshot_artifacts); a lease row outlives its release so the fence only grows, and
+  // its expires_at is epoch ms of the database clock.
+  (t) => `
+  CREATE TABLE "${t.schema}".snapshot_messages (
+    thread_id text NOT NULL,
+    seq integer NOT NULL,
+    message text NOT NULL,
+    PRIMARY KEY (thread_id, seq)
+  );
+  CREATE TABLE "${t.schema}".snapshot_blobs (
+    sha256 text NOT NULL PRIMARY KEY,
+    bytes bytea NOT NULL,
+    checkpoint_refs bigint NOT NULL DEFAULT 0
+  );
+  CREATE TABLE "${t.schema}".snapshot_artifacts (
+    thread_id text NOT NULL,
+    name text NOT NULL,
+    media_type text NOT NULL,
+    size bigint NOT NULL,
+    sha256 text NOT NULL,
+    created_at double precision NOT NULL,
+    PRIMARY KEY (thread_id, name)
+  );
+  CREATE INDEX snapshot_artifacts_by_blob ON "${t.schema}".snapshot_artifacts (sha256);
+  CREATE TABLE "${t.schema}".snapshot_checkpoints (
+    thread_id text NOT NULL,
+    sequence integer NOT NULL,
+    checkpoint_id text NOT NULL UNIQUE,
+    parent_checkpoint_id text,
+    kind text NOT NULL,
+    run_id text,
+    label text,
+    manifest text NOT NULL,
+    manifest_sha256 text NOT NULL,
+    message_count integer NOT NULL,
+    artifacts text NOT NULL,
+    forked_from_thread_id text,
+    forked_from_checkpoint_id text,
+    created_at double precision NOT NULL,
+    PRIMARY KEY (thread_id, sequence)
+  );
+  CREATE TABLE "${t.schema}".snapshot_leases (
+    thread_id text NOT NULL PRIMARY KEY,
+    fence bigint NOT NULL,
+    owner text,
+    token text,
+    expires_at double precision
+  );
+  `,
 ]
 
 /** The schema version this package writes (the highest `version` in `schema_migrations` after migrating). */

@@ -1,12 +1,12 @@
 /**
  * `createPostgresStores`: the four stores of a durable `withSandbox` (runs,
- * locks, sandbox instances, the event log) over one PostgreSQL database that
- * every replica reaches. Owns the option schema, the migration at start-up
+ * locks, sandbox instances, the event log) and the portable-snapshot
+ * persistence over one PostgreSQL database that every replica reaches. Owns the option schema, the migration at start-up
  * and the pool's lifetime (only a pool it opened is ended by `close`); the
  * stores own their tables.
  */
 import type { LockStore } from '@tanstack/ai/locks'
-import { parseOptions, type LockProbe, type SandboxInstanceStore } from '@tanstack/ai-sandbox'
+import { parseOptions, type LockProbe, type SandboxInstanceStore, type SandboxSnapshotPersistence } from '@tanstack/ai-sandbox'
 import pg from 'pg'
 import { z } from 'zod'
 import { contextOf, databaseError, DEFAULT_SCHEMA, migratePostgres, schemaName, type MigrationResult, type PostgresPool } from './database.js'
@@ -14,6 +14,7 @@ import { instanceStoreOf } from './instance-store.js'
 import { detectDeadHoldersSchema, leaseMsSchema, lockPollMsSchema, lockStoreOf } from './lock-store.js'
 import { notifierOf } from './notifier.js'
 import { runStoreOf, type PostgresRunStore } from './run-store.js'
+import { snapshotPersistenceOf } from './snapshot-stores.js'
 import { firstChunkDeadlineMsSchema, recheckMsSchema, streamOf, type PostgresStream, type PostgresStreamInit } from './stream.js'
 
 /** Options of {@link createPostgresStores}: exactly one of `connectionString` and `pool`. */
@@ -50,6 +51,13 @@ export interface PostgresStores {
   readonly locks: LockStore & LockProbe
   /** The `SandboxInstanceStore` (`@tanstack/ai-sandbox`). */
   readonly instances: SandboxInstanceStore
+  /**
+   * Portable-snapshot persistence (`SandboxSnapshotPersistence`): transcripts,
+   * artifacts, blobs and the checkpoint chain with its lease and fork, in the
+   * same schema. Hand it to both `withPersistence` and `createSandboxSnapshots`;
+   * see `postgresSnapshotPersistence`.
+   */
+  readonly snapshots: SandboxSnapshotPersistence
   /**
    * The event log of one run, like core's `memoryStream(source)`: pass the
    * incoming Request (run id from `X-Run-Id` / `?runId`, offset from
@@ -105,12 +113,14 @@ const optionsSchema = z
  * and host that reaches the database: a lock lease judged by the database's
  * clock makes `withLock` exclusive across them, `updateAtEpoch` and
  * `stream(…).atEpoch` let the database itself refuse a superseded driver's
- * writes, and readers in any process are woken by LISTEN/NOTIFY.
+ * writes, and readers in any process are woken by LISTEN/NOTIFY. `snapshots`
+ * is the portable-snapshot persistence in the same schema.
  *
  * @example
  * ```ts
  * const stores = await createPostgresStores({ connectionString: process.env.DATABASE_URL! })
  * withSandbox(sandbox, { runs: stores.runs, locks: stores.locks, instances: stores.instances, durability: { adapter: stores.stream(request) } })
+ * const snapshots = createSandboxSnapshots({ persistence: stores.snapshots, sandbox, instances: stores.instances })
  * ```
  *
  * @param options - `connectionString` or `pool` (one is required), `maxConnections` (10), `schema` (`tanstack_sandbox`), `migrate` (`true`), `leaseMs` (10 000), `lockPollMs` (50), `detectDeadHolders` (true), `firstChunkDeadlineMs` (100), `recheckMs` (2000), `transactionIdleTimeoutMs` (5000).
@@ -144,6 +154,7 @@ export async function createPostgresStores(options: PostgresStoresOptions): Prom
     runs: runStoreOf(ctx),
     locks: locks.store,
     instances: instanceStoreOf(ctx),
+    snapshots: snapshotPersistenceOf(ctx),
     stream: (source) => streamOf(ctx, source, streamOptions),
     close() {
       closing ??= (async () => {

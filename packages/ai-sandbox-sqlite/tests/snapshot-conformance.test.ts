@@ -2,7 +2,7 @@
 // the shared checkpoint-store kit on a real database file (one per check),
 // and the atomicity of append and fork (a failure part-way writes nothing).
 import { createHash, randomUUID } from 'node:crypto'
-import { hashSandboxSnapshotManifest, SANDBOX_SNAPSHOT_MANIFEST_VERSION, SandboxSnapshotError, type SandboxCheckpointInput, type SandboxSnapshotPersistence } from '@tanstack/ai-sandbox'
+import { hashSandboxSnapshotManifest, SANDBOX_SNAPSHOT_MANIFEST_VERSION, SandboxSnapshotError, type SandboxCheckpointInput, type SandboxSnapshotManifest, type SandboxSnapshotPersistence } from '@tanstack/ai-sandbox'
 import { runSandboxCheckpointStoreConformance } from '@tanstack/ai-sandbox/testkit'
 import { describe, expect, it } from 'vitest'
 import { tempDatabases } from './helpers/temp-db.js'
@@ -15,7 +15,7 @@ const sha = (bytes: Uint8Array): string => createHash('sha256').update(bytes).di
 
 /** A checkpoint of `threadId` whose manifest names one file per blob given. */
 function checkpointOf(threadId: string, blobs: readonly string[]): SandboxCheckpointInput {
-  const manifest = { version: SANDBOX_SNAPSHOT_MANIFEST_VERSION, entries: blobs.map((sha256, i) => ({ path: `f${i}`, type: 'file' as const, mode: 0o644, size: 1, sha256 })) }
+  const manifest: SandboxSnapshotManifest = { version: SANDBOX_SNAPSHOT_MANIFEST_VERSION, entries: blobs.map((sha256, i) => ({ path: `f${i}`, type: 'file' as const, mode: 0o644, size: 1, sha256 })) }
   return { threadId, checkpointId: randomUUID(), kind: 'run', manifest, manifestSha256: hashSandboxSnapshotManifest(manifest), messageCount: 0, artifacts: [], createdAt: 1_700_000_000_000 }
 }
 
