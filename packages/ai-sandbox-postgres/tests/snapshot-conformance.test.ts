@@ -1,12 +1,14 @@
 // The portable-snapshot persistence of createPostgresStores (stores.snapshots):
 // the shared checkpoint-store kit on a real server (a fresh schema per check,
-// dropped after the file), and the atomicity of append and fork (a failure
-// part-way writes nothing).
+// dropped after the file), the atomicity of append and fork (a failure
+// part-way writes nothing), and the README's example through chat()
+// (@testing/support/store-suites/snapshots).
 import { createHash, randomUUID } from 'node:crypto'
 import { hashSandboxSnapshotManifest, SANDBOX_SNAPSHOT_MANIFEST_VERSION, SandboxSnapshotError, type SandboxCheckpointInput, type SandboxSnapshotManifest, type SandboxSnapshotPersistence } from '@tanstack/ai-sandbox'
 import { runSandboxCheckpointStoreConformance } from '@tanstack/ai-sandbox/testkit'
+import { runSnapshotsThroughChatSuite } from '@testing/support/store-suites/snapshots'
 import { expect, it } from 'vitest'
-import { describePostgres, tempSchemas } from './helpers/postgres.js'
+import { describePostgres, postgresTarget, tempSchemas } from './helpers/postgres.js'
 
 const sha = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex')
 
@@ -97,3 +99,5 @@ describePostgres('postgres snapshot persistence', (url) => {
     expect((await p.stores.checkpoints.forkFromCheckpoint!(fork)).ok, 'the target is still empty, so the fork then succeeds').toBe(true)
   })
 })
+
+runSnapshotsThroughChatSuite(postgresTarget)

@@ -3,7 +3,7 @@
 // refuse an unknown key.
 import type { RunStore, StreamDurability, UpsertableStreamDurability } from '@tanstack/ai'
 import type { LockStore } from '@tanstack/ai/locks'
-import type { EpochFencedRunStore, EpochFencedStreamDurability, SandboxInstanceStore } from '@tanstack/ai-sandbox'
+import type { EpochFencedRunStore, EpochFencedStreamDurability, SandboxInstanceStore, SandboxSnapshotPersistence } from '@tanstack/ai-sandbox'
 import { expectTypeOf, test } from 'vitest'
 import { createPostgresStores, postgresRunStore, postgresStream, type PostgresStores, type PostgresStoresOptions } from '../src/index.js'
 
@@ -14,6 +14,7 @@ test('the stores are core contracts', () => {
   expectTypeOf<ReturnType<typeof postgresRunStore>>().toExtend<EpochFencedRunStore>()
   expectTypeOf<PostgresStores['locks']>().toExtend<LockStore>()
   expectTypeOf<PostgresStores['instances']>().toEqualTypeOf<SandboxInstanceStore>()
+  expectTypeOf<PostgresStores['snapshots']>().toEqualTypeOf<SandboxSnapshotPersistence>()
   expectTypeOf<ReturnType<PostgresStores['stream']>>().toEqualTypeOf<UpsertableStreamDurability & EpochFencedStreamDurability>()
   expectTypeOf<ReturnType<typeof postgresStream>>().toExtend<StreamDurability>()
   expectTypeOf<PostgresStores['stream']>().parameter(0).toEqualTypeOf<Request | { runId: string; offset?: string | null }>()

@@ -1,11 +1,13 @@
 // The portable-snapshot persistence of createSqliteStores (stores.snapshots):
 // the shared checkpoint-store kit on a real database file (one per check),
-// and the atomicity of append and fork (a failure part-way writes nothing).
+// the atomicity of append and fork (a failure part-way writes nothing), and
+// the README's example through chat() (@testing/support/store-suites/snapshots).
 import { createHash, randomUUID } from 'node:crypto'
 import { hashSandboxSnapshotManifest, SANDBOX_SNAPSHOT_MANIFEST_VERSION, SandboxSnapshotError, type SandboxCheckpointInput, type SandboxSnapshotManifest, type SandboxSnapshotPersistence } from '@tanstack/ai-sandbox'
 import { runSandboxCheckpointStoreConformance } from '@tanstack/ai-sandbox/testkit'
+import { runSnapshotsThroughChatSuite } from '@testing/support/store-suites/snapshots'
 import { describe, expect, it } from 'vitest'
-import { tempDatabases } from './helpers/temp-db.js'
+import { sqliteTarget, tempDatabases } from './helpers/temp-db.js'
 
 const dbs = tempDatabases()
 
@@ -90,3 +92,5 @@ describe('sqlite snapshot persistence: a failed append or fork leaves nothing ha
     expect((await p.stores.checkpoints.forkFromCheckpoint!({ threadId: source, checkpointId: checkpoint.checkpointId, targetThreadId: target, newCheckpointId: randomUUID(), createdAt: 1 })).ok, 'the target is still empty, so the fork then succeeds').toBe(true)
   })
 })
+
+runSnapshotsThroughChatSuite(sqliteTarget)

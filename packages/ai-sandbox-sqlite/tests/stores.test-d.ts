@@ -2,7 +2,7 @@
 // upsertable, epoch-fenced log, and options that refuse an unknown key or a missing path.
 import type { RunStore, StreamDurability, UpsertableStreamDurability } from '@tanstack/ai'
 import type { LockStore } from '@tanstack/ai/locks'
-import type { EpochFencedRunStore, EpochFencedStreamDurability, SandboxInstanceStore } from '@tanstack/ai-sandbox'
+import type { EpochFencedRunStore, EpochFencedStreamDurability, SandboxInstanceStore, SandboxSnapshotPersistence } from '@tanstack/ai-sandbox'
 import { expectTypeOf, test } from 'vitest'
 import { createSqliteStores, sqliteStream, type SqliteStores, type SqliteStoresOptions } from '../src/index.js'
 
@@ -11,6 +11,7 @@ test('the stores are core contracts', () => {
   expectTypeOf<SqliteStores['runs']['listReclaimable']>().toEqualTypeOf<NonNullable<RunStore['listReclaimable']>>()
   expectTypeOf<SqliteStores['locks']>().toExtend<LockStore>()
   expectTypeOf<SqliteStores['instances']>().toEqualTypeOf<SandboxInstanceStore>()
+  expectTypeOf<SqliteStores['snapshots']>().toEqualTypeOf<SandboxSnapshotPersistence>()
   expectTypeOf<ReturnType<SqliteStores['stream']>>().toEqualTypeOf<UpsertableStreamDurability & EpochFencedStreamDurability>()
   expectTypeOf<SqliteStores['runs']>().toExtend<EpochFencedRunStore>()
   expectTypeOf<ReturnType<typeof sqliteStream>>().toExtend<StreamDurability>()
