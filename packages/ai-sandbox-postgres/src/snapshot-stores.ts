@@ -6,7 +6,7 @@
  * write that touches a thread runs in one transaction on one checked-out
  * connection under that thread's advisory lock, and locks the blob rows it
  * references in SHA-256 order, so racing writers serialize (never deadlock)
- * and a failure leaves nothing half-written.
+ * and a failure leaves nothing half-written. Design notes: docs/design/stores.md
  */
 import { createHash, randomUUID } from 'node:crypto'
 import type { ModelMessage } from '@tanstack/ai'

@@ -6,7 +6,7 @@
  * write that touches more than one row (a checkpoint append, a fork, an
  * artifact put, a lease change, a blob deletion) is one `BEGIN IMMEDIATE`
  * transaction, so processes sharing the file serialize and a failure leaves
- * nothing half-written.
+ * nothing half-written. Design notes: docs/design/stores.md
  */
 import { createHash, randomUUID } from 'node:crypto'
 import type { ModelMessage } from '@tanstack/ai'
