@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import { chat, type ModelMessage, type StreamChunk } from '@tanstack/ai'
+import { chat, type AnyChatMiddleware, type ModelMessage, type StreamChunk } from '@tanstack/ai'
 import { withSandbox, type SandboxDefinition } from '@tanstack/ai-sandbox'
 
 /** What one run produced. */
@@ -32,6 +32,8 @@ export interface HarnessRunInput<TAdapter> {
   debug?: unknown
   tools?: unknown[]
   systemPrompts?: string[]
+  /** The run's middleware; default `[withSandbox(sandbox)]`. */
+  middleware?: AnyChatMiddleware[]
 }
 
 /** One chat() run; `sessionEvent` names the CUSTOM chunk that carries the session id. */
@@ -41,7 +43,7 @@ export async function runHarness<TAdapter>(input: HarnessRunInput<TAdapter> & { 
     adapter: input.adapter,
     threadId: input.threadId,
     messages: input.messages,
-    middleware: [withSandbox(input.sandbox)],
+    middleware: input.middleware ?? [withSandbox(input.sandbox)],
     ...(input.modelOptions ? { modelOptions: input.modelOptions } : {}),
     ...(input.abortController ? { abortController: input.abortController } : {}),
     ...(input.debug !== undefined ? { debug: input.debug } : {}),
