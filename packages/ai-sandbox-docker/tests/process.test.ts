@@ -1,6 +1,9 @@
 // Engine specifics of exec and spawn: killing a whole process tree (checked
 // inside the container with ps), the TERM-to-KILL escalation, the exec output
-// limit on a 100 MB command, streaming 100 MB through spawn, the job
+// limit (`maxExecOutputBytes`, here 1 MiB, so an 8 MiB command crosses it;
+// config.test.ts checks the 64 MiB default the option replaces), streaming
+// 16 MiB through spawn with that 1 MiB exec limit (spawn has no such limit:
+// 16 times it, and 16 times the output high-water mark), the job
 // wrapper's setsid fallback, jobs cut off by a removed container, the
 // per-job marker (TANSTACK_SANDBOX_JOB) that lets kill, timeout and abort reach
 // a child that left the group and whose parent already exited, and a killed
@@ -13,6 +16,11 @@ import { JOB_WRAPPER } from '../src/job.js'
 import { startExec } from '../src/exec-stream.js'
 import { BUSYBOX_IMAGE, DEBIAN_IMAGE, describeWithDocker, dockerMissing } from '@testing/support/docker-engine'
 import { collect, rejectionOf, useDockerSandboxes } from './helpers/sandboxes.js'
+
+/** The exec output limit of the limit and streaming cases (the default, 64 MiB, is config.test.ts's). */
+const EXEC_LIMIT = 1024 * 1024
+/** What the streaming case reads through spawn: 16 times {@link EXEC_LIMIT} and 16 times the output high-water mark. */
+const SPAWN_BYTES = 16 * 1024 * 1024
 
 /** `pid pgid stat args` of every process in the container, per ps (BusyBox and procps). */
 const PS = 'ps -o pid,pgid,stat,args'
@@ -46,21 +54,21 @@ describeWithDocker('docker process', await dockerMissing([DEBIAN_IMAGE, BUSYBOX_
         await job.kill() // again: resolves
       })
 
-      it('exec of a command that prints 100 MB stops it with a typed error and kills it', async () => {
-        const handle = await sandboxes.create({ image })
-        const error = await rejectionOf(handle.process.exec('yes tsbx-flood-0123456789 | head -c 104857600; echo done'))
+      it('exec of a command that prints 8 MiB past a 1 MiB maxExecOutputBytes stops it with a typed error and kills it', async () => {
+        const handle = await sandboxes.create({ image, maxExecOutputBytes: EXEC_LIMIT })
+        const error = await rejectionOf(handle.process.exec('yes tsbx-flood-0123456789 | head -c 8388608; echo done'))
         expect(SandboxError.isInstance(error)).toBe(true)
         expect(SandboxLimitError.isInstance(error)).toBe(true)
         expect(error.reason).toBe('exec-output-too-large')
-        expect(error.limitBytes).toBe(67108864)
-        expect(error.message).toMatch(/more than 67108864 bytes/)
+        expect(error.limitBytes).toBe(EXEC_LIMIT)
+        expect(error.message).toMatch(new RegExp(`more than ${EXEC_LIMIT} bytes`))
         expect(error.message).toMatch(/process\.spawn|fs\.readBytes|maxExecOutputBytes/)
         expect((await handle.process.exec(PS)).stdout).not.toMatch(/yes tsbx-flood/)
       })
 
-      it('spawn streams 100 MB of output completely', async () => {
-        const handle = await sandboxes.create({ image })
-        const job = await handle.process.spawn('yes 0123456789abcdef | head -c 104857600')
+      it('spawn streams 16 MiB of output completely, 16 times the sandbox\'s exec output limit', async () => {
+        const handle = await sandboxes.create({ image, maxExecOutputBytes: EXEC_LIMIT })
+        const job = await handle.process.spawn(`yes 0123456789abcdef | head -c ${SPAWN_BYTES}`)
         let length = 0
         let wrong = 0
         const reading = (async () => {
@@ -72,7 +80,7 @@ describeWithDocker('docker process', await dockerMissing([DEBIAN_IMAGE, BUSYBOX_
         void collect(job.stderr)
         expect((await job.wait()).exitCode).toBe(0)
         await reading
-        expect(length).toBe(104857600)
+        expect(length).toBe(SPAWN_BYTES)
         expect(wrong).toBe(0)
       })
     })
