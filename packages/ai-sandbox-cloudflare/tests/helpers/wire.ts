@@ -104,7 +104,10 @@ export type SpawnEvent =
 
 /** JSON text of RPC arguments or results, bytes as `{ $bytes: <base64> }` (plain HTTP carries no Uint8Array). */
 export function encodeJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) => {
+  return JSON.stringify(value, function (this: Record<string, unknown>, key, item: unknown) {
+    // The value before its toJSON: a Node Buffer reaches the replacer already turned into { type: 'Buffer', data }.
+    const raw = this[key]
+    if (raw instanceof Uint8Array) item = raw
     if (item instanceof Uint8Array) {
       let binary = ''
       for (let i = 0; i < item.length; i += 0x8000) binary += String.fromCharCode(...item.subarray(i, i + 0x8000))
