@@ -15,7 +15,8 @@ import { join } from 'node:path'
 import { chat, InMemoryRunStore, memoryStream, requestRunCancel, resumeServerSentEventsResponse, toServerSentEventsResponse, type StreamChunk } from '@tanstack/ai'
 import { InMemoryLockStore } from '@tanstack/ai/locks'
 import { afterAll, describe, expect, it } from 'vitest'
-import { journalPaths, sandboxRunDriver, withSandbox } from '@tanstack/ai-sandbox'
+import { journalPaths, memorySandboxSnapshots, sandboxRunDriver, withSandbox } from '@tanstack/ai-sandbox'
+import { withPersistence } from '@tanstack/ai-sandbox/persistence'
 import { processesMatching } from '@testing/support/harness-run'
 import { isRunAcceptedMarker, readSseEvents, transcriptOf } from '@testing/support/sse-client'
 import { CLAUDE, processesOf, waitFor, type Scenario } from './helpers/harnesses.js'
@@ -156,6 +157,60 @@ describe('takeover through sandboxRunDriver (claude-code, local-process)', () =>
     const all = fileEvents([...before, ...after])
     for (const i of steps) expect(all, `a create event for step-${i}.txt`).toContain(`create step-${i}.txt`)
     expect(baselines(), "the run's end removes its baseline").toEqual([])
+    expect(await waitFor(() => journalGone(runId))).toBe(true)
+  })
+
+  it('with portable snapshots: the host that detaches gives the thread\'s lease up and writes no checkpoint; the takeover writes the whole run\'s', async () => {
+    const { sandbox, threadId } = suite.sandbox('takeover-snapshots')
+    const runId = `takeover-snapshots-${randomUUID()}`
+    const snapshots = await memorySandboxSnapshots({ sandbox })
+    const fake = () => suite.fake(CLAUDE, 'slow' as Scenario, { env: { FAKE_WRITE: '1' } })
+    const runs = new InMemoryRunStore()
+    await runs.createOrResume({ runId, threadId, startedAt: Date.now() })
+    const host1 = new AbortController()
+    const post = new Request(`http://app.test/api/run?runId=${encodeURIComponent(runId)}`, { method: 'POST' })
+    const middleware = [withPersistence(snapshots.persistence), withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId }), journalDir }, snapshots })]
+    const stream = chat({ adapter: fake().adapter, messages: JOURNAL_MESSAGES, middleware, runId, threadId, abortController: host1 } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+    let ends = 0
+    const before = await readSseEvents(toServerSentEventsResponse(stream, { abortController: host1, durability: { adapter: memoryStream(post), batch: 1 } }).body!, (e) => e.chunk.type === 'TEXT_MESSAGE_END' && ++ends === 2)
+    host1.abort()
+    expect(await waitFor(async () => (await runs.get(runId))?.detachedSince !== undefined), 'host 1 detached').toBe(true)
+    const probe = async () => {
+      const lease = await snapshots.persistence.stores.checkpoints.acquireLease(threadId, { owner: 'probe', ttlMs: 1_000 })
+      if (lease) await snapshots.persistence.stores.checkpoints.releaseLease(lease)
+      return lease !== null
+    }
+    expect(await waitFor(probe), "the detached host released the thread's writer lease").toBe(true)
+    expect(await snapshots.list(threadId), 'a detach writes no checkpoint').toEqual([])
+
+    const counters = { drives: 0, background: [] as Promise<unknown>[] }
+    const get = new Request(`http://app.test/api/run?runId=${encodeURIComponent(runId)}`, { headers: { 'Last-Event-ID': before.at(-1)!.id! } })
+    const after = await readSseEvents(
+      resumeServerSentEventsResponse({
+        adapter: memoryStream(get),
+        driver: sandboxRunDriver({
+          request: get,
+          runs,
+          locks: new InMemoryLockStore(),
+          durability: () => memoryStream(get),
+          drive: (input) => {
+            counters.drives++
+            const attached = [withPersistence(snapshots.persistence), withSandbox(sandbox, { runs, durability: { adapter: memoryStream({ runId: input.runId }), attach: true, journalDir }, snapshots })]
+            return chat({ adapter: fake().adapter, messages: JOURNAL_MESSAGES, middleware: attached, runId: input.runId, threadId: input.threadId, abortController: controllerFor(input.signal) } as unknown as Parameters<typeof chat>[0]) as AsyncIterable<StreamChunk>
+          },
+          fenceQuietMs: 300,
+          waitUntil: (p) => void counters.background.push(p),
+        }),
+      }).body!,
+    )
+    await Promise.all(counters.background)
+    expect(counters.drives).toBe(1)
+    expect(after.at(-1)?.chunk.type).toBe('RUN_FINISHED')
+    const checkpoints = await snapshots.list(threadId)
+    expect(checkpoints.map((c) => [c.kind, c.runId]), 'the takeover wrote the run\'s one checkpoint').toEqual([['run', runId]])
+    const stored = checkpoints[0]!.manifest.entries.map((e) => e.path).filter((path) => path.startsWith('step-'))
+    expect(stored, 'it holds what the agent wrote before and after the takeover').toEqual([1, 2, 3, 4, 5, 6].map((i) => `step-${i}.txt`))
+    expect(await probe(), 'the takeover released the lease at its end').toBe(true)
     expect(await waitFor(() => journalGone(runId))).toBe(true)
   })
 
