@@ -5,7 +5,9 @@
  * state lives in `RunSession`; this file only renders it. From 360 px wide
  * up: on a narrow screen the transcript and the Workspace/Changes panel are
  * two tabs, and the composer stays at the top of the screen while scrolling
- * (styles.css). `data-testid`s are what the browser tests read.
+ * (styles.css). Under the composer, the thread's latest portable-snapshot
+ * checkpoint and "Restore in a new sandbox". `data-testid`s are what the
+ * browser tests read.
  */
 import { useEffect, useLayoutEffect, useMemo, useRef, useState, type ComponentProps } from 'react'
 import Markdown, { type Components } from 'react-markdown'
@@ -26,6 +28,8 @@ const PHASE_LABEL: Record<string, string> = { aborted: 'stopped' }
 /** What `GET /api/sample` says: the sample task and files, and how the server runs agents. */
 interface Sample {
   task: string
+  /** The second scripted task: prints CHANGES.md and the end of math.js (what the sample wrote, or a restore brought back). */
+  showTask: string
   files: string[]
   /** `offline`: the scripted mock model; `live`: the real API. */
   mode: 'offline' | 'live'
@@ -36,7 +40,7 @@ export function RunPage() {
   const unauthorized = useUnauthorized()
   const [threadId, setThreadId] = useState(currentThread)
   const [view, setView] = useState<RunViewState | undefined>()
-  const [sample, setSample] = useState<Sample>({ task: '', files: [], mode: 'offline', provider: 'local-process' })
+  const [sample, setSample] = useState<Sample>({ task: '', showTask: '', files: [], mode: 'offline', provider: 'local-process' })
   const [prompt, setPrompt] = useState('')
   const session = useRef<RunSession | undefined>(undefined)
 
@@ -73,16 +77,106 @@ export function RunPage() {
         <button type="button" data-testid="start" disabled={busy || prompt.trim() === ''} onClick={() => void session.current?.start(prompt)}>Start</button>
         <button type="button" data-testid="stop" disabled={view === undefined || !STOPPABLE.has(view.phase)} onClick={() => void session.current?.stop()}>Stop</button>
       </section>
-      {sample.mode === 'offline' && sample.task !== '' && prompt.trim() !== sample.task && (
+      {sample.mode === 'offline' && sample.task !== '' && prompt.trim() !== sample.task && prompt.trim() !== sample.showTask && (
         <p className="hint" data-testid="offline-hint">
-          Offline, the mock model only knows the sample task; anything else gets a short reply saying so.{' '}
+          Offline, the mock model only knows the sample task (and one that shows what it wrote); anything else gets a short reply saying so.{' '}
           <button type="button" className="link" onClick={() => setPrompt(sample.task)}>Use the sample task</button>
         </p>
       )}
+      <Checkpoints threadId={threadId} busy={busy} runPhase={view?.phase} runId={view?.runId} showTask={sample.mode === 'offline' && sample.showTask !== '' && prompt.trim() !== sample.showTask ? () => setPrompt(sample.showTask) : undefined} />
       {view && <RunView view={view} sampleFiles={sample.files} />}
     </main>
   )
 }
+
+/** A checkpoint as `GET /api/threads/:threadId/checkpoints` and the restore route describe it. */
+interface CheckpointSummary {
+  checkpointId: string
+  sequence: number
+  runId: string | null
+  createdAt: number
+  fileCount: number
+  bytes: number
+}
+
+/**
+ * The thread's portable snapshots: the latest checkpoint (every completed run writes one) and "Restore in a new
+ * sandbox", which asks the server to destroy the thread's sandbox so the next run gets a new one with the latest
+ * checkpoint's files. Re-read whenever the run's phase changes (a completed run has just written one).
+ */
+function Checkpoints({ threadId, busy, runPhase, runId, showTask }: { threadId: string; busy: boolean; runPhase: string | undefined; runId: string | undefined; showTask: (() => void) | undefined }) {
+  const [latest, setLatest] = useState<CheckpointSummary | null | undefined>(undefined)
+  const [count, setCount] = useState(0)
+  const [notice, setNotice] = useState<{ kind: 'restored' | 'error'; text: string; forRun: string | undefined } | undefined>()
+  const [restoring, setRestoring] = useState(false)
+
+  useEffect(() => {
+    let live = true
+    void apiFetch(`/api/threads/${encodeURIComponent(threadId)}/checkpoints`)
+      .then(async (response) => {
+        if (!response.ok || !live) return
+        const body = (await response.json()) as { checkpoints: CheckpointSummary[]; latest: CheckpointSummary | null }
+        if (!live) return
+        setLatest(body.latest)
+        setCount(body.checkpoints.length)
+      })
+      .catch(() => undefined) // the server away: the run view says so
+    return () => {
+      live = false
+    }
+  }, [threadId, runPhase])
+
+  // A notice belongs to the run that was shown when Restore was pressed: the next run replaces it.
+  useEffect(() => setNotice((current) => (current && current.forRun !== runId ? undefined : current)), [runId])
+  useEffect(() => setNotice(undefined), [threadId])
+
+  const restore = async () => {
+    setRestoring(true)
+    try {
+      const response = await apiFetch(`/api/threads/${encodeURIComponent(threadId)}/restore`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+      const body = (await response.json().catch(() => ({}))) as { error?: string; checkpoint?: CheckpointSummary; destroyedSandboxId?: string | null }
+      if (!response.ok || !body.checkpoint) {
+        setNotice({ kind: 'error', text: body.error ?? `${response.status} ${response.statusText}`, forRun: runId })
+        return
+      }
+      const { checkpoint } = body
+      setLatest(checkpoint)
+      const gone = body.destroyedSandboxId ? `Sandbox ${body.destroyedSandboxId} was destroyed. ` : 'The thread had no live sandbox. '
+      setNotice({ kind: 'restored', text: `${gone}The next run starts in a new sandbox restored from checkpoint #${checkpoint.sequence} (${plural(checkpoint.fileCount, 'file')}, ${new Date(checkpoint.createdAt).toLocaleTimeString()}).`, forRun: runId })
+    } catch (error) {
+      setNotice({ kind: 'error', text: `the restore did not reach the server (${String(error)})`, forRun: runId })
+    } finally {
+      setRestoring(false)
+    }
+  }
+
+  return (
+    <section className="checkpoints" data-testid="checkpoints" data-count={count}>
+      {latest ? (
+        <span className="meta" data-testid="latest-checkpoint" data-sequence={latest.sequence} data-checkpoint-id={latest.checkpointId}>
+          Checkpoint #{latest.sequence} · {new Date(latest.createdAt).toLocaleTimeString()} · {plural(latest.fileCount, 'file')}
+        </span>
+      ) : (
+        <span className="meta" data-testid="latest-checkpoint" data-sequence="0">{latest === null ? 'No checkpoint yet: a completed run writes one' : 'Checkpoints…'}</span>
+      )}
+      <button type="button" data-testid="restore" disabled={busy || restoring} onClick={() => void restore()} title="Destroy this thread's sandbox; the next run gets a new one with the latest checkpoint's files">
+        Restore in a new sandbox
+      </button>
+      {showTask && latest && (
+        <button type="button" className="link" data-testid="use-show-task" onClick={showTask} title="offline: the mock model's second task, which prints CHANGES.md and the end of math.js">
+          Ask what the workspace holds
+        </button>
+      )}
+      {notice && (
+        <span className={notice.kind === 'error' ? 'error' : 'restored'} data-testid={notice.kind === 'error' ? 'restore-error' : 'restore-notice'}>
+          {notice.text}
+        </span>
+      )}
+    </section>
+  )
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
 function newThread(): string {
   const threadId = `thread-${crypto.randomUUID()}`
@@ -110,6 +204,7 @@ function RunView({ view, sampleFiles }: { view: RunViewState; sampleFiles: strin
         <div className="run-ids">
           <span className="meta" data-testid="run-id" title="run id">{view.runId}</span>
           <span className="meta" data-testid="last-event-id">last event {view.lastEventId ?? '–'}</span>
+          {view.sandboxId && <span className="meta" data-testid="sandbox-id" data-sandbox-id={view.sandboxId} title="the sandbox this run got">sandbox {view.sandboxId}</span>}
         </div>
       )}
       {view.prompt && <p className="user-prompt">{view.prompt}</p>}

@@ -20,6 +20,8 @@ export interface RunSummary {
   /** Epoch ms, on the server's clock. */
   startedAt: number
   finishedAt: number | null
+  /** The provider's id of the sandbox the run got (`null`: none yet, or it never got one). */
+  sandboxId: string | null
 }
 
 /** What `GET /api/runs/:runId/changes` serves: a stopped run's diff, taken just before its sandbox went. */
@@ -44,6 +46,8 @@ export interface RunViewState {
   finishedAt: number | undefined
   /** A stopped run's changes, captured by the server before the sandbox went (a stopped run has no `file.changed` diffs). */
   stopped: StoppedChanges | undefined
+  /** The id of the sandbox the run got, once the server knows it. */
+  sandboxId: string | undefined
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'aborted'])
@@ -63,7 +67,7 @@ export class RunSession {
   private clockOffset = 0
 
   constructor(threadId: string, private readonly onChange: (state: RunViewState) => void) {
-    this.state = { threadId, runId: undefined, prompt: null, phase: 'idle', transcript: EMPTY, lastEventId: undefined, error: undefined, startedAt: undefined, finishedAt: undefined, stopped: undefined }
+    this.state = { threadId, runId: undefined, prompt: null, phase: 'idle', transcript: EMPTY, lastEventId: undefined, error: undefined, startedAt: undefined, finishedAt: undefined, stopped: undefined, sandboxId: undefined }
     window.addEventListener('pagehide', () => this.flush())
   }
 
@@ -127,7 +131,7 @@ export class RunSession {
     this.events = cached.events
     this.seen = new Set(cached.events.map((event) => event.id))
     const transcript = cached.events.reduce((state, event) => reduce(state, event.chunk), EMPTY)
-    this.set({ runId, prompt, phase, transcript, lastEventId: cached.lastEventId, error: undefined, startedAt: undefined, finishedAt: undefined, stopped: undefined })
+    this.set({ runId, prompt, phase, transcript, lastEventId: cached.lastEventId, error: undefined, startedAt: undefined, finishedAt: undefined, stopped: undefined, sandboxId: undefined })
     return ++this.generation
   }
 
@@ -217,10 +221,10 @@ export class RunSession {
     return body.runs
   }
 
-  /** Take the run's start and end from its record, on this tab's clock. */
+  /** Take the run's start and end from its record, on this tab's clock, and its sandbox's id. */
   private times(record: RunSummary): void {
     if (record.runId !== this.state.runId) return
-    this.set({ startedAt: record.startedAt - this.clockOffset, finishedAt: record.finishedAt === null ? undefined : record.finishedAt - this.clockOffset })
+    this.set({ startedAt: record.startedAt - this.clockOffset, finishedAt: record.finishedAt === null ? undefined : record.finishedAt - this.clockOffset, sandboxId: record.sandboxId ?? undefined })
   }
 
   /** A stopped run's captured changes (404: none were captured, e.g. it was stopped while its sandbox booted). */

@@ -3,6 +3,9 @@
  * by default, Docker with `--docker`) that clones the sample repository, and
  * the one `chat()` every route runs: the POST starts it, the attach route and
  * the reaper re-drive it with `attach: true`. Owns no route and no store.
+ * Portable snapshots are on: `withPersistence(stores.snapshots)` saves each
+ * successful turn and `withSandbox({ snapshots })` checkpoints the workspace
+ * after it, so a thread's next NEW sandbox starts from its latest checkpoint.
  * Invariant: the POST and the attach run the same `chat()` (same adapter,
  * sandbox, messages), differing only in `attach`, so a replay aligns.
  */
@@ -13,12 +16,14 @@ import { dirname, join } from 'node:path'
 import Docker from 'dockerode'
 import { chat, defineChatMiddleware, type StreamChunk, type StreamDurability } from '@tanstack/ai'
 import { claudeCodeText } from '@tanstack/ai-claude-code'
-import { createSecrets, defineSandbox, defineWorkspace, gitSource, withSandbox, type SandboxDefinition, type SandboxProvider } from '@tanstack/ai-sandbox'
+import { createSandboxSnapshots, createSecrets, defineSandbox, defineWorkspace, getSandbox, gitSource, SandboxCapability, withSandbox, type SandboxDefinition, type SandboxProvider, type SandboxSnapshots } from '@tanstack/ai-sandbox'
+import { withPersistence } from '@tanstack/ai-sandbox/persistence'
 import { dockerSandbox } from '@tanstack/ai-sandbox-docker'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import type { SqliteStores } from '@tanstack/ai-sandbox-sqlite'
 import type { ServerConfig } from './config.js'
 import { ID_PATTERN } from './prompts.js'
+import type { RunSandboxStore } from './run-sandboxes.js'
 
 /** The label on this app's containers; its value is the data folder, so two servers on one engine list only their own. */
 const APP_LABEL = 'tanstack.sandbox-web'
@@ -48,6 +53,11 @@ export interface AgentRunInput {
 /** The agent: `run(input)` is the run's `chat()` stream, `sandbox` its definition (the reaper reaches its provider). */
 export interface Agent {
   readonly sandbox: SandboxDefinition
+  /**
+   * Portable snapshots of the threads, in the SQLite file (`stores.snapshots`): every successful run writes a
+   * checkpoint of its workspace, and a thread's new sandbox starts from the latest one.
+   */
+  readonly snapshots: SandboxSnapshots
   /** The live sandboxes, for the status page: local-process folder names, or Docker container names (by the app's label). */
   listSandboxes: () => Promise<string[]>
   run: (input: AgentRunInput) => AsyncIterable<StreamChunk>
@@ -62,7 +72,7 @@ export interface Agent {
  * @param offlineModel - The offline model's gate: its port and the key the agent sends; `undefined` in live mode.
  * @param repoPath - The sample repository on the host.
  */
-export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath: string, offlineModel: { port: number; apiKey: string } | undefined): Agent {
+export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath: string, offlineModel: { port: number; apiKey: string } | undefined, runSandboxes: RunSandboxStore): Agent {
   const cli = join(dirname(createRequire(import.meta.url).resolve('@anthropic-ai/claude-code/package.json')), 'bin', 'claude.exe')
   const docker = config.provider === 'docker'
   const sandboxRoot = join(config.dataDir, 'sandboxes')
@@ -94,6 +104,10 @@ export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath
     // look inside (destroyOnComplete covers success only) until it has idled keepFailedMs. A detached run keeps it.
     lifecycle: { reuse: 'thread', destroyOnComplete: true, keepAlive: config.keepFailedMs, snapshot: 'none' },
   })
+  // Portable snapshots in the same SQLite file as the runs: after each successful run withSandbox writes a checkpoint
+  // (the workspace's files, less .git, node_modules and .env*, plus the thread's transcript so far), and a NEW sandbox
+  // of the thread gets the latest checkpoint written into it before the agent starts. `provider snapshots` stay off.
+  const snapshots = createSandboxSnapshots({ persistence: stores.snapshots, sandbox, instances: stores.instances })
   const modelHost = docker ? 'host.docker.internal' : '127.0.0.1'
   const homes = join(config.dataDir, 'claude-home')
   const tmps = join(config.dataDir, 'claude-tmp')
@@ -166,8 +180,20 @@ export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath
     return defineChatMiddleware({ name: 'forget-when-done', onFinish: forget, onAbort: forget, onError: forget })
   }
 
+  /** Notes which sandbox a run got (a new one, or the thread's live one), for the page: `GET /api/threads/:threadId` lists it per run. */
+  const recordSandbox = (runId: string) =>
+    defineChatMiddleware({
+      name: 'record-sandbox',
+      optionalRequires: [SandboxCapability],
+      onStart: async (ctx) => {
+        const handle = getSandbox(ctx, { optional: true })
+        if (handle) await runSandboxes.save({ runId, threadId: ctx.threadId, sandboxId: handle.id }).catch(() => undefined) // only the page's label is lost
+      },
+    })
+
   return {
     sandbox,
+    snapshots,
     listSandboxes,
     dropRunFolders: docker ? async () => [] : dropRunFolders,
     driving,
@@ -181,7 +207,13 @@ export function createAgent(config: ServerConfig, stores: SqliteStores, repoPath
         threadId: input.threadId,
         messages: [{ role: 'user', content: input.prompt }],
         abortController: input.abortController,
-        middleware: [withSandbox(sandbox, { runs: stores.runs, locks: stores.locks, instances: stores.instances, durability }), forgetWhenDone(input.runId)],
+        // withPersistence first, with the same persistence value: it saves the finished turn, then withSandbox checkpoints.
+        middleware: [
+          withPersistence(stores.snapshots),
+          withSandbox(sandbox, { runs: stores.runs, locks: stores.locks, instances: stores.instances, durability, snapshots }),
+          recordSandbox(input.runId),
+          forgetWhenDone(input.runId),
+        ],
       })
     },
   }

@@ -1,6 +1,7 @@
 /**
  * `pnpm --filter @example/sandbox-web dev`: the server. Opens the SQLite
- * stores in the data folder, creates the sample repository, starts the
+ * stores in the data folder (runs, locks, sandboxes, and the threads'
+ * portable-snapshot checkpoints), creates the sample repository, starts the
  * offline model (unless `ANTHROPIC_API_KEY` is set), schedules the reaper and
  * serves the routes and the built browser app on 127.0.0.1. Prints
  * `listening http://127.0.0.1:<port>` once it serves, and on the next line
@@ -26,6 +27,7 @@ import { promptStore } from './prompts.js'
 import { scheduleReaper } from './reaper.js'
 import { createApp } from './routes.js'
 import { runLimiter } from './run-limit.js'
+import { runSandboxStore } from './run-sandboxes.js'
 import { ensureSampleRepo } from './sample-repo.js'
 import { stoppedChanges } from './stopped-changes.js'
 
@@ -45,7 +47,8 @@ const repoPath = join(config.dataDir, 'sample-repo')
 await ensureSampleRepo(repoPath)
 const modelKey = config.apiKey ? undefined : await offlineModelKey(config.dataDir)
 const model = modelKey === undefined ? undefined : await startOfflineModel({ stepSeconds: config.stepSeconds, host: config.provider === 'docker' ? '0.0.0.0' : '127.0.0.1', port: config.modelPort, apiKey: modelKey })
-const agent = createAgent(config, stores, repoPath, model && modelKey ? { port: model.port, apiKey: modelKey } : undefined)
+const runSandboxes = runSandboxStore(join(config.dataDir, 'run-sandboxes'))
+const agent = createAgent(config, stores, repoPath, model && modelKey ? { port: model.port, apiKey: modelKey } : undefined, runSandboxes)
 const prompts = promptStore(join(config.dataDir, 'prompts'))
 const reaper = scheduleReaper(config, stores, agent, prompts)
 // A run counts against the caps until its record leaves `running`. Runs a previous process left running (detached,
@@ -62,7 +65,7 @@ const redact = createHarnessSecretRedactor({ forwardedHostEnv: ['ANTHROPIC_API_K
 const stopped = stoppedChanges({ dir: join(config.dataDir, 'stopped-changes'), provider: agent.sandbox.provider, instances: stores.instances, redact })
 let stopping = false
 let port = config.port
-const app = createApp({ config, stores, agent, prompts, reaper, limiter, stopped, port: () => port, stopping: () => stopping })
+const app = createApp({ config, stores, agent, prompts, runSandboxes, reaper, limiter, stopped, port: () => port, stopping: () => stopping })
 
 const server = serve({ fetch: app.fetch, port: config.port, hostname: '127.0.0.1' }, (info) => {
   port = info.port

@@ -1,7 +1,8 @@
 /**
  * The offline model: aimock answering Claude Code's Messages API from the
  * example's script (`fixtures/task.json`: four Bash steps that add
- * `multiply` to the sample repository, test it and note it in CHANGES.md).
+ * `multiply` to the sample repository, test it and note it in CHANGES.md;
+ * and `SHOW_TASK`, one step that prints what those steps wrote).
  * The steps use paths relative to the agent's working directory, so one
  * script serves every sandbox. `FAILING_TASK` gets an API error; any other
  * task gets `OFFLINE_REPLY`, which says how to reach the real model. Owns the
@@ -19,6 +20,12 @@ import { LLMock, type FixtureFileEntry } from '@copilotkit/aimock'
 
 /** The task the script answers; the UI offers it as the default prompt. */
 export const SAMPLE_TASK = 'Add a multiply(a, b) function to math.js with a test, note it in CHANGES.md, then run the tests.'
+
+/**
+ * The second scripted task: one Bash step that prints `CHANGES.md` and the end of `math.js`, so a run after the
+ * sample (or after "Restore in a new sandbox") shows what its sandbox holds.
+ */
+export const SHOW_TASK = 'Show CHANGES.md and the end of math.js.'
 
 /** The offline task the model answers with an API error, so a failed run can be seen (and tested). */
 export const FAILING_TASK = 'Simulate a model failure.'

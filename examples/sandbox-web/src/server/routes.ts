@@ -9,7 +9,9 @@
  * - `GET /api/status`: the reaper's last sweep, the live sandboxes, recent runs.
  *
  * Plus `GET /api/threads/:threadId` (the thread's runs, for a tab that rejoins), `GET /api/runs/:runId/changes`
- * (what a stopped run had changed, captured before its sandbox went) and the built browser app.
+ * (what a stopped run had changed, captured before its sandbox went), the thread's portable snapshots
+ * (`GET /api/threads/:threadId/checkpoints`, and `POST /api/threads/:threadId/restore`: destroy the thread's sandbox so
+ * its next run gets a new one, restored from the latest checkpoint) and the built browser app.
  *
  * Every request must name this server in `Host`; every `/api/*` request must
  * carry the launch's access token, and one that changes state must be JSON
@@ -20,17 +22,18 @@
 import { serveStatic } from '@hono/node-server/serve-static'
 import { requestRunCancel, resolveResumeRunId, resumeServerSentEventsResponse, RUN_CANCEL_REASON, toServerSentEventsResponse, type RunRecord } from '@tanstack/ai'
 import { resolveDebugOption } from '@tanstack/ai/adapter-internals'
-import { sandboxRunDriver } from '@tanstack/ai-sandbox'
+import { sandboxRunDriver, type SandboxCheckpoint } from '@tanstack/ai-sandbox'
 import type { SqliteStores } from '@tanstack/ai-sandbox-sqlite'
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { checkBrowserWrite, checkHost, requireToken, type AppEnv } from './access.js'
 import { controllerFor, type Agent } from './agent.js'
 import type { ServerConfig } from './config.js'
-import { SAMPLE_TASK } from './model.js'
+import { SAMPLE_TASK, SHOW_TASK } from './model.js'
 import { ID_PATTERN, type PromptStore } from './prompts.js'
 import type { Reaper } from './reaper.js'
 import type { RunLimiter } from './run-limit.js'
+import type { RunSandboxStore } from './run-sandboxes.js'
 import { SAMPLE_FILES } from './sample-repo.js'
 import type { StoppedChangesStore } from './stopped-changes.js'
 
@@ -40,6 +43,8 @@ export interface AppDeps {
   stores: SqliteStores
   agent: Agent
   prompts: PromptStore
+  /** Which sandbox each run got, for the page. */
+  runSandboxes: RunSandboxStore
   reaper: Reaper
   /** The caps on live runs; the start route asks it for a slot. */
   limiter: RunLimiter
@@ -57,10 +62,25 @@ const MAX_PROMPT_CHARS = 100_000
 /** How much of a run's task the status page shows, in characters. */
 const SUMMARY_PROMPT_CHARS = 300
 
-/** A run as the browser sees it: the record's public fields and the start of its prompt. */
-function summary(record: RunRecord, prompt: string | undefined) {
+/** A run as the browser sees it: the record's public fields, the start of its prompt and, when known, its sandbox's id. */
+function summary(record: RunRecord, prompt: string | undefined, sandboxId?: string) {
   const shown = prompt === undefined ? null : prompt.length > SUMMARY_PROMPT_CHARS ? `${prompt.slice(0, SUMMARY_PROMPT_CHARS)}…` : prompt
-  return { runId: record.runId, threadId: record.threadId, status: record.status, startedAt: record.startedAt, finishedAt: record.finishedAt ?? null, detached: record.detachedSince !== undefined, prompt: shown }
+  return { runId: record.runId, threadId: record.threadId, status: record.status, startedAt: record.startedAt, finishedAt: record.finishedAt ?? null, detached: record.detachedSince !== undefined, prompt: shown, sandboxId: sandboxId ?? null }
+}
+
+/** A checkpoint as the browser sees it: which, when, from which run, how many files (the manifest itself stays on the server). */
+function checkpointSummary(checkpoint: SandboxCheckpoint) {
+  const files = checkpoint.manifest.entries.filter((entry) => entry.type === 'file')
+  return {
+    checkpointId: checkpoint.checkpointId,
+    sequence: checkpoint.sequence,
+    kind: checkpoint.kind,
+    runId: checkpoint.runId ?? null,
+    createdAt: checkpoint.createdAt,
+    fileCount: files.length,
+    bytes: files.reduce((sum, entry) => sum + entry.size, 0),
+    messageCount: checkpoint.messageCount,
+  }
 }
 
 /** The lock key under which a POST checks and creates its run (see the route). */
@@ -69,7 +89,7 @@ const ACCEPT_LOCK_KEY = 'sandbox-web:accept-run'
 const logger = resolveDebugOption({ logger: { debug: () => {}, info: () => {}, warn: (m: string) => console.warn(`warn ${m}`), error: (m: string) => console.error(`error ${m}`) } })
 
 /** Build the app. */
-export function createApp({ config, stores, agent, prompts, reaper, limiter, stopped, port, stopping }: AppDeps): Hono<AppEnv> {
+export function createApp({ config, stores, agent, prompts, runSandboxes, reaper, limiter, stopped, port, stopping }: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
 
   // Who may ask, before anything else. Host on every path (a rebinding page gets not even the app's code), the rest
@@ -165,9 +185,37 @@ export function createApp({ config, stores, agent, prompts, reaper, limiter, sto
     const threadId = c.req.param('threadId')
     if (!ID_PATTERN.test(threadId)) return c.json({ error: 'bad thread id' }, 400)
     const records = (await stores.runs.listByThread?.(threadId)) ?? []
-    const runs = await Promise.all(records.map(async (record) => summary(record, (await prompts.load(record.runId))?.prompt)))
+    const runs = await Promise.all(records.map(async (record) => summary(record, (await prompts.load(record.runId))?.prompt, await runSandboxes.load(record.runId))))
     // `now`: the server's clock, so the page can show a live run's elapsed time from `startedAt` whatever its own clock says.
     return c.json({ threadId, runs, now: Date.now() })
+  })
+
+  // The thread's checkpoints, oldest first: one per successful run (withSandbox writes it after withPersistence saved the turn).
+  app.get('/api/threads/:threadId/checkpoints', async (c) => {
+    const threadId = c.req.param('threadId')
+    if (!ID_PATTERN.test(threadId)) return c.json({ error: 'bad thread id' }, 400)
+    const checkpoints = (await agent.snapshots.list(threadId)).map(checkpointSummary)
+    return c.json({ threadId, checkpoints, latest: checkpoints.at(-1) ?? null })
+  })
+
+  // "Restore in a new sandbox": destroy the thread's sandbox (a failed run keeps its own for a while, and a run of the
+  // thread before then would resume it with whatever that run left), so the next run gets a NEW private sandbox, which
+  // withSandbox fills from the thread's latest checkpoint before the agent starts. Nothing is restored here: the
+  // checkpoint named in the answer is the one the next run starts from. Under the accept lock, so no run of the thread
+  // starts (and ensures the sandbox) while this checks and destroys.
+  app.post('/api/threads/:threadId/restore', async (c) => {
+    const threadId = c.req.param('threadId')
+    if (!ID_PATTERN.test(threadId)) return c.json({ error: 'bad thread id' }, 400)
+    return stores.locks.withLock(ACCEPT_LOCK_KEY, async () => {
+      const active = await stores.runs.findActiveRun(threadId)
+      if (active) return c.json({ error: `thread ${threadId} has a live run, ${active.runId}: stop it or let it finish, then restore` }, 409)
+      const latest = await agent.snapshots.latest(threadId)
+      if (!latest) {
+        return c.json({ error: `thread ${threadId} has no checkpoint yet: one is written when a run of the thread completes, so there is nothing to restore from. Nothing was changed.` }, 409)
+      }
+      const destroyed = await agent.sandbox.destroy({ key: agent.sandbox.key({ threadId, runId: '' }), instances: stores.instances })
+      return c.json({ threadId, checkpoint: checkpointSummary(latest), destroyedSandboxId: destroyed.destroyed ? destroyed.providerSandboxId : null })
+    })
   })
 
   app.get('/api/runs/:runId/changes', async (c) => {
@@ -191,7 +239,7 @@ export function createApp({ config, stores, agent, prompts, reaper, limiter, sto
     return c.json(reaper.status())
   })
 
-  app.get('/api/sample', (c) => c.json({ task: SAMPLE_TASK, files: Object.keys(SAMPLE_FILES), mode: config.apiKey ? 'live' : 'offline', provider: config.provider }))
+  app.get('/api/sample', (c) => c.json({ task: SAMPLE_TASK, showTask: SHOW_TASK, files: Object.keys(SAMPLE_FILES), mode: config.apiKey ? 'live' : 'offline', provider: config.provider }))
 
   app.all('/api/*', (c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404))
 
