@@ -148,6 +148,64 @@ describe('portable snapshots through chat()', () => {
     expect(Buffer.from(blob!).toString('latin1')).toBe(`token=${'\0'.repeat('tok-portable-1234567'.length)}`)
   })
 
+  it('no stored blob and no stored message holds the secret in any form the agent could write it in: raw, base64, base64url, hex, URL-encoded, JSON-escaped', async () => {
+    const value = 'sk/pörtable+secret=1234567'
+    const secrets = createSecrets({ DEPLOY_KEY: value })
+    const sandbox = defineSandbox({ id: 'snap-secret-forms', provider, lifecycle: { reuse: 'none' }, workspace: defineWorkspace({ secrets }) })
+    const persistence = createInMemorySandboxPersistence()
+    const snapshots = createSandboxSnapshots({ persistence, sandbox })
+    const forms = {
+      raw: value,
+      base64: Buffer.from(value).toString('base64'),
+      base64url: Buffer.from(value).toString('base64url'),
+      hex: Buffer.from(value).toString('hex'),
+      url: encodeURIComponent(value),
+      json: JSON.stringify(value).slice(1, -1),
+    }
+    // The agent writes each form from the secret it sees in its environment, in files and in a nested folder.
+    const command = [
+      'mkdir -p deep/er',
+      'printf "%s" "$DEPLOY_KEY" > raw.txt',
+      'printf "%s" "$DEPLOY_KEY" | base64 -w0 > deep/b64.txt',
+      'printf "%s" "$DEPLOY_KEY" | base64 -w0 | tr "+/" "-_" | tr -d "=" > deep/er/b64url.txt',
+      'printf "%s" "$DEPLOY_KEY" | od -An -tx1 | tr -d " \n" > hex.txt',
+      `node -e 'process.stdout.write(encodeURIComponent(process.env.DEPLOY_KEY))' > url.txt`,
+      `printf '{"key":"%s"}' "$DEPLOY_KEY" > config.json`,
+      // And in its reply: the transcript stores what the run streamed, which withSandbox scrubbed.
+      'echo "$DEPLOY_KEY"',
+    ].join(' && ')
+    const out = await runShell({ threadId: 't-forms', middleware: [withPersistence(persistence), withSandbox(sandbox, { snapshots })], command })
+    expect(out.error).toBeUndefined()
+    const checkpoint = await snapshots.latest('t-forms')
+    const files = checkpoint!.manifest.entries.filter((entry): entry is typeof entry & { sha256: string } => entry.type === 'file')
+    expect(files.map((f) => f.path)).toEqual(['config.json', 'deep/b64.txt', 'deep/er/b64url.txt', 'hex.txt', 'raw.txt', 'url.txt'])
+    for (const file of files) {
+      const text = Buffer.from((await persistence.stores.blobs.get(file.sha256))!).toString('latin1')
+      for (const [form, encoded] of Object.entries(forms)) expect(text.includes(encoded), `${file.path} holds the secret ${form}`).toBe(false)
+      expect(text.length, `${file.path} keeps its length (zeroed, not cut)`).toBeGreaterThan(0)
+    }
+    const transcript = JSON.stringify(await persistence.stores.messages.list('t-forms'))
+    expect(transcript, 'the reply was stored, scrubbed').toContain('assistant')
+    for (const [form, encoded] of Object.entries(forms)) expect(transcript.includes(encoded), `the stored transcript holds the secret ${form}`).toBe(false)
+  })
+
+  it('a capture that meets a symlink fails the run\'s end with a typed error naming it, and the previous checkpoint stays the latest', async () => {
+    const sandbox = defineSandbox({ id: 'snap-symlink', provider, lifecycle: { reuse: 'none' } })
+    const snapshots = await memorySandboxSnapshots({ sandbox })
+    const middleware = [withPersistence(snapshots.persistence), withSandbox(sandbox, { snapshots })]
+    await runShell({ threadId: 't-link', middleware, command: 'echo first > a.txt' })
+    const head = await snapshots.latest('t-link')
+    const failed = await runShell({ threadId: 't-link', middleware, command: 'echo second > a.txt && ln -s a.txt link.txt' }).then(
+      (outcome) => outcome.error,
+      (error: unknown) => error,
+    )
+    expect(SandboxSnapshotError.isInstance(failed) ? [failed.reason, failed.path] : failed, 'the run ends with the capture error').toEqual(['symlink', 'link.txt'])
+    expect((await snapshots.latest('t-link'))?.checkpointId, 'the head did not move').toBe(head!.checkpointId)
+    const next = await runShell({ threadId: 't-link', middleware, command: 'cat a.txt; ls' })
+    expect(next.text, 'the next run starts from the previous checkpoint').toBe('first\na.txt\n')
+    expect(await snapshots.persistence.stores.blobs.listUnreferenced(), 'nothing was put: the listing failed before any blob').toEqual([])
+  })
+
   it('refuses to run without withPersistence(snapshots.persistence) before withSandbox, and while another writer holds the lease', async () => {
     const sandbox = defineSandbox({ id: 'snap-guards', provider, lifecycle: { reuse: 'none' } })
     const snapshots = await memorySandboxSnapshots({ sandbox })

@@ -78,6 +78,13 @@ export type SandboxTranscriptOutcome = { readonly saved: true; readonly messageC
 export interface SandboxTranscriptSignal {
   readonly persistence: SandboxSnapshotPersistence
   readonly outcome: Promise<SandboxTranscriptOutcome>
+  /**
+   * Register a text scrubber every string of the stored transcript passes
+   * through: `withSandbox` gives its run's secret scrubber here, so no
+   * workspace secret (raw or encoded) is stored, whatever reached the
+   * messages unscrubbed.
+   */
+  readonly redactWith: (scrub: (text: string) => string) => void
 }
 
 /** Carries a run's {@link SandboxTranscriptSignal}; provided by `withPersistence`. */

@@ -8,7 +8,7 @@
 import { isTerminalRunStatus, provideDetachableRun, type RunRecord, wasCancelRequested, type ChatMiddlewareContext, type RunStore } from '@tanstack/ai'
 import { getPendingTurn, getRunDisconnect, getSandboxRuntime, type InternalLogger } from '@tanstack/ai/adapter-internals'
 import { getLocks } from '@tanstack/ai/locks'
-import { getSandboxInstanceStore, provideProjection, provideSandbox, provideSandboxDurability, provideSandboxPolicy, provideSandboxRunChunks } from '../capabilities/tokens.js'
+import { getSandboxInstanceStore, getSandboxTranscript, provideProjection, provideSandbox, provideSandboxDurability, provideSandboxPolicy, provideSandboxRunChunks } from '../capabilities/tokens.js'
 import { SandboxConfigError } from '../contracts/errors.js'
 import { assertValidRunId } from '../contracts/run-id.js'
 import { DurableRunIdRequiredError, DurableThreadIdRequiredError } from '../harness/durable-ids.js'
@@ -49,6 +49,8 @@ export async function setUpRun(scope: WithSandboxScope, ctx: ChatMiddlewareConte
   const coreLogger = getSandboxRuntime(ctx, { optional: true })?.logger
   if (!scrubber.empty) scrubLoggerSink(coreLogger, scrubber.fragments)
   const logger = redactingLogger(coreLogger, scrubber.fragments)
+  // What withPersistence stores of this run passes the same scrubber as its chunks.
+  if (!scrubber.empty) getSandboxTranscript(ctx, { optional: true })?.redactWith(scrubber.text)
   const instances = parsed.instances ?? getSandboxInstanceStore(ctx, { optional: true }) ?? sandbox.fallbackInstances
   const locks = parsed.locks ?? getLocks(ctx, { optional: true })
   const tenant = tenantOf(ctx)

@@ -11,6 +11,7 @@
 import { defineChatMiddleware, type ChatMiddlewareContext, type ModelMessage } from '@tanstack/ai'
 import { provideSandboxTranscript, SandboxTranscriptCapability, type SandboxTranscriptOutcome } from '../capabilities/tokens.js'
 import { parseOptions } from '../contracts/validate.js'
+import { scrubDeep } from '../secrets/secret-scrubber.js'
 import { snapshotPersistenceSchema, type SandboxSnapshotPersistence } from '../snapshots/stores.js'
 
 /** Compare-and-set attempts of one transcript write (another writer of the thread may append between a read and a write). */
@@ -28,7 +29,9 @@ const APPEND_ATTEMPTS = 3
  * otherwise (a client that sends only the new message, or trimmed or edited
  * its history) the last user message and what follows it. The stored
  * transcript is never rewritten.
- * A run without `chat({ threadId })` is not saved.
+ * Every string of what is stored passes the secret scrubber `withSandbox`
+ * registers (its workspace secrets, raw and encoded, become `[redacted]`
+ * markers as in its chunks). A run without `chat({ threadId })` is not saved.
  *
  * @param persistence - `{ stores: { messages, artifacts, blobs, checkpoints } }`, e.g. `snapshots.persistence`.
  * @returns chat() middleware (`name: 'persistence'`).
@@ -44,6 +47,7 @@ const APPEND_ATTEMPTS = 3
 export function withPersistence(persistence: SandboxSnapshotPersistence) {
   parseOptions(snapshotPersistenceSchema, persistence, 'withPersistence.persistence')
   const outcomes = new WeakMap<object, (outcome: SandboxTranscriptOutcome) => void>()
+  const scrubbers = new WeakMap<object, ((text: string) => string)[]>()
   const settle = (ctx: ChatMiddlewareContext, outcome: SandboxTranscriptOutcome) => {
     outcomes.get(ctx)?.(outcome)
     outcomes.delete(ctx)
@@ -53,12 +57,14 @@ export function withPersistence(persistence: SandboxSnapshotPersistence) {
     provides: [SandboxTranscriptCapability],
     setup(ctx) {
       const outcome = new Promise<SandboxTranscriptOutcome>((resolve) => outcomes.set(ctx, resolve))
-      provideSandboxTranscript(ctx, { persistence, outcome })
+      const scrubs: ((text: string) => string)[] = []
+      scrubbers.set(ctx, scrubs)
+      provideSandboxTranscript(ctx, { persistence, outcome, redactWith: (scrub) => void scrubs.push(scrub) })
     },
     async onFinish(ctx, info) {
       if (GENERATED_THREAD_ID.test(ctx.threadId)) return settle(ctx, { saved: false })
       try {
-        const messageCount = await appendTurn(persistence, ctx.threadId, transcriptOf(ctx.messages, info.content))
+        const messageCount = await appendTurn(persistence, ctx.threadId, scrubbed(transcriptOf(ctx.messages, info.content), scrubbers.get(ctx) ?? []))
         settle(ctx, { saved: true, messageCount })
       } catch (error) {
         settle(ctx, { saved: false, error })
@@ -79,6 +85,12 @@ function transcriptOf(messages: readonly ModelMessage[], reply: string): ModelMe
   const last = all.at(-1)
   if (!(last?.role === 'assistant' && last.content === reply)) all.push({ role: 'assistant', content: reply })
   return all
+}
+
+/** Every string of the messages (contents, parts, tool arguments and results) through each scrubber. */
+function scrubbed(messages: ModelMessage[], scrubs: readonly ((text: string) => string)[]): ModelMessage[] {
+  if (scrubs.length === 0) return messages
+  return scrubDeep(messages, (text) => scrubs.reduce((out, scrub) => scrub(out), text))
 }
 
 /** Append what the thread lacks of `transcript`; the thread's message count afterwards. */
