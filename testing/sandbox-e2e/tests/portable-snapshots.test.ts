@@ -80,6 +80,19 @@ describe('portable snapshots through chat()', () => {
     await sandbox.destroy({ key: record!.key, instances })
   })
 
+  it('two runs of one thread started together in one process take turns, and each writes its checkpoint', async () => {
+    const sandbox = defineSandbox({ id: 'snap-turns', provider, lifecycle: { reuse: 'thread' } })
+    const instances = new InMemorySandboxInstanceStore()
+    const snapshots = await memorySandboxSnapshots({ sandbox, instances })
+    const middleware = [withPersistence(snapshots.persistence), withSandbox(sandbox, { instances, snapshots })]
+    const [a, b] = await Promise.all([runShell({ threadId: 't-turns', middleware, command: 'echo a >> log.txt' }), runShell({ threadId: 't-turns', middleware, command: 'echo b >> log.txt' })])
+    expect([a.error, b.error]).toEqual([undefined, undefined])
+    const checkpoints = await snapshots.list('t-turns')
+    expect(checkpoints.map((c) => c.sequence)).toEqual([1, 2])
+    expect(checkpoints[1]!.manifest.entries.find((e) => e.path === 'log.txt')).toMatchObject({ size: 4 })
+    await sandbox.destroy({ key: sandbox.key({ threadId: 't-turns', runId: '' }), instances })
+  })
+
   it('save needs a live reusable sandbox and writes a labelled checkpoint covering the transcript so far', async () => {
     const sandbox = defineSandbox({ id: 'snap-save', provider, lifecycle: { reuse: 'thread' } })
     const instances = new InMemorySandboxInstanceStore()

@@ -108,12 +108,13 @@ export async function setUpRun(scope: WithSandboxScope, ctx: ChatMiddlewareConte
   let releaseTurn: (() => void) | undefined
   let snapshots: RunSnapshots | undefined
   try {
-    // The thread's writer lease, before the sandbox: the restore and the checkpoint of this run are the thread's only writes.
-    if (parsed.snapshots && !GENERATED_THREAD_ID.test(ctx.threadId)) snapshots = await holdRunSnapshots(parsed.snapshots, ctx, logger)
     // One run of a sandbox at a time: a second run of the thread waits here, so its file events are its own work.
     releaseTurn = await queueThreadRun(sandbox, key, ctx.signal, () => logger?.sandbox(`run ${ctx.runId} waits for the run of thread ${ctx.threadId} in progress on ${key}`))
     // Aborted while it waited: it never started, so it must not touch (or destroy) the sandbox the other run uses.
     if (ctx.signal?.aborted) throw new WorkspaceBootstrapError('aborted', `withSandbox: run ${ctx.runId} was aborted while it waited for the run of thread ${ctx.threadId} in progress; it started nothing.`, { cause: ctx.signal.reason })
+    // The thread's writer lease once this run has the thread's turn, before the sandbox: the restore and the
+    // checkpoint of this run are the thread's only writes.
+    if (parsed.snapshots && !GENERATED_THREAD_ID.test(ctx.threadId)) snapshots = await holdRunSnapshots(parsed.snapshots, ctx, logger)
     await setupRun(scope, ctx, { key, logger, instances, locks, ensureCtx, scrubber, releaseTurn, durable, owner, lease, snapshots })
   } catch (error) {
     releaseTurn?.()
