@@ -2,8 +2,10 @@
  * The app with `--docker`, in chromium: the agent runs in a container of the
  * Debian image, the mock model is reached as `host.docker.internal`. A run
  * refreshed mid-way ends with the whole transcript (each tool call once, the
- * diff of the three files), its container gone after it completed; Stop in a
- * second run removes that run's container.
+ * diff of the three files), its container gone after it completed and its
+ * portable checkpoint written from inside the container (the page shows #1,
+ * five files); Stop in a second run removes that run's container and writes
+ * no checkpoint.
  */
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
@@ -43,6 +45,8 @@ describeInBrowser('examples/sandbox-web --docker in chromium', { docker: true },
     expect(log.starts).toEqual(SAMPLE_TOOL_CALLS)
     expect(log.idsUnique).toBe(true)
     await expect.poll(containers, { timeout: 30_000, interval: 500 }).toEqual([])
+    // The checkpoint of the completed run, captured in the container (the same five files as on local-process).
+    await page.waitForSelector('[data-testid=latest-checkpoint][data-sequence="1"]:text("5 files")')
     await page.context().close()
   }, RUN_MS + 60_000)
 
@@ -61,6 +65,8 @@ describeInBrowser('examples/sandbox-web --docker in chromium', { docker: true },
     await expect.poll(containers, { timeout: 30_000, interval: 500 }).toEqual([])
     const runs = ((await (await server.api('/api/status')).json()) as { runs: { runId: string; status: string }[] }).runs
     expect(runs.find((run) => run.runId === runId)?.status).toBe('aborted')
+    const threadId = new URL(page.url()).searchParams.get('thread')!
+    expect(((await (await server.api(`/api/threads/${threadId}/checkpoints`)).json()) as { checkpoints: unknown[] }).checkpoints).toEqual([]) // a stopped run writes none
     await page.context().close()
   }, RUN_MS + 30_000)
 })
