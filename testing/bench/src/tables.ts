@@ -33,6 +33,7 @@ import { benchPostgresStores, benchPostgresTakeoverLatency, printPostgresStores 
 import { benchReaper } from './reaper.js'
 import { benchRunDriver } from './run-driver.js'
 import { benchSecretScrubbing } from './secret-scrubbing.js'
+import { benchSnapshots } from './snapshots.js'
 import { benchSqliteStores } from './sqlite-stores.js'
 import { envInt, round } from './stats.js'
 import { benchTakeoverLatency, type TakeoverLatencyRow } from './takeover-latency.js'
@@ -379,6 +380,31 @@ export const TABLES: readonly BenchTable[] = [
       const probe = find(rows, (row) => row.step === 'probeRunExit', 'probeRunExit')
       const producing = find(rows, (row) => row.step === 'sweep, producing runs', 'producing sweep')
       return { json: rows, ratios: [ratio('reaper', 'sweep over producing runs, per run', producing.perRunMs, 'one probeRunExit (median)', probe.totalMs, 'ms')] }
+    },
+  },
+  {
+    name: 'snapshots',
+    sizes: 'BENCH_SNAPSHOT_FILES 1000/20000, BENCH_SNAPSHOT_MB 10/200, BENCH_SNAPSHOT_RUNS 3/3, BENCH_SNAPSHOT_SECOND_FILES 4000/5000, BENCH_SNAPSHOT_SECOND_MB 40/50 (local-process, one run), BENCH_SNAPSHOT_DOCKER 1/1',
+    run: async (ctx) => {
+      const tree = { files: size(ctx, 'BENCH_SNAPSHOT_FILES', 1000, 20_000), mib: size(ctx, 'BENCH_SNAPSHOT_MB', 10, 200) }
+      // The second tree is 4x the default one by default and a quarter of the full one under --full: both compare two sizes 4x apart.
+      const secondTree = { files: size(ctx, 'BENCH_SNAPSHOT_SECOND_FILES', 4000, 5000), mib: size(ctx, 'BENCH_SNAPSHOT_SECOND_MB', 40, 50) }
+      const runs = size(ctx, 'BENCH_SNAPSHOT_RUNS', 3, 3)
+      const result = await benchSnapshots({ root: ctx.root, provider: ctx.provider, size: tree, secondSize: secondTree, runs, docker: envInt('BENCH_SNAPSHOT_DOCKER', 1, { zero: true }) === 1 })
+      heading(
+        `(w) portable snapshots: captureSandboxWorkspace and restoreSandboxWorkspace of a generated tree (${tree.files} files / ${tree.mib} MiB, ${runs} runs; default 1000 / 10 MiB, --full 20000 / 200 MiB) beside tar of the same tree through the same provider's process API ` +
+          `(capture: \`tar -cf - .\` drained on the host; restore: \`tar -xf -\` fed a host tar), one child process per figure (its peak RSS its own, the highest over its runs); blobs on disk (putBlob writes a file per blob, getBlob reads it). ` +
+          `Then local-process once at ${secondTree.files} files / ${secondTree.mib} MiB for the RSS at a second size. Goals: within 2x tar; peak RSS bounded independently of the tree's size`,
+      )
+      console.table(result.rows)
+      for (const skip of result.skipped) console.log(`  skipped ${skip.provider}: ${skip.reason}`)
+      const ratios = result.rows.map((row) => ratio('snapshots', `${row.provider}, ${row.files} files / ${row.mib} MiB: ${row.op}`, row.medianMs, `same tree: ${row.op === 'capture' ? 'tar -cf - .' : 'tar -xf -'} through the process API (goal 2x)`, row.tarMedianMs, 'ms'))
+      const local = result.rows.filter((row) => row.provider === 'local-process')
+      for (const op of ['capture', 'restore'] as const) {
+        const [smaller, larger] = local.filter((row) => row.op === op).sort((a, b) => a.files - b.files)
+        if (smaller && larger && smaller !== larger) ratios.push(ratio('snapshots', `local-process ${op}: peak RSS at ${larger.files} files / ${larger.mib} MiB`, larger.peakRssMiB, `at ${smaller.files} files / ${smaller.mib} MiB (bounded: about 1)`, smaller.peakRssMiB, 'MiB'))
+      }
+      return { json: result, ratios }
     },
   },
   {
