@@ -5,11 +5,15 @@
  * at once, or once its lease expires with detectDeadHolders off; a holder
  * paused with SIGSTOP past its lease loses the key to the other process and,
  * after SIGCONT, its signal aborts; a reader in one process tails what another
- * appends until it closes. The package's own cases join the describe block.
+ * appends until it closes; processes racing snapshot appends on one head, or
+ * for one free snapshot lease, have exactly one winner, round after round. The package's own
+ * cases join the describe block.
  */
+import { randomUUID } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { hashSandboxSnapshotManifest, SANDBOX_SNAPSHOT_MANIFEST_VERSION, type SandboxCheckpointInput, type SandboxCheckpointLease, type SandboxSnapshotManifest } from '@tanstack/ai-sandbox'
 import { afterAll, expect, it } from 'vitest'
 import { childProcesses, type StartChild } from './children.js'
 import type { StorePlaces, StoreTarget, SuiteStores } from './target.js'
@@ -86,6 +90,32 @@ export function runMultiProcessSuite<S extends SuiteStores, P extends StorePlace
       expect(new Set(owners).size).toBe(2)
       expect(handovers).toBeGreaterThanOrEqual(2)
       expect(await lockRow(place, 'k')).toBeUndefined()
+    })
+
+    it('processes racing snapshot appends on one head, and acquisitions of one free snapshot lease: exactly one of each wins, every time', async () => {
+      const place = await hooks.shared(places)
+      const at = hooks.at(places, place)
+      const { checkpoints } = (await places.open({ place })).snapshots.stores
+      const manifest: SandboxSnapshotManifest = { version: SANDBOX_SNAPSHOT_MANIFEST_VERSION, entries: [] }
+      // Ten rounds: each process appends to the same ten empty threads in the same order, on the head null.
+      const threads = Array.from({ length: 10 }, () => `race-${randomUUID()}`)
+      const leases = await Promise.all(threads.map(async (threadId) => (await checkpoints.acquireLease(threadId, { owner: 'parent', ttlMs: 60_000 }))!))
+      const appends = () => leases.map((lease): { lease: SandboxCheckpointLease; checkpoint: SandboxCheckpointInput } => ({ lease, checkpoint: { threadId: lease.threadId, checkpointId: randomUUID(), kind: 'run', manifest, manifestSha256: hashSandboxSnapshotManifest(manifest), messageCount: 0, artifacts: [], createdAt: 1 } }))
+      const free = Array.from({ length: 10 }, () => `race-lease-${randomUUID()}`)
+      const goFile = file()
+      const appenders = [0, 1, 2].map(() => start({ role: 'snapshot-race', ...at, goFile, appends: appends() }))
+      const acquirers = ['w', 'x', 'y'].map((owner) => start({ role: 'snapshot-race', ...at, goFile, threadIds: free, owner }))
+      const racers = [...appenders, ...acquirers]
+      await Promise.all(racers.map((child) => child.next('ready')))
+      writeFileSync(goFile, '')
+      const results = (await Promise.all(racers.map((child) => child.next('raced')))).map((event) => event.results as string[])
+      for (const child of racers) expect(await child.exited).toBe(0)
+      const round = (from: number, to: number, i: number) => results.slice(from, to).map((r) => r[i]).sort()
+      for (let i = 0; i < threads.length; i++) {
+        expect(round(0, 3, i), `of appends racing on one head exactly one lands (round ${i})`).toEqual(['head-moved', 'head-moved', 'ok'])
+        expect((await checkpoints.list(threads[i]!)).length).toBe(1)
+        expect(round(3, 6, i), `of processes racing for a free lease exactly one gets it (round ${i})`).toEqual(['held', 'held', 'ok'])
+      }
     })
 
     it(`a holder killed with SIGKILL mid-lease is taken over at once: ${hooks.deadHolder}`, async () => {

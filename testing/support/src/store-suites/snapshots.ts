@@ -10,23 +10,18 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createSandboxSnapshots, defineSandbox, withSandbox, type SandboxSnapshotPersistence } from '@tanstack/ai-sandbox'
+import { createSandboxSnapshots, defineSandbox, withSandbox } from '@tanstack/ai-sandbox'
 import { withPersistence } from '@tanstack/ai-sandbox/persistence'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import { afterAll, expect, it } from 'vitest'
 import { runShell } from '../run-shell.js'
 import type { StorePlaces, StoreTarget, SuiteStores } from './target.js'
 
-/** Stores that also carry the portable-snapshot persistence (`createSqliteStores`, `createPostgresStores`). */
-export interface SnapshotSuiteStores extends SuiteStores {
-  readonly snapshots: SandboxSnapshotPersistence
-}
-
 /**
  * Register the case in the target's describe block.
- * @param target - The package's store target; its stores have `snapshots`.
+ * @param target - The package's store target.
  */
-export function runSnapshotsThroughChatSuite<S extends SnapshotSuiteStores, P extends StorePlaces<S>>(target: StoreTarget<S, P>): void {
+export function runSnapshotsThroughChatSuite<S extends SuiteStores, P extends StorePlaces<S>>(target: StoreTarget<S, P>): void {
   target.describe(`${target.label} snapshots through chat() (the README's example)`, (places) => {
     const root = mkdtempSync(join(tmpdir(), `${target.prefix}-snapshots-`))
     const provider = localProcessSandbox({ root })

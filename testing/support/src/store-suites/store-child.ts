@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { StreamChunk } from '@tanstack/ai'
 import { InMemoryLockStore } from '@tanstack/ai/locks'
-import { defineSandbox, defineWorkspace, StaleEpochError } from '@tanstack/ai-sandbox'
+import { defineSandbox, defineWorkspace, StaleEpochError, type SandboxCheckpointInput, type SandboxCheckpointLease } from '@tanstack/ai-sandbox'
 import { localProcessSandbox } from '@tanstack/ai-sandbox-local-process'
 import type { StoreErrorClass, SuiteStores } from './target.js'
 
@@ -46,9 +46,12 @@ import type { StoreErrorClass, SuiteStores } from './target.js'
  *            is refused with StaleEpochError; then report `refused` { storedEpoch } (when it was) and the
  *            result of updateAtEpoch(epoch, { status: 'completed' }) as `settled` { applied }.
  *            { op: 'exit' } ends the worker.
+ *   snapshot-race: report `ready`, wait for `goFile`, then append each of `appends` ({ lease, checkpoint }) on the
+ *            head `null`, or acquire the snapshot lease of each of `threadIds` for `owner`, one after the other;
+ *            report `raced` { results: ('ok' | the refusal's reason)[] }.
  */
 export interface StoreChildCommand {
-  role: 'contend' | 'hold' | 'take' | 'append' | 'tail' | 'ensure' | 'worker'
+  role: 'contend' | 'hold' | 'take' | 'append' | 'tail' | 'ensure' | 'worker' | 'snapshot-race'
   key?: string
   leaseMs?: number
   detectDeadHolders?: boolean
@@ -64,6 +67,9 @@ export interface StoreChildCommand {
   threadId?: string
   memoryLocks?: boolean
   createBarrier?: { dir: string; count: number }
+  owner?: string
+  appends?: { lease: SandboxCheckpointLease; checkpoint: SandboxCheckpointInput }[]
+  threadIds?: string[]
 }
 
 interface WorkerCommand {
@@ -257,6 +263,19 @@ export async function runStoreChild<C extends object>(open: (command: StoreChild
       }
       // Let go of stdin, or it would keep this process alive.
       process.stdin.destroy()
+      break
+    }
+    case 'snapshot-race': {
+      report('ready')
+      while (!existsSync(command.goFile!)) await sleep(1)
+      const { checkpoints } = stores.snapshots.stores
+      const results: string[] = []
+      for (const { lease, checkpoint } of command.appends ?? []) {
+        const result = await checkpoints.append({ lease, expectedHead: null, checkpoint })
+        results.push(result.ok ? 'ok' : result.reason)
+      }
+      for (const threadId of command.threadIds ?? []) results.push((await checkpoints.acquireLease(threadId, { owner: command.owner!, ttlMs: 60_000 })) === null ? 'held' : 'ok')
+      report('raced', { results })
       break
     }
   }

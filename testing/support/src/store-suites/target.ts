@@ -8,13 +8,15 @@
  */
 import type { RunStore, UpsertableStreamDurability } from '@tanstack/ai'
 import type { LockStore } from '@tanstack/ai/locks'
-import type { EpochFencedRunStore, EpochFencedStreamDurability, LockProbe, SandboxError, SandboxInstanceStore } from '@tanstack/ai-sandbox'
+import type { EpochFencedRunStore, EpochFencedStreamDurability, LockProbe, SandboxError, SandboxInstanceStore, SandboxSnapshotPersistence } from '@tanstack/ai-sandbox'
 
 /** The stores the suites work on: what `createSqliteStores` and `createPostgresStores` both return. */
 export interface SuiteStores {
   readonly runs: Required<RunStore> & EpochFencedRunStore
   readonly locks: LockStore & LockProbe
   readonly instances: SandboxInstanceStore
+  /** The portable-snapshot persistence (messages, artifacts, blobs, checkpoints). */
+  readonly snapshots: SandboxSnapshotPersistence
   stream(source: Request | { runId: string; offset?: string }): UpsertableStreamDurability & EpochFencedStreamDurability
   close(): void | Promise<void>
 }
