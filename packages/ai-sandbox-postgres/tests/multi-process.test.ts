@@ -4,7 +4,8 @@
 // lease expires with detectDeadHolders off; a holder paused with SIGSTOP
 // past its lease loses the key to the other process and, after SIGCONT, its
 // signal aborts; a reader in one process tails what another appends, woken by
-// NOTIFY, until it closes (those cases are the shared suite's,
+// NOTIFY, until it closes; processes racing snapshot appends on one head or
+// for one free snapshot lease have one winner (those cases are the shared suite's,
 // @testing/support/store-suites/multi-process); a holder whose connections
 // the server terminates (pg_terminate_backend) sees its signal abort. Every
 // child is killed and reaped after its test.

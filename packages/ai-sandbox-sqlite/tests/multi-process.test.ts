@@ -4,7 +4,8 @@
 // once its lease expires with detectDeadHolders off; a holder paused with
 // SIGSTOP past its lease loses the key to the other process and, after
 // SIGCONT, its signal aborts; a reader in one process tails what another
-// appends until it closes (those cases are the shared suite's,
+// appends until it closes; processes racing snapshot appends on one head or
+// for one free snapshot lease have one winner (those cases are the shared suite's,
 // @testing/support/store-suites/multi-process); two processes ensuring one
 // thread's sandbox make one sandbox (with a per-process lock instead, they
 // make two). Every child is killed and reaped after its test, every sandbox
