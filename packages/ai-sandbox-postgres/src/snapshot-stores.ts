@@ -11,8 +11,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { ModelMessage } from '@tanstack/ai'
 import {
-  SandboxConfigError,
-  SandboxSnapshotError,
   type SandboxArtifact,
   type SandboxCheckpoint,
   type SandboxCheckpointKind,
@@ -20,19 +18,9 @@ import {
   type SandboxCheckpointStore,
   type SandboxSnapshotPersistence,
 } from '@tanstack/ai-sandbox'
+import { assertArtifactName, blobMissingForAppend, checkpointBlobs } from '@tanstack/ai-sandbox/internal'
 import { contextOf, query, transaction, type PostgresClient, type PostgresContext, type PostgresPool, type PostgresSchemaOptions } from './database.js'
 import { PostgresDatabaseError } from './errors.js'
-
-/** Core's artifact name rule (`ARTIFACT_NAME` of `@tanstack/ai-sandbox`, not exported there): 1-200 characters, no NUL, no `/` at either end. */
-const ARTIFACT_NAME = /^(?!\/)(?!.*\/$)[^\0]{1,200}$/
-
-/** The distinct blobs a checkpoint names (its files' and its artifacts'), sorted: core's `checkpointBlobs`, in lock order. */
-function checkpointBlobs(checkpoint: Pick<SandboxCheckpoint, 'manifest' | 'artifacts'>): string[] {
-  const blobs = new Set<string>()
-  for (const entry of checkpoint.manifest.entries) if (entry.type === 'file') blobs.add(entry.sha256)
-  for (const artifact of checkpoint.artifacts) blobs.add(artifact.sha256)
-  return [...blobs].sort()
-}
 
 /** Epoch ms of the database clock (the lease's clock, as the lock store's). */
 const NOW_MS = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::double precision'
@@ -169,7 +157,7 @@ export function snapshotPersistenceOf(ctx: PostgresContext): SandboxSnapshotPers
     const found = new Set(rows.map((row) => row.sha256))
     const missing = blobs.find((sha) => !found.has(sha))
     if (missing !== undefined) {
-      throw new SandboxSnapshotError('blob-missing', `checkpoints.append: blob ${missing} of checkpoint ${checkpoint.checkpointId} (thread ${JSON.stringify(checkpoint.threadId)}) is not stored; put every blob before the checkpoint. Nothing was written.`)
+      throw blobMissingForAppend(missing, checkpoint)
     }
     await client.query(`UPDATE ${T.blobs} SET checkpoint_refs = checkpoint_refs + 1 WHERE sha256 = ANY($1::text[])`, [blobs])
   }
@@ -260,7 +248,7 @@ export function snapshotPersistenceOf(ctx: PostgresContext): SandboxSnapshotPers
       },
       artifacts: {
         put: async (threadId, { name, mediaType, bytes }) => {
-          if (typeof name !== 'string' || !ARTIFACT_NAME.test(name)) throw new SandboxConfigError('artifacts.put.name', `Invalid option artifacts.put.name: ${JSON.stringify(name)}; use 1-200 characters with no NUL and no "/" at either end, e.g. "reports/summary.md".`)
+          assertArtifactName(name)
           const sha256 = createHash('sha256').update(bytes).digest('hex')
           return transaction(ctx, async (client) => {
             await lockThread(client, threadId)

@@ -11,8 +11,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { ModelMessage } from '@tanstack/ai'
 import {
-  SandboxConfigError,
-  SandboxSnapshotError,
   type SandboxArtifact,
   type SandboxCheckpoint,
   type SandboxCheckpointAppendResult,
@@ -23,19 +21,9 @@ import {
   type SandboxCheckpointStore,
   type SandboxSnapshotPersistence,
 } from '@tanstack/ai-sandbox'
+import { assertArtifactName, blobMissingForAppend, checkpointBlobs } from '@tanstack/ai-sandbox/internal'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteDatabaseError } from './errors.js'
-
-/** Core's artifact name rule (`ARTIFACT_NAME` of `@tanstack/ai-sandbox`, not exported there): 1-200 characters, no NUL, no `/` at either end. */
-const ARTIFACT_NAME = /^(?!\/)(?!.*\/$)[^\0]{1,200}$/
-
-/** The distinct blobs a checkpoint names (its files' and its artifacts'), sorted: core's `checkpointBlobs`. */
-function checkpointBlobs(checkpoint: Pick<SandboxCheckpoint, 'manifest' | 'artifacts'>): string[] {
-  const blobs = new Set<string>()
-  for (const entry of checkpoint.manifest.entries) if (entry.type === 'file') blobs.add(entry.sha256)
-  for (const artifact of checkpoint.artifacts) blobs.add(artifact.sha256)
-  return [...blobs].sort()
-}
 
 type ForkInput = Parameters<NonNullable<SandboxCheckpointStore['forkFromCheckpoint']>>[0]
 
@@ -227,7 +215,7 @@ export function sqliteSnapshotPersistence(db: SqliteDatabase): SandboxSnapshotPe
     if ((head?.checkpoint_id ?? null) !== expectedHead) return { ok: false, reason: 'head-moved' }
     for (const sha of checkpointBlobs(checkpoint)) {
       if (q.blobExists.get(sha) === undefined) {
-        throw new SandboxSnapshotError('blob-missing', `checkpoints.append: blob ${sha} of checkpoint ${checkpoint.checkpointId} (thread ${JSON.stringify(checkpoint.threadId)}) is not stored; put every blob before the checkpoint. Nothing was written.`)
+        throw blobMissingForAppend(sha, checkpoint)
       }
     }
     const row = toRow({ ...checkpoint, sequence: (head?.sequence ?? 0) + 1, parentCheckpointId: head?.checkpoint_id ?? null })
@@ -304,7 +292,7 @@ export function sqliteSnapshotPersistence(db: SqliteDatabase): SandboxSnapshotPe
       },
       artifacts: {
         put: async (threadId, { name, mediaType, bytes }) => {
-          if (typeof name !== 'string' || !ARTIFACT_NAME.test(name)) throw new SandboxConfigError('artifacts.put.name', `Invalid option artifacts.put.name: ${JSON.stringify(name)}; use 1-200 characters with no NUL and no "/" at either end, e.g. "reports/summary.md".`)
+          assertArtifactName(name)
           return putArtifact(threadId, name, mediaType, bytes)
         },
         list: async (threadId) => read(() => q.artifacts.all(threadId).map(artifactOf).sort(byName)),

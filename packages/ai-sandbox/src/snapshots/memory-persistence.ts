@@ -7,9 +7,9 @@
  */
 import { createHash, randomUUID } from 'node:crypto'
 import type { ModelMessage } from '@tanstack/ai'
-import { SandboxConfigError } from '../contracts/errors.js'
 import {
-  ARTIFACT_NAME,
+  assertArtifactName,
+  blobMissingForAppend,
   checkpointBlobs,
   type SandboxArtifact,
   type SandboxCheckpoint,
@@ -91,7 +91,7 @@ export function createInMemorySandboxPersistence(options: InMemorySandboxPersist
       const head = chain.at(-1) ?? null
       if ((head?.checkpointId ?? null) !== expectedHead) return { ok: false, reason: 'head-moved' }
       for (const sha of checkpointBlobs(checkpoint)) {
-        if (!blobs.has(sha)) throw new Error(`append: blob ${sha} of checkpoint ${checkpoint.checkpointId} is not stored; put every blob before the checkpoint`)
+        if (!blobs.has(sha)) throw blobMissingForAppend(sha, checkpoint)
       }
       const stored: SandboxCheckpoint = { ...clone(checkpoint), sequence: (head?.sequence ?? 0) + 1, parentCheckpointId: head?.checkpointId ?? null }
       checkpoints.set(checkpoint.threadId, [...chain, stored])
@@ -133,7 +133,7 @@ export function createInMemorySandboxPersistence(options: InMemorySandboxPersist
       },
       artifacts: {
         put: async (threadId, { name, mediaType, bytes }) => {
-          if (typeof name !== 'string' || !ARTIFACT_NAME.test(name)) throw new SandboxConfigError('artifacts.put.name', `Invalid option artifacts.put.name: ${JSON.stringify(name)}; use 1-200 characters with no NUL and no "/" at either end, e.g. "reports/summary.md".`)
+          assertArtifactName(name)
           const sha256 = createHash('sha256').update(bytes).digest('hex')
           if (!blobs.has(sha256)) blobs.set(sha256, Uint8Array.from(bytes))
           const artifact: SandboxArtifact = { name, mediaType, size: bytes.length, sha256, createdAt: now() }

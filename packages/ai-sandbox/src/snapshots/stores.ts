@@ -11,6 +11,8 @@
  */
 import type { ModelMessage } from '@tanstack/ai'
 import { z } from 'zod'
+import { SandboxConfigError } from '../contracts/errors.js'
+import { SandboxSnapshotError } from './errors.js'
 import type { SandboxSnapshotManifest } from './manifest.js'
 
 /** A persisted thread artifact (a report, an export) as a checkpoint lists it: its bytes are a blob. */
@@ -201,13 +203,26 @@ export function defineSandboxSnapshotPersistence(persistence: SandboxSnapshotPer
   return persistence
 }
 
-/** The distinct blobs a checkpoint names: its files' and its artifacts'. */
+/** The distinct blobs a checkpoint names (its files' and its artifacts'), sorted (a lock order for database stores). */
 export function checkpointBlobs(checkpoint: Pick<SandboxCheckpoint, 'manifest' | 'artifacts'>): string[] {
   const blobs = new Set<string>()
   for (const entry of checkpoint.manifest.entries) if (entry.type === 'file') blobs.add(entry.sha256)
   for (const artifact of checkpoint.artifacts) blobs.add(artifact.sha256)
-  return [...blobs]
+  return [...blobs].sort()
 }
 
-/** The rule for artifact names (checked by `artifacts.put` of every bundled store). */
-export const ARTIFACT_NAME = /^(?!\/)(?!.*\/$)[^\0]{1,200}$/
+/** The rule for artifact names: 1-200 characters, no NUL, no `/` at either end. */
+const ARTIFACT_NAME = /^(?!\/)(?!.*\/$)[^\0]{1,200}$/
+
+/**
+ * Check an artifact name as `artifacts.put` of every bundled store does.
+ * @throws SandboxConfigError `artifacts.put.name` naming the rule.
+ */
+export function assertArtifactName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || !ARTIFACT_NAME.test(name)) throw new SandboxConfigError('artifacts.put.name', `Invalid option artifacts.put.name: ${JSON.stringify(name)}; use 1-200 characters with no NUL and no "/" at either end, e.g. "reports/summary.md".`)
+}
+
+/** The error of an `append` naming a blob that is not stored (nothing is written). */
+export function blobMissingForAppend(sha256: string, checkpoint: Pick<SandboxCheckpoint, 'checkpointId' | 'threadId'>): SandboxSnapshotError {
+  return new SandboxSnapshotError('blob-missing', `checkpoints.append: blob ${sha256} of checkpoint ${checkpoint.checkpointId} (thread ${JSON.stringify(checkpoint.threadId)}) is not stored; put every blob before the checkpoint. Nothing was written.`)
+}
