@@ -6,16 +6,17 @@
  * and says which checkpoint the next run starts from; the next run (the
  * mock's second task, which prints CHANGES.md and the end of math.js) runs
  * in a new sandbox, a third id, and prints what the sample run wrote. A
- * thread without a checkpoint gets the 409 message, and the restore route is
- * locked like the other thread routes (token, JSON from this app's origin).
+ * thread without a checkpoint gets the 409 message, so does one with a live
+ * run (which goes on), and the restore route is locked like the other
+ * thread routes (token, JSON from this app's origin).
  * Everything started is stopped, and checked gone: no sandbox left, the data
  * folder removed, chromium closed.
  */
 import { existsSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { FAILING_TASK, SHOW_TASK } from '../src/server/model.js'
-import { describeInBrowser, launchChromium, startServer, type AppServer } from './helpers/app.js'
+import { FAILING_TASK, SAMPLE_TASK, SHOW_TASK } from '../src/server/model.js'
+import { describeInBrowser, launchChromium, startRunOverApi, startServer, type AppServer } from './helpers/app.js'
 import { openThread as openPage, RUN_MS, startTask, waitForStatus } from './helpers/page.js'
 
 /** A checkpoint as the API describes it. */
@@ -122,7 +123,7 @@ describeInBrowser('examples/sandbox-web: restore a thread in a new sandbox', {},
     await page.context().close()
   }, 3 * RUN_MS)
 
-  it('Restore on a thread with no checkpoint shows the 409 message; the route is locked like the other thread routes', async () => {
+  it('Restore on a thread with no checkpoint shows the 409 message; the route is locked like the other thread routes and refuses a thread with a live run', async () => {
     const threadId = `restore-none-${Date.now()}`
     const page = await openPage(browser, server, threadId)
     await page.waitForSelector('[data-testid=latest-checkpoint][data-sequence="0"]:text("No checkpoint yet")')
@@ -139,10 +140,23 @@ describeInBrowser('examples/sandbox-web: restore a thread in a new sandbox', {},
     expect((await server.api(`/api/threads/${threadId}/checkpoints`, { headers: {} })).status).toBe(200)
     expect((await fetch(`${server.url}/api/threads/${threadId}/checkpoints`)).status).toBe(401)
     expect((await server.api('/api/threads/bad%20id/checkpoints')).status).toBe(400)
-  }, 60_000)
+
+    // A thread with a live run: 409 as well, naming the run, and the run goes on untouched (then it is stopped).
+    const runId = `run-live-${Date.now()}`
+    const live = await startRunOverApi(server, runId, threadId, SAMPLE_TASK)
+    const refused = await server.api(`/api/threads/${threadId}/restore`, { method: 'POST', headers: json, body: '{}' })
+    expect(refused.status).toBe(409)
+    expect(((await refused.json()) as { error: string }).error).toBe(`thread ${threadId} has a live run, ${runId}: stop it or let it finish, then restore`)
+    const runStatus = async () => ((await (await server.api(`/api/threads/${threadId}`)).json()) as { runs: { runId: string; status: string }[] }).runs.find((run) => run.runId === runId)?.status
+    expect(await runStatus()).toBe('running')
+    await server.api('/api/run/cancel', { method: 'POST', headers: json, body: JSON.stringify({ threadId }) })
+    await live.text() // the stream ends once the cancel landed
+    await expect.poll(runStatus, { timeout: 30_000, interval: 250 }).toBe('aborted')
+    expect((await checkpoints(threadId)).checkpoints).toEqual([])
+  }, 90_000)
 
   it('leaves nothing behind: no live sandbox, and stopping the server removes its data', async () => {
-    expect(await liveSandboxes()).toEqual([])
+    await expect.poll(liveSandboxes, { timeout: 30_000, interval: 250 }).toEqual([])
     expect(((await (await server.api('/api/status')).json()) as { drivingHere: string[] }).drivingHere).toEqual([])
     const { dataDir } = server
     await server.stop()
