@@ -18,7 +18,7 @@ import {
   type SandboxCheckpointStore,
   type SandboxSnapshotPersistence,
 } from '@tanstack/ai-sandbox'
-import { assertArtifactName, blobMissingForAppend, checkpointBlobs } from '@tanstack/ai-sandbox/internal'
+import { assertArtifactName, assertBlobMatches, blobMissingForAppend, checkpointBlobs } from '@tanstack/ai-sandbox/internal'
 import { contextOf, query, transaction, type PostgresClient, type PostgresContext, type PostgresPool, type PostgresSchemaOptions } from './database.js'
 import { PostgresDatabaseError } from './errors.js'
 
@@ -266,7 +266,10 @@ export function snapshotPersistenceOf(ctx: PostgresContext): SandboxSnapshotPers
         list: async (threadId) => (await query<ArtifactRow>(ctx, `SELECT name, media_type, size, sha256, created_at FROM ${T.artifacts} WHERE thread_id = $1`, [threadId])).rows.map(artifactOf).sort(byName),
       },
       blobs: {
-        put: async (sha256, bytes) => void (await query(ctx, `INSERT INTO ${T.blobs} (sha256, bytes) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING`, [sha256, bufferOf(bytes)])),
+        put: async (sha256, bytes) => {
+          assertBlobMatches(sha256, bytes)
+          await query(ctx, `INSERT INTO ${T.blobs} (sha256, bytes) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING`, [sha256, bufferOf(bytes)])
+        },
         get: async (sha256) => {
           const row = (await query<{ bytes: Buffer }>(ctx, `SELECT bytes FROM ${T.blobs} WHERE sha256 = $1`, [sha256])).rows[0]
           return row === undefined ? null : new Uint8Array(row.bytes)

@@ -21,7 +21,7 @@ import {
   type SandboxCheckpointStore,
   type SandboxSnapshotPersistence,
 } from '@tanstack/ai-sandbox'
-import { assertArtifactName, blobMissingForAppend, checkpointBlobs } from '@tanstack/ai-sandbox/internal'
+import { assertArtifactName, assertBlobMatches, blobMissingForAppend, checkpointBlobs } from '@tanstack/ai-sandbox/internal'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteDatabaseError } from './errors.js'
 
@@ -298,7 +298,10 @@ export function sqliteSnapshotPersistence(db: SqliteDatabase): SandboxSnapshotPe
         list: async (threadId) => read(() => q.artifacts.all(threadId).map(artifactOf).sort(byName)),
       },
       blobs: {
-        put: async (sha256, bytes) => read(() => void q.putBlob.run(sha256, bufferOf(bytes))),
+        put: async (sha256, bytes) => {
+          assertBlobMatches(sha256, bytes)
+          return read(() => void q.putBlob.run(sha256, bufferOf(bytes)))
+        },
         get: async (sha256) => read(() => {
           const row = q.blob.get(sha256)
           return row === undefined ? null : new Uint8Array(row.bytes)

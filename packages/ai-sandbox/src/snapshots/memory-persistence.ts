@@ -9,6 +9,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { ModelMessage } from '@tanstack/ai'
 import {
   assertArtifactName,
+  assertBlobMatches,
   blobMissingForAppend,
   checkpointBlobs,
   type SandboxArtifact,
@@ -146,6 +147,7 @@ export function createInMemorySandboxPersistence(options: InMemorySandboxPersist
       },
       blobs: {
         put: async (sha256, bytes) => {
+          assertBlobMatches(sha256, bytes)
           if (!blobs.has(sha256)) blobs.set(sha256, Uint8Array.from(bytes))
         },
         get: async (sha256) => {

@@ -118,9 +118,9 @@ export interface SandboxSnapshots {
    * @throws SandboxSnapshotError `checkpoint-not-found`, `artifact-not-found`, `blob-missing`, `blob-mismatch`.
    */
   readArtifact: (input: SandboxSnapshotReadArtifactInput) => Promise<{ artifact: SandboxArtifact; bytes: Uint8Array }>
-  /** The thread's latest checkpoint, or `null`. */
+  /** The thread's latest checkpoint, or `null`. @throws SandboxConfigError when `threadId` is not a non-empty string. */
   latest: (threadId: string) => Promise<SandboxCheckpoint | null>
-  /** Every checkpoint of the thread, oldest first. */
+  /** Every checkpoint of the thread, oldest first. @throws SandboxConfigError when `threadId` is not a non-empty string. */
   list: (threadId: string) => Promise<SandboxCheckpoint[]>
   readonly [SNAPSHOT_RUNTIME]: SandboxSnapshotRuntime
 }
@@ -152,7 +152,7 @@ const saveSchema = z
   .strict()
 
 const forkSchema = z.object({ threadId, checkpointId: z.string({ error: 'expected a checkpoint id string' }).min(1), targetThreadId: threadId }).strict()
-const readArtifactSchema = z.object({ threadId, checkpointId: z.string({ error: 'expected a checkpoint id string' }).min(1), name: z.string({ error: 'expected an artifact name string' }).min(1) }).strict()
+const readArtifactSchema = z.object({ threadId, checkpointId: z.string({ error: 'expected a checkpoint id string' }).min(1, 'expected a non-empty checkpoint id'), name: z.string({ error: 'expected an artifact name string' }).min(1, 'expected a non-empty artifact name') }).strict()
 
 /**
  * Portable snapshots over `persistence`: `withSandbox(sandbox, { snapshots })`
@@ -277,8 +277,8 @@ export function createSandboxSnapshots(options: SandboxSnapshotsOptions): Sandbo
     save,
     fork,
     readArtifact,
-    latest: (thread: string) => stores.checkpoints.head(thread),
-    list: (thread: string) => stores.checkpoints.list(thread),
+    latest: async (thread: string) => stores.checkpoints.head(parseOptions(threadId, thread, 'snapshots.latest.threadId')),
+    list: async (thread: string) => stores.checkpoints.list(parseOptions(threadId, thread, 'snapshots.list.threadId')),
     [SNAPSHOT_RUNTIME]: runtime,
   })
 }
@@ -301,6 +301,8 @@ export type MemorySandboxSnapshotsOptions = Omit<SandboxSnapshotsOptions, 'persi
  * ```
  */
 export async function memorySandboxSnapshots(options: MemorySandboxSnapshotsOptions = {}): Promise<SandboxSnapshots> {
+  // Its own check first, so a `persistence` passed here (which would be ignored) is refused under this function's name.
+  parseOptions(optionsSchema.omit({ persistence: true }), options, 'memorySandboxSnapshots')
   return createSandboxSnapshots({ ...options, persistence: createInMemorySandboxPersistence() })
 }
 

@@ -10,6 +10,7 @@
  * proven by `runSandboxCheckpointStoreConformance`.
  */
 import type { ModelMessage } from '@tanstack/ai'
+import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import { SandboxConfigError } from '../contracts/errors.js'
 import { SandboxSnapshotError } from './errors.js'
@@ -112,7 +113,7 @@ export interface SandboxArtifactStore {
 
 /** Content-addressed bytes, kept until deleted by hand (there is no automatic collection; spec 000). */
 export interface SandboxBlobStore {
-  /** Store `bytes` under their SHA-256 (a blob already there is left as it is). */
+  /** Store `bytes` under their SHA-256 (a blob already there is left as it is); bytes that hash to something else are refused (`SandboxSnapshotError` `blob-mismatch`), see `assertBlobMatches` in the internal entry. */
   put: (sha256: string, bytes: Uint8Array) => Promise<void>
   /** The bytes, or `null` when there is no such blob. */
   get: (sha256: string) => Promise<Uint8Array | null>
@@ -225,4 +226,18 @@ export function assertArtifactName(name: unknown): asserts name is string {
 /** The error of an `append` naming a blob that is not stored (nothing is written). */
 export function blobMissingForAppend(sha256: string, checkpoint: Pick<SandboxCheckpoint, 'checkpointId' | 'threadId'>): SandboxSnapshotError {
   return new SandboxSnapshotError('blob-missing', `checkpoints.append: blob ${sha256} of checkpoint ${checkpoint.checkpointId} (thread ${JSON.stringify(checkpoint.threadId)}) is not stored; put every blob before the checkpoint. Nothing was written.`)
+}
+
+/**
+ * Check that `bytes` are the blob `sha256` names (lowercase hex SHA-256), as
+ * `blobs.put` of every bundled store does: a store never keeps bytes under
+ * another content's name, so a checkpoint that reuses a stored blob can trust it.
+ * @throws SandboxConfigError `blobs.put.sha256` for a key that is not 64 lowercase hex digits.
+ * @throws SandboxSnapshotError `blob-mismatch` when the bytes hash to something else (nothing is stored).
+ */
+export function assertBlobMatches(sha256: unknown, bytes: Uint8Array): asserts sha256 is string {
+  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)) throw new SandboxConfigError('blobs.put.sha256', `Invalid option blobs.put.sha256: ${JSON.stringify(sha256)}; expected the blob's SHA-256 as 64 lowercase hex digits.`)
+  if (!(bytes instanceof Uint8Array)) throw new SandboxConfigError('blobs.put.bytes', 'Invalid option blobs.put.bytes: expected a Uint8Array.')
+  const actual = createHash('sha256').update(bytes).digest('hex')
+  if (actual !== sha256) throw new SandboxSnapshotError('blob-mismatch', `blobs.put: the ${bytes.length} bytes given hash to ${actual}, not ${sha256}; a blob is stored only under its own SHA-256. Nothing was stored.`)
 }

@@ -122,7 +122,7 @@ export async function checkRaces(p: SandboxSnapshotPersistence): Promise<void> {
   expect(got.filter((g) => g !== null).length, 'of owners racing for a free lease exactly one gets it').toBe(1)
 }
 
-/** Blobs: exact bytes; references count checkpoints (once each) and current artifacts; only unreferenced blobs are deleted by hand. */
+/** Blobs: exact bytes, stored only under their own SHA-256; references count checkpoints (once each) and current artifacts; only unreferenced blobs are deleted by hand. */
 export async function checkBlobReferences(p: SandboxSnapshotPersistence): Promise<void> {
   const t = thread('refs')
   const bytes = uniqueBytes('refs')
@@ -142,6 +142,10 @@ export async function checkBlobReferences(p: SandboxSnapshotPersistence): Promis
   expect(await p.stores.blobs.listUnreferenced(), 'a referenced blob is not listed').not.toContain(key)
   expect(await p.stores.blobs.delete(key), 'a referenced blob is kept').toBe('referenced')
   expect(await p.stores.blobs.get(key), 'and is still there').not.toBeNull()
+  const forged = uniqueBytes('forged')
+  await expect(p.stores.blobs.put(sha(uniqueBytes('other')), forged), 'put refuses bytes that are not the named blob').rejects.toThrow()
+  await expect(p.stores.blobs.put('not-a-sha', forged), 'put refuses a key that is not a SHA-256').rejects.toThrow()
+  expect(await p.stores.blobs.listUnreferenced(), 'a refused put stores nothing').not.toContain(sha(forged))
   const loose = uniqueBytes('loose')
   await p.stores.blobs.put(sha(loose), loose)
   expect(await p.stores.blobs.delete(sha(loose)), 'an unreferenced blob is deleted').toBe('deleted')
