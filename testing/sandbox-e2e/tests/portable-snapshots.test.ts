@@ -161,7 +161,7 @@ describe('portable snapshots through chat()', () => {
     expect(Buffer.from(blob!).toString('latin1')).toBe(`token=${'\0'.repeat('tok-portable-1234567'.length)}`)
   })
 
-  it('no stored blob and no stored message holds the secret in any form the agent could write it in: raw, base64, base64url, hex, URL-encoded, JSON-escaped', async () => {
+  it('no stored blob and no stored message holds the secret in any form the agent could write it in: raw, base64, base64url, hex, URL-encoded, JSON-escaped, split across lines, UTF-16', async () => {
     const value = 'sk/pörtable+secret=1234567'
     const secrets = createSecrets({ DEPLOY_KEY: value })
     const sandbox = defineSandbox({ id: 'snap-secret-forms', provider, lifecycle: { reuse: 'none' }, workspace: defineWorkspace({ secrets }) })
@@ -184,6 +184,9 @@ describe('portable snapshots through chat()', () => {
       'printf "%s" "$DEPLOY_KEY" | od -An -tx1 | tr -d " \n" > hex.txt',
       `node -e 'process.stdout.write(encodeURIComponent(process.env.DEPLOY_KEY))' > url.txt`,
       `printf '{"key":"%s"}' "$DEPLOY_KEY" > config.json`,
+      'printf "%s" "$DEPLOY_KEY" | fold -w 7 > folded.txt',
+      'printf "%s" "$DEPLOY_KEY" | base64 -w0 | fold -w 8 > deep/wrapped.b64',
+      `node -e 'process.stdout.write(Buffer.from(process.env.DEPLOY_KEY, "utf16le"))' > utf16.txt`,
       // And in its reply: the transcript stores what the run streamed, which withSandbox scrubbed.
       'echo "$DEPLOY_KEY"',
     ].join(' && ')
@@ -191,10 +194,13 @@ describe('portable snapshots through chat()', () => {
     expect(out.error).toBeUndefined()
     const checkpoint = await snapshots.latest('t-forms')
     const files = checkpoint!.manifest.entries.filter((entry): entry is typeof entry & { sha256: string } => entry.type === 'file')
-    expect(files.map((f) => f.path)).toEqual(['config.json', 'deep/b64.txt', 'deep/er/b64url.txt', 'hex.txt', 'raw.txt', 'url.txt'])
+    expect(files.map((f) => f.path)).toEqual(['config.json', 'deep/b64.txt', 'deep/er/b64url.txt', 'deep/wrapped.b64', 'folded.txt', 'hex.txt', 'raw.txt', 'url.txt', 'utf16.txt'])
     for (const file of files) {
-      const text = Buffer.from((await persistence.stores.blobs.get(file.sha256))!).toString('latin1')
-      for (const [form, encoded] of Object.entries(forms)) expect(text.includes(encoded), `${file.path} holds the secret ${form}`).toBe(false)
+      const bytes = Buffer.from((await persistence.stores.blobs.get(file.sha256))!)
+      const text = bytes.toString('latin1')
+      const unwrapped = text.replace(/\r?\n/g, '')
+      for (const [form, encoded] of Object.entries(forms)) expect(unwrapped.includes(encoded), `${file.path} holds the secret ${form} (line breaks removed)`).toBe(false)
+      expect(bytes.includes(Buffer.from(value, 'utf16le')), `${file.path} holds the secret as UTF-16`).toBe(false)
       expect(text.length, `${file.path} keeps its length (zeroed, not cut)`).toBeGreaterThan(0)
     }
     const transcript = JSON.stringify(await persistence.stores.messages.list('t-forms'))

@@ -51,6 +51,30 @@ describe('createSecretZeroer', () => {
     expect(bytes[2 + SECRET.length]).toBe(0x80)
   })
 
+  it('zeroes a secret split across lines (LF or CRLF, raw or base64) and keeps the line breaks', () => {
+    const fold = (text: string, width: number, eol: string) => text.match(new RegExp(`.{1,${width}}`, 'g'))!.join(eol) + eol
+    for (const [text, eol] of [
+      [fold(SECRET, 5, '\n'), '\n'],
+      [fold(Buffer.from(SECRET).toString('base64'), 8, '\r\n'), '\r\n'],
+    ] as const) {
+      const bytes = Buffer.from(text)
+      expect(createSecretZeroer([SECRET]).zero(bytes)).toBeGreaterThan(0)
+      expect(bytes.toString('latin1').replace(/\0/g, ''), 'only the line breaks are left').toBe(eol.repeat(text.split(eol).length - 1))
+    }
+    const plain = Buffer.from('line one\nline two\n')
+    expect(createSecretZeroer([SECRET]).zero(plain)).toBe(0)
+    expect(plain.toString()).toBe('line one\nline two\n')
+  })
+
+  it('zeroes the raw value written as UTF-16 in either byte order', () => {
+    const le = Buffer.concat([Buffer.from('x: ', 'utf16le'), Buffer.from(SECRET, 'utf16le')])
+    const be = Buffer.from(le).swap16()
+    for (const bytes of [le, be]) {
+      expect(createSecretZeroer([SECRET]).zero(bytes)).toBe(1)
+      expect(bytes.subarray(6).every((b) => b === 0)).toBe(true)
+    }
+  })
+
   it('leaves values shorter than 4 characters and empty input alone', () => {
     expect(zeroed('abc abc', ['abc']).toString()).toBe('abc abc')
     expect(createSecretZeroer([]).zero(Buffer.alloc(0))).toBe(0)
