@@ -181,7 +181,7 @@ export function createSandboxSnapshots(options: SandboxSnapshotsOptions): Sandbo
     leaseTtlMs,
     acquire: async (thread, owner) => {
       const lease = await stores.checkpoints.acquireLease(thread, { owner, ttlMs: leaseTtlMs })
-      if (!lease) throw new SandboxSnapshotError('lease-held', `Another writer holds the snapshot lease of thread ${JSON.stringify(thread)} (one writer per thread): a run of the thread is in progress on another host, or a save is. Try again when it has ended; a lease of a host that died expires after leaseTtlMs (${leaseTtlMs} ms).`)
+      if (!lease) throw new SandboxSnapshotError('lease-held', `Another writer holds the snapshot lease of thread ${JSON.stringify(thread)} (one writer per thread): a run of the thread is in progress (in this process or on another host), or a save is. Try again when it has ended; a lease of a host that died expires after leaseTtlMs (${leaseTtlMs} ms), and a run whose chat() stream was abandoned without aborting it keeps its lease.`)
       return lease
     },
     checkpoint: async (handle, input) => {
