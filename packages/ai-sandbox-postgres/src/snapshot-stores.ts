@@ -13,38 +13,18 @@ import type { ModelMessage } from '@tanstack/ai'
 import {
   type SandboxArtifact,
   type SandboxCheckpoint,
-  type SandboxCheckpointKind,
   type SandboxCheckpointLease,
   type SandboxCheckpointStore,
   type SandboxSnapshotPersistence,
 } from '@tanstack/ai-sandbox'
-import { assertArtifactName, assertBlobMatches, blobMissingForAppend, checkpointBlobs } from '@tanstack/ai-sandbox/internal'
+import { assertArtifactName, assertBlobMatches, blobMissingForAppend, checkpointBlobs, checkpointFromRow, checkpointToRow, type CheckpointRow } from '@tanstack/ai-sandbox/internal'
 import { contextOf, query, transaction, type PostgresClient, type PostgresContext, type PostgresPool, type PostgresSchemaOptions } from './database.js'
 import { PostgresDatabaseError } from './errors.js'
 
 /** Epoch ms of the database clock (the lease's clock, as the lock store's). */
 const NOW_MS = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::double precision'
 
-const KINDS: ReadonlySet<string> = new Set<SandboxCheckpointKind>(['run', 'save', 'fork'])
-
 const COLUMNS = ['thread_id', 'sequence', 'checkpoint_id', 'parent_checkpoint_id', 'kind', 'run_id', 'label', 'manifest', 'manifest_sha256', 'message_count', 'artifacts', 'forked_from_thread_id', 'forked_from_checkpoint_id', 'created_at'] as const
-
-interface CheckpointRow {
-  thread_id: string
-  sequence: number
-  checkpoint_id: string
-  parent_checkpoint_id: string | null
-  kind: string
-  run_id: string | null
-  label: string | null
-  manifest: string
-  manifest_sha256: string
-  message_count: number
-  artifacts: string
-  forked_from_thread_id: string | null
-  forked_from_checkpoint_id: string | null
-  created_at: number
-}
 
 interface ArtifactRow {
   name: string
@@ -55,26 +35,6 @@ interface ArtifactRow {
 }
 
 type ForkInput = Parameters<NonNullable<SandboxCheckpointStore['forkFromCheckpoint']>>[0]
-
-/** A checkpoint as its row: optional fields NULL when absent, manifest and artifacts as JSON text. */
-function toRow(c: SandboxCheckpoint): CheckpointRow {
-  return {
-    thread_id: c.threadId,
-    sequence: c.sequence,
-    checkpoint_id: c.checkpointId,
-    parent_checkpoint_id: c.parentCheckpointId,
-    kind: c.kind,
-    run_id: c.runId ?? null,
-    label: c.label ?? null,
-    manifest: JSON.stringify(c.manifest),
-    manifest_sha256: c.manifestSha256,
-    message_count: c.messageCount,
-    artifacts: JSON.stringify(c.artifacts),
-    forked_from_thread_id: c.forkedFrom?.threadId ?? null,
-    forked_from_checkpoint_id: c.forkedFrom?.checkpointId ?? null,
-    created_at: c.createdAt,
-  }
-}
 
 /**
  * The portable-snapshot persistence over a pool whose schema was migrated
@@ -124,25 +84,7 @@ export function snapshotPersistenceOf(ctx: PostgresContext): SandboxSnapshotPers
   const s = `"${ctx.tables.schema}"`
   const T = { messages: `${s}.snapshot_messages`, blobs: `${s}.snapshot_blobs`, artifacts: `${s}.snapshot_artifacts`, checkpoints: `${s}.snapshot_checkpoints`, leases: `${s}.snapshot_leases` }
 
-  const fromRow = (row: CheckpointRow): SandboxCheckpoint => {
-    if (!KINDS.has(row.kind)) throw new PostgresDatabaseError('corrupt-row', ctx.tables.schema, `Checkpoint ${row.checkpoint_id} of thread ${JSON.stringify(row.thread_id)} has kind ${JSON.stringify(row.kind)}, which no version of @tanstack/ai-sandbox-postgres writes.`)
-    const checkpoint: { -readonly [K in keyof SandboxCheckpoint]: SandboxCheckpoint[K] } = {
-      threadId: row.thread_id,
-      checkpointId: row.checkpoint_id,
-      sequence: row.sequence,
-      parentCheckpointId: row.parent_checkpoint_id,
-      kind: row.kind as SandboxCheckpointKind,
-      manifest: JSON.parse(row.manifest) as SandboxCheckpoint['manifest'],
-      manifestSha256: row.manifest_sha256,
-      messageCount: row.message_count,
-      artifacts: JSON.parse(row.artifacts) as SandboxArtifact[],
-      createdAt: row.created_at,
-    }
-    if (row.run_id !== null) checkpoint.runId = row.run_id
-    if (row.label !== null) checkpoint.label = row.label
-    if (row.forked_from_thread_id !== null && row.forked_from_checkpoint_id !== null) checkpoint.forkedFrom = { threadId: row.forked_from_thread_id, checkpointId: row.forked_from_checkpoint_id }
-    return checkpoint
-  }
+  const fromRow = (row: CheckpointRow): SandboxCheckpoint => checkpointFromRow(row, (message) => new PostgresDatabaseError('corrupt-row', ctx.tables.schema, message))
   /** The thread's advisory lock, held to the end of the transaction (64-bit hash of schema and thread: a collision only serializes two threads). */
   const lockThread = (client: PostgresClient, threadId: string) => client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`@tanstack/ai-sandbox-postgres:snapshot:${ctx.tables.schema}:${threadId}`])
   const count = async (client: PostgresClient, table: string, threadId: string): Promise<number> => (await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE thread_id = $1`, [threadId])).rows[0]!.n
@@ -208,7 +150,7 @@ export function snapshotPersistenceOf(ctx: PostgresContext): SandboxSnapshotPers
         if (held.rowCount !== 1) return { ok: false, reason: 'lease-lost' }
         const head = (await client.query<{ checkpoint_id: string; sequence: number }>(`SELECT checkpoint_id, sequence FROM ${T.checkpoints} WHERE thread_id = $1 ORDER BY sequence DESC LIMIT 1`, [checkpoint.threadId])).rows[0]
         if ((head?.checkpoint_id ?? null) !== expectedHead) return { ok: false, reason: 'head-moved' }
-        const row = toRow({ ...checkpoint, sequence: (head?.sequence ?? 0) + 1, parentCheckpointId: head?.checkpoint_id ?? null })
+        const row = checkpointToRow({ ...checkpoint, sequence: (head?.sequence ?? 0) + 1, parentCheckpointId: head?.checkpoint_id ?? null })
         await insert(client, row)
         // The answer is the row read back: exactly what is stored, and no object of the caller's.
         const stored = fromRow(row)
@@ -222,7 +164,7 @@ export function snapshotPersistenceOf(ctx: PostgresContext): SandboxSnapshotPers
         if (source === undefined) return { ok: false, reason: 'not-found' }
         if ((await count(client, T.checkpoints, targetThreadId)) > 0 || (await count(client, T.messages, targetThreadId)) > 0 || (await count(client, T.artifacts, targetThreadId)) > 0) return { ok: false, reason: 'target-not-empty' }
         const copy: SandboxCheckpoint = { ...fromRow(source), threadId: targetThreadId, checkpointId: newCheckpointId, sequence: 1, parentCheckpointId: null, kind: 'fork', forkedFrom: { threadId, checkpointId }, createdAt }
-        await insert(client, toRow(copy))
+        await insert(client, checkpointToRow(copy))
         await addRefs(client, copy)
         await client.query(`INSERT INTO ${T.messages} (thread_id, seq, message) SELECT $1, seq, message FROM ${T.messages} WHERE thread_id = $2 AND seq < $3`, [targetThreadId, threadId, copy.messageCount])
         const a = copy.artifacts

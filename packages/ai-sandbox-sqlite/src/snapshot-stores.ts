@@ -16,35 +16,15 @@ import {
   type SandboxCheckpointAppendResult,
   type SandboxCheckpointForkResult,
   type SandboxCheckpointInput,
-  type SandboxCheckpointKind,
   type SandboxCheckpointLease,
   type SandboxCheckpointStore,
   type SandboxSnapshotPersistence,
 } from '@tanstack/ai-sandbox'
-import { assertArtifactName, assertBlobMatches, blobMissingForAppend, checkpointBlobs } from '@tanstack/ai-sandbox/internal'
+import { assertArtifactName, assertBlobMatches, blobMissingForAppend, checkpointBlobs, checkpointFromRow, checkpointToRow, type CheckpointRow } from '@tanstack/ai-sandbox/internal'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteDatabaseError } from './errors.js'
 
 type ForkInput = Parameters<NonNullable<SandboxCheckpointStore['forkFromCheckpoint']>>[0]
-
-const KINDS: ReadonlySet<string> = new Set<SandboxCheckpointKind>(['run', 'save', 'fork'])
-
-interface CheckpointRow {
-  thread_id: string
-  sequence: number
-  checkpoint_id: string
-  parent_checkpoint_id: string | null
-  kind: string
-  run_id: string | null
-  label: string | null
-  manifest: string
-  manifest_sha256: string
-  message_count: number
-  artifacts: string
-  forked_from_thread_id: string | null
-  forked_from_checkpoint_id: string | null
-  created_at: number
-}
 
 interface ArtifactRow {
   name: string
@@ -61,45 +41,8 @@ interface LeaseRow {
   expires_at: number | null
 }
 
-function toRow(c: SandboxCheckpoint): CheckpointRow {
-  return {
-    thread_id: c.threadId,
-    sequence: c.sequence,
-    checkpoint_id: c.checkpointId,
-    parent_checkpoint_id: c.parentCheckpointId,
-    kind: c.kind,
-    run_id: c.runId ?? null,
-    label: c.label ?? null,
-    manifest: JSON.stringify(c.manifest),
-    manifest_sha256: c.manifestSha256,
-    message_count: c.messageCount,
-    artifacts: JSON.stringify(c.artifacts),
-    forked_from_thread_id: c.forkedFrom?.threadId ?? null,
-    forked_from_checkpoint_id: c.forkedFrom?.checkpointId ?? null,
-    created_at: c.createdAt,
-  }
-}
-
-/** A stored row as the contract's record: optional fields absent (not `undefined`) when the column is NULL. */
-function fromRow(db: SqliteDatabase, row: CheckpointRow): SandboxCheckpoint {
-  if (!KINDS.has(row.kind)) throw new SqliteDatabaseError('corrupt-row', db.name, `Checkpoint ${row.checkpoint_id} of thread ${JSON.stringify(row.thread_id)} has kind ${JSON.stringify(row.kind)}, which no version of @tanstack/ai-sandbox-sqlite writes.`)
-  const checkpoint: { -readonly [K in keyof SandboxCheckpoint]: SandboxCheckpoint[K] } = {
-    threadId: row.thread_id,
-    checkpointId: row.checkpoint_id,
-    sequence: row.sequence,
-    parentCheckpointId: row.parent_checkpoint_id,
-    kind: row.kind as SandboxCheckpointKind,
-    manifest: JSON.parse(row.manifest) as SandboxCheckpoint['manifest'],
-    manifestSha256: row.manifest_sha256,
-    messageCount: row.message_count,
-    artifacts: JSON.parse(row.artifacts) as SandboxArtifact[],
-    createdAt: row.created_at,
-  }
-  if (row.run_id !== null) checkpoint.runId = row.run_id
-  if (row.label !== null) checkpoint.label = row.label
-  if (row.forked_from_thread_id !== null && row.forked_from_checkpoint_id !== null) checkpoint.forkedFrom = { threadId: row.forked_from_thread_id, checkpointId: row.forked_from_checkpoint_id }
-  return checkpoint
-}
+/** A stored row as the contract's record (an unknown kind is a corrupt row). */
+const fromRow = (db: SqliteDatabase, row: CheckpointRow): SandboxCheckpoint => checkpointFromRow(row, (message) => new SqliteDatabaseError('corrupt-row', db.name, message))
 
 /** JavaScript string order, as the in-memory store sorts (SQLite's BINARY collation orders UTF-8 bytes, which differs past U+FFFF). */
 const byName = (a: SandboxArtifact, b: SandboxArtifact): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
@@ -218,7 +161,7 @@ export function sqliteSnapshotPersistence(db: SqliteDatabase): SandboxSnapshotPe
         throw blobMissingForAppend(sha, checkpoint)
       }
     }
-    const row = toRow({ ...checkpoint, sequence: (head?.sequence ?? 0) + 1, parentCheckpointId: head?.checkpoint_id ?? null })
+    const row = checkpointToRow({ ...checkpoint, sequence: (head?.sequence ?? 0) + 1, parentCheckpointId: head?.checkpoint_id ?? null })
     q.insertCheckpoint.run(row)
     const stored = fromRow(db, row)
     addRefs(stored)
@@ -240,7 +183,7 @@ export function sqliteSnapshotPersistence(db: SqliteDatabase): SandboxSnapshotPe
       forked_from_checkpoint_id: checkpointId,
       created_at: createdAt,
     })
-    q.insertCheckpoint.run(toRow(copy))
+    q.insertCheckpoint.run(checkpointToRow(copy))
     addRefs(copy)
     q.copyMessages.run(targetThreadId, threadId, copy.messageCount)
     for (const a of copy.artifacts) q.putArtifact.run(targetThreadId, a.name, a.mediaType, a.size, a.sha256, a.createdAt)

@@ -19,3 +19,5 @@ export { envVarsSchema, envFileText, callEnvFileText } from './shell/env-vars.js
 export { checkExecOptions, checkProcessCall, execStoppedError, spawnControls, watchExecStop } from './contracts/process-calls.js'
 export type { ExecStopper, ExecStopReason } from './contracts/process-calls.js'
 export { assertArtifactName, assertBlobMatches, blobMissingForAppend, checkpointBlobs } from './snapshots/stores.js'
+export { checkpointFromRow, checkpointToRow } from './snapshots/checkpoint-row.js'
+export type { CheckpointRow } from './snapshots/checkpoint-row.js'
