@@ -9,6 +9,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import type { ModelMessage } from '@tanstack/ai'
 import { hashSandboxSnapshotManifest, SANDBOX_SNAPSHOT_MANIFEST_VERSION, type SandboxSnapshotManifest } from '../snapshots/manifest.js'
+import { SandboxSnapshotError } from '../snapshots/errors.js'
 import type { SandboxArtifact, SandboxCheckpointInput, SandboxCheckpointLease, SandboxSnapshotPersistence } from '../snapshots/stores.js'
 
 /** Options of {@link runSandboxCheckpointStoreConformance}. */
@@ -73,6 +74,24 @@ export async function checkAppendChain(p: SandboxSnapshotPersistence): Promise<v
   expect((await p.stores.checkpoints.head(t))?.checkpointId, 'the head is the latest append').toBe(second.checkpointId)
   expect((await p.stores.checkpoints.list(t)).map((c) => c.checkpointId), 'list is oldest first and holds no failed append').toEqual([first.checkpointId, second.checkpointId])
   expect(await p.stores.checkpoints.get(thread('other'), first.checkpointId), 'get through another thread id is null').toBeNull()
+}
+
+/** An append naming a blob that is not stored is refused (`blob-missing`) and changes no head, checkpoint or reference: one transaction. */
+export async function checkAppendMissingBlob(p: SandboxSnapshotPersistence): Promise<void> {
+  const t = thread('missing-blob')
+  const l = await lease(p, t)
+  const stored = uniqueBytes('stored')
+  const first = await checkpointOver(p, t, [stored])
+  expect((await p.stores.checkpoints.append({ lease: l, expectedHead: null, checkpoint: first })).ok).toBe(true)
+  const missing = sha(uniqueBytes('never-stored'))
+  const bad = await checkpointOver(p, t, [stored])
+  const withMissing: SandboxCheckpointInput = { ...bad, manifest: { ...bad.manifest, entries: [...bad.manifest.entries, { path: 'zz-missing', type: 'file', mode: 0o644, size: 1, sha256: missing }] } }
+  const state = async () => ({ head: (await p.stores.checkpoints.head(t))?.checkpointId, chain: (await p.stores.checkpoints.list(t)).map((c) => c.checkpointId), references: [await p.stores.blobs.references(sha(stored)), await p.stores.blobs.references(missing)] })
+  const before = await state()
+  const error = await p.stores.checkpoints.append({ lease: l, expectedHead: first.checkpointId, checkpoint: withMissing }).then(() => undefined, (thrown: unknown) => thrown)
+  expect(SandboxSnapshotError.isInstance(error) && error.reason, 'an append naming an unstored blob throws SandboxSnapshotError blob-missing').toBe('blob-missing')
+  expect(await state(), 'the refused append changed no head, checkpoint or reference').toEqual(before)
+  expect(before).toEqual({ head: first.checkpointId, chain: [first.checkpointId], references: [1, 0] })
 }
 
 /** One writer per thread: another owner waits; the same owner takes over with a new token and a higher fence; old tokens are fenced out. */
@@ -225,6 +244,7 @@ export async function checkFork(p: SandboxSnapshotPersistence): Promise<void> {
 export const CHECKPOINT_STORE_CHECKS = {
   'an unknown thread is empty everywhere': checkEmptyThread,
   'append is a compare-and-set on the head, and every field round-trips': checkAppendChain,
+  'an append naming a blob that is not stored is refused and writes nothing': checkAppendMissingBlob,
   'one writer per thread: takeover by the same owner, fencing of old tokens': checkLeaseFencing,
   'an expired lease can be taken, and its holder is fenced out': checkLeaseExpiry,
   'racing appends and racing acquisitions: exactly one wins': checkRaces,
