@@ -16,17 +16,10 @@ import { existsSync } from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { FAILING_TASK, SAMPLE_TASK, SHOW_TASK } from '../src/server/model.js'
+import type { CheckpointSummary } from '../src/server/routes.js'
 import { describeInBrowser, launchChromium, startRunOverApi, startServer, type AppServer } from './helpers/app.js'
 import { openThread as openPage, RUN_MS, startTask, waitForStatus } from './helpers/page.js'
 
-/** A checkpoint as the API describes it. */
-interface CheckpointSummary {
-  checkpointId: string
-  sequence: number
-  runId: string | null
-  createdAt: number
-  fileCount: number
-}
 
 describeInBrowser('examples/sandbox-web: restore a thread in a new sandbox', {}, () => {
   let server: AppServer

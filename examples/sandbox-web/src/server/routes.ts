@@ -83,6 +83,9 @@ function checkpointSummary(checkpoint: SandboxCheckpoint) {
   }
 }
 
+/** A checkpoint as `GET /api/threads/:threadId/checkpoints` and the restore route describe it. */
+export type CheckpointSummary = ReturnType<typeof checkpointSummary>
+
 /** The lock key under which a POST checks and creates its run (see the route). */
 const ACCEPT_LOCK_KEY = 'sandbox-web:accept-run'
 
