@@ -143,8 +143,9 @@ const MIGRATIONS: ReadonlyArray<(t: PostgresTables) => string> = [
   );
   `,
   // 2: portable snapshots (snapshot-stores.ts). checkpoint_refs counts the checkpoints naming a blob (current
-  // artifacts are counted from snapshot_artifacts); a lease row outlives its release so the fence only grows, and
-  // its expires_at is epoch ms of the database clock.
+  // artifacts are counted from snapshot_artifacts); put_at is the blob's last put, whole epoch ms of the database
+  // clock (bigint: never a record field), the age listUnreferenced and delete compare with olderThanMs; a lease row
+  // outlives its release so the fence only grows, and its expires_at is epoch ms of the database clock.
   (t) => `
   CREATE TABLE "${t.schema}".snapshot_messages (
     thread_id text NOT NULL,
@@ -155,7 +156,8 @@ const MIGRATIONS: ReadonlyArray<(t: PostgresTables) => string> = [
   CREATE TABLE "${t.schema}".snapshot_blobs (
     sha256 text NOT NULL PRIMARY KEY,
     bytes bytea NOT NULL,
-    checkpoint_refs bigint NOT NULL DEFAULT 0
+    checkpoint_refs bigint NOT NULL DEFAULT 0,
+    put_at bigint NOT NULL DEFAULT 0
   );
   CREATE TABLE "${t.schema}".snapshot_artifacts (
     thread_id text NOT NULL,

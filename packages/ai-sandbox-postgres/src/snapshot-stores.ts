@@ -12,17 +12,20 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { ModelMessage } from '@tanstack/ai'
 import {
   type SandboxArtifact,
+  type SandboxBlobDeleteResult,
   type SandboxCheckpoint,
   type SandboxCheckpointLease,
   type SandboxCheckpointStore,
   type SandboxSnapshotPersistence,
 } from '@tanstack/ai-sandbox'
-import { assertArtifactName, assertBlobMatches, blobMissingForAppend, checkpointBlobs, checkpointFromRow, checkpointToRow, type CheckpointRow } from '@tanstack/ai-sandbox/internal'
+import { assertArtifactName, assertBlobMatches, blobMissingForAppend, checkpointBlobs, checkpointFromRow, checkpointToRow, parseBlobAgeOptions, type CheckpointRow } from '@tanstack/ai-sandbox/internal'
 import { contextOf, query, transaction, type PostgresClient, type PostgresContext, type PostgresPool, type PostgresSchemaOptions } from './database.js'
 import { PostgresDatabaseError } from './errors.js'
 
 /** Epoch ms of the database clock (the lease's clock, as the lock store's). */
 const NOW_MS = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::double precision'
+/** A blob's put time: the database clock, as an artifact's `createdAt`. */
+const PUT_AT = `(${NOW_MS})::bigint`
 
 const COLUMNS = ['thread_id', 'sequence', 'checkpoint_id', 'parent_checkpoint_id', 'kind', 'run_id', 'label', 'manifest', 'manifest_sha256', 'message_count', 'artifacts', 'forked_from_thread_id', 'forked_from_checkpoint_id', 'created_at'] as const
 
@@ -52,10 +55,14 @@ type ForkInput = Parameters<NonNullable<SandboxCheckpointStore['forkFromCheckpoi
  * lock, with the transcript prefix and the artifacts. Lease acquisition,
  * renewal and release, `messages.append` (compare-and-set on the count) and
  * `artifacts.put` also hold the thread's lock, so racing calls have exactly
- * one winner; `blobs.delete` locks the blob row before counting references.
+ * one winner; `blobs.delete` locks the blob row before counting references and
+ * reading its put time, and a put renews that time under the same row lock, so
+ * a delete never removes a blob a racing capture just put.
  *
  * Clock: the database's (`clock_timestamp()`, epoch ms) for lease expiry
- * (`expiresAt`) and an artifact's `createdAt`, so no process's clock is trusted.
+ * (`expiresAt`), an artifact's `createdAt` and a blob's put time (`put_at`,
+ * renewed by every put, the age `olderThanMs` measures), so no process's
+ * clock is trusted.
  *
  * Storage: a message is one row of JSON text; a checkpoint's manifest and
  * artifacts are JSON text (read back exactly as written); its optional
@@ -65,7 +72,7 @@ type ForkInput = Parameters<NonNullable<SandboxCheckpointStore['forkFromCheckpoi
  * @param pool - A node-postgres `Pool` whose schema was migrated (schema version 2 or later).
  * @param options - `schema` (default `tanstack_sandbox`).
  * @returns `{ stores: { messages, artifacts, blobs, checkpoints } }`.
- * @throws SandboxConfigError naming `postgresSnapshotPersistence.schema` for an invalid schema name; `artifacts.put.name` for an invalid artifact name.
+ * @throws SandboxConfigError naming `postgresSnapshotPersistence.schema` for an invalid schema name; `artifacts.put.name` for an invalid artifact name; `blobs.listUnreferenced.olderThanMs` or `blobs.delete.olderThanMs` for an invalid age.
  * @throws SandboxSnapshotError `blob-missing` from `checkpoints.append` when a blob the checkpoint names is not stored (nothing is written).
  * @throws PostgresDatabaseError from any call: `closed`, `schema-missing`, `connect-failed`, `query-failed`; `corrupt-row` when a checkpoint row holds an unknown kind.
  * @example
@@ -109,6 +116,8 @@ export function snapshotPersistenceOf(ctx: PostgresContext): SandboxSnapshotPers
     const row = (await query<CheckpointRow>(ctx, text, values)).rows[0]
     return row === undefined ? null : fromRow(row)
   }
+  /** On a put of a stored blob: renew its put time (never backwards), keep its bytes. */
+  const RENEW_PUT_AT = `put_at = GREATEST(${T.blobs}.put_at, EXCLUDED.put_at)`
   const references = `coalesce((SELECT checkpoint_refs FROM ${T.blobs} WHERE sha256 = $1), 0) + (SELECT count(*) FROM ${T.artifacts} WHERE sha256 = $1)`
 
   const checkpoints: SandboxCheckpointStore = {
@@ -194,8 +203,8 @@ export function snapshotPersistenceOf(ctx: PostgresContext): SandboxSnapshotPers
           const sha256 = createHash('sha256').update(bytes).digest('hex')
           return transaction(ctx, async (client) => {
             await lockThread(client, threadId)
-            // A no-op update on conflict locks the blob row, so a concurrent blobs.delete waits and then sees the artifact.
-            await client.query(`INSERT INTO ${T.blobs} (sha256, bytes) VALUES ($1, $2) ON CONFLICT (sha256) DO UPDATE SET checkpoint_refs = ${T.blobs}.checkpoint_refs`, [sha256, bufferOf(bytes)])
+            // The update on conflict (renewing the put time) locks the blob row, so a concurrent blobs.delete waits and then sees the artifact.
+            await client.query(`INSERT INTO ${T.blobs} (sha256, bytes, put_at) VALUES ($1, $2, ${PUT_AT}) ON CONFLICT (sha256) DO UPDATE SET ${RENEW_PUT_AT}`, [sha256, bufferOf(bytes)])
             const { rows } = await client.query<ArtifactRow>(
               `INSERT INTO ${T.artifacts} (thread_id, name, media_type, size, sha256, created_at) VALUES ($1, $2, $3, $4, $5, ${NOW_MS})
                ON CONFLICT (thread_id, name) DO UPDATE SET media_type = EXCLUDED.media_type, size = EXCLUDED.size, sha256 = EXCLUDED.sha256, created_at = EXCLUDED.created_at
@@ -210,23 +219,33 @@ export function snapshotPersistenceOf(ctx: PostgresContext): SandboxSnapshotPers
       blobs: {
         put: async (sha256, bytes) => {
           assertBlobMatches(sha256, bytes)
-          await query(ctx, `INSERT INTO ${T.blobs} (sha256, bytes) VALUES ($1, $2) ON CONFLICT (sha256) DO NOTHING`, [sha256, bufferOf(bytes)])
+          // A blob already stored keeps its bytes; its put time is renewed under the row lock a racing delete also takes.
+          await query(ctx, `INSERT INTO ${T.blobs} (sha256, bytes, put_at) VALUES ($1, $2, ${PUT_AT}) ON CONFLICT (sha256) DO UPDATE SET ${RENEW_PUT_AT}`, [sha256, bufferOf(bytes)])
         },
         get: async (sha256) => {
           const row = (await query<{ bytes: Buffer }>(ctx, `SELECT bytes FROM ${T.blobs} WHERE sha256 = $1`, [sha256])).rows[0]
           return row === undefined ? null : new Uint8Array(row.bytes)
         },
         references: async (sha256) => Number((await query<{ n: string }>(ctx, `SELECT ${references} AS n`, [sha256])).rows[0]!.n),
-        listUnreferenced: async () =>
-          (await query<{ sha256: string }>(ctx, `SELECT sha256 FROM ${T.blobs} b WHERE checkpoint_refs = 0 AND NOT EXISTS (SELECT 1 FROM ${T.artifacts} a WHERE a.sha256 = b.sha256) ORDER BY sha256 COLLATE "C"`)).rows.map((row) => row.sha256),
-        delete: (sha256) =>
-          transaction(ctx, async (client) => {
-            // Lock the row first: a racing artifacts.put or append then either finished (and is counted) or waits for the delete.
-            if ((await client.query(`SELECT 1 FROM ${T.blobs} WHERE sha256 = $1 FOR UPDATE`, [sha256])).rowCount !== 1) return 'missing'
+        listUnreferenced: async (options) => {
+          const olderThanMs = parseBlobAgeOptions(options, 'blobs.listUnreferenced')
+          // 0 lists every unreferenced blob, whatever the put times.
+          const age = olderThanMs === 0 ? '' : ` AND b.put_at <= ${NOW_MS} - $1`
+          const { rows } = await query<{ sha256: string }>(ctx, `SELECT sha256 FROM ${T.blobs} b WHERE checkpoint_refs = 0${age} AND NOT EXISTS (SELECT 1 FROM ${T.artifacts} a WHERE a.sha256 = b.sha256) ORDER BY sha256 COLLATE "C"`, olderThanMs === 0 ? [] : [olderThanMs])
+          return rows.map((row) => row.sha256)
+        },
+        delete: async (sha256, options) => {
+          const olderThanMs = parseBlobAgeOptions(options, 'blobs.delete')
+          return transaction(ctx, async (client): Promise<SandboxBlobDeleteResult> => {
+            // Lock the row first: a racing artifacts.put, blobs.put or append then either finished (and is seen) or waits for the delete.
+            const row = (await client.query<{ recent: boolean }>(`SELECT $2::double precision > 0 AND put_at > ${NOW_MS} - $2 AS recent FROM ${T.blobs} WHERE sha256 = $1 FOR UPDATE`, [sha256, olderThanMs])).rows[0]
+            if (row === undefined) return 'missing'
             if (Number((await client.query<{ n: string }>(`SELECT ${references} AS n`, [sha256])).rows[0]!.n) > 0) return 'referenced'
+            if (row.recent) return 'recent'
             await client.query(`DELETE FROM ${T.blobs} WHERE sha256 = $1`, [sha256])
             return 'deleted'
-          }),
+          })
+        },
       },
       checkpoints,
     },

@@ -59,8 +59,9 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   `,
   // 2: portable snapshots (snapshot-stores.ts). Blobs keep a rowid (large values); checkpoint_refs counts the
-  // checkpoints naming a blob, current artifacts are counted from snapshot_artifacts. A lease row outlives its
-  // release (owner, token and expires_at NULL) so the thread's fence only grows.
+  // checkpoints naming a blob, current artifacts are counted from snapshot_artifacts; put_at is the epoch ms
+  // (Date.now()) of the blob's last put, the age listUnreferenced and delete compare with olderThanMs. A lease row
+  // outlives its release (owner, token and expires_at NULL) so the thread's fence only grows.
   `
   CREATE TABLE snapshot_messages (
     thread_id TEXT NOT NULL,
@@ -71,7 +72,8 @@ const MIGRATIONS: readonly string[] = [
   CREATE TABLE snapshot_blobs (
     sha256 TEXT NOT NULL PRIMARY KEY,
     bytes BLOB NOT NULL,
-    checkpoint_refs INTEGER NOT NULL DEFAULT 0
+    checkpoint_refs INTEGER NOT NULL DEFAULT 0,
+    put_at INTEGER NOT NULL DEFAULT 0
   );
   CREATE TABLE snapshot_artifacts (
     thread_id TEXT NOT NULL,

@@ -12,6 +12,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { ModelMessage } from '@tanstack/ai'
 import {
   type SandboxArtifact,
+  type SandboxBlobDeleteResult,
   type SandboxCheckpoint,
   type SandboxCheckpointAppendResult,
   type SandboxCheckpointForkResult,
@@ -20,7 +21,7 @@ import {
   type SandboxCheckpointStore,
   type SandboxSnapshotPersistence,
 } from '@tanstack/ai-sandbox'
-import { assertArtifactName, assertBlobMatches, blobMissingForAppend, checkpointBlobs, checkpointFromRow, checkpointToRow, type CheckpointRow } from '@tanstack/ai-sandbox/internal'
+import { assertArtifactName, assertBlobMatches, blobMissingForAppend, checkpointBlobs, checkpointFromRow, checkpointToRow, parseBlobAgeOptions, type CheckpointRow } from '@tanstack/ai-sandbox/internal'
 import { assertOpen, type SqliteDatabase } from './database.js'
 import { SqliteDatabaseError } from './errors.js'
 
@@ -63,12 +64,13 @@ const bufferOf = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.
  * (the copied checkpoint, its blob references, the transcript prefix and the
  * artifacts) each run in one `BEGIN IMMEDIATE` transaction, as do lease
  * acquisition, renewal and release, `messages.append` (compare-and-set on the
- * count), `artifacts.put` and `blobs.delete`. A throw inside rolls everything
- * back.
+ * count), `artifacts.put` and `blobs.delete` (existence, references and
+ * age checked where the row is deleted). A throw inside rolls everything back.
  *
  * Clock: `Date.now()` of the calling process (epoch ms), for lease expiry
- * (`expiresAt`) and an artifact's `createdAt`, as the package's lock store:
- * processes sharing the file share the host's clock.
+ * (`expiresAt`), an artifact's `createdAt` and a blob's put time (`put_at`,
+ * renewed by every put, the age `olderThanMs` measures), as the package's
+ * lock store: processes sharing the file share the host's clock.
  *
  * Storage: a message is one row of JSON text; a checkpoint's manifest and
  * artifacts are JSON text, its optional `runId`, `label`, `forkedFrom` are
@@ -77,7 +79,7 @@ const bufferOf = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.
  * @param db - An open database from `openSqliteDatabase` (schema version 2 or later).
  * @returns `{ stores: { messages, artifacts, blobs, checkpoints } }`.
  * @throws SqliteDatabaseError `closed` from any call after the database was closed; `corrupt-row` when a checkpoint row holds an unknown kind.
- * @throws SandboxConfigError `artifacts.put.name` for an invalid artifact name.
+ * @throws SandboxConfigError `artifacts.put.name` for an invalid artifact name; `blobs.listUnreferenced.olderThanMs` or `blobs.delete.olderThanMs` for an invalid age.
  * @throws SandboxSnapshotError `blob-missing` from `checkpoints.append` when a blob the checkpoint names is not stored (nothing is written).
  * @example
  * ```ts
@@ -95,11 +97,13 @@ export function sqliteSnapshotPersistence(db: SqliteDatabase): SandboxSnapshotPe
     artifacts: db.prepare<[string], ArtifactRow>('SELECT name, media_type, size, sha256, created_at FROM snapshot_artifacts WHERE thread_id = ? ORDER BY name'),
     artifactCount: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM snapshot_artifacts WHERE thread_id = ?'),
     putArtifact: db.prepare<[string, string, string, number, string, number]>('INSERT OR REPLACE INTO snapshot_artifacts (thread_id, name, media_type, size, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
-    putBlob: db.prepare<[string, Buffer]>('INSERT OR IGNORE INTO snapshot_blobs (sha256, bytes) VALUES (?, ?)'),
+    // A blob already stored keeps its bytes; its put time is renewed (never moved back by a process whose clock is behind).
+    putBlob: db.prepare<[string, Buffer, number]>('INSERT INTO snapshot_blobs (sha256, bytes, put_at) VALUES (?, ?, ?) ON CONFLICT (sha256) DO UPDATE SET put_at = max(put_at, excluded.put_at)'),
     blob: db.prepare<[string], { bytes: Buffer }>('SELECT bytes FROM snapshot_blobs WHERE sha256 = ?'),
     blobExists: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM snapshot_blobs WHERE sha256 = ?'),
+    blobPutAt: db.prepare<[string], { put_at: number }>('SELECT put_at FROM snapshot_blobs WHERE sha256 = ?'),
     references: db.prepare<[string, string], { n: number }>('SELECT coalesce((SELECT checkpoint_refs FROM snapshot_blobs WHERE sha256 = ?), 0) + (SELECT count(*) FROM snapshot_artifacts WHERE sha256 = ?) AS n'),
-    unreferenced: db.prepare<[], { sha256: string }>('SELECT sha256 FROM snapshot_blobs b WHERE checkpoint_refs = 0 AND NOT EXISTS (SELECT 1 FROM snapshot_artifacts a WHERE a.sha256 = b.sha256) ORDER BY sha256'),
+    unreferenced: db.prepare<[number], { sha256: string }>('SELECT sha256 FROM snapshot_blobs b WHERE checkpoint_refs = 0 AND put_at <= ? AND NOT EXISTS (SELECT 1 FROM snapshot_artifacts a WHERE a.sha256 = b.sha256) ORDER BY sha256'),
     deleteBlob: db.prepare<[string]>('DELETE FROM snapshot_blobs WHERE sha256 = ?'),
     addRef: db.prepare<[string]>('UPDATE snapshot_blobs SET checkpoint_refs = checkpoint_refs + 1 WHERE sha256 = ?'),
     head: db.prepare<[string], CheckpointRow>('SELECT * FROM snapshot_checkpoints WHERE thread_id = ? ORDER BY sequence DESC LIMIT 1'),
@@ -198,14 +202,17 @@ export function sqliteSnapshotPersistence(db: SqliteDatabase): SandboxSnapshotPe
 
   const putArtifact = atomically((threadId: string, name: string, mediaType: string, bytes: Uint8Array): SandboxArtifact => {
     const artifact: SandboxArtifact = { name, mediaType, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), createdAt: Date.now() }
-    q.putBlob.run(artifact.sha256, bufferOf(bytes))
+    q.putBlob.run(artifact.sha256, bufferOf(bytes), artifact.createdAt)
     q.putArtifact.run(threadId, name, mediaType, artifact.size, artifact.sha256, artifact.createdAt)
     return artifact
   })
 
-  const deleteBlob = atomically((sha256: string): 'deleted' | 'referenced' | 'missing' => {
-    if (q.blobExists.get(sha256) === undefined) return 'missing'
+  /** In the transaction that deletes, so a put that renews the blob either lands first (and is seen) or after (and stores it again). */
+  const deleteBlob = atomically((sha256: string, olderThanMs: number): SandboxBlobDeleteResult => {
+    const row = q.blobPutAt.get(sha256)
+    if (row === undefined) return 'missing'
     if (q.references.get(sha256, sha256)!.n > 0) return 'referenced'
+    if (olderThanMs > 0 && Date.now() - row.put_at < olderThanMs) return 'recent'
     q.deleteBlob.run(sha256)
     return 'deleted'
   })
@@ -243,15 +250,20 @@ export function sqliteSnapshotPersistence(db: SqliteDatabase): SandboxSnapshotPe
       blobs: {
         put: async (sha256, bytes) => {
           assertBlobMatches(sha256, bytes)
-          return read(() => void q.putBlob.run(sha256, bufferOf(bytes)))
+          return read(() => void q.putBlob.run(sha256, bufferOf(bytes), Date.now()))
         },
         get: async (sha256) => read(() => {
           const row = q.blob.get(sha256)
           return row === undefined ? null : new Uint8Array(row.bytes)
         }),
         references: async (sha256) => read(() => q.references.get(sha256, sha256)!.n),
-        listUnreferenced: async () => read(() => q.unreferenced.all().map((row) => row.sha256)),
-        delete: async (sha256) => deleteBlob(sha256),
+        listUnreferenced: async (options) => {
+          const olderThanMs = parseBlobAgeOptions(options, 'blobs.listUnreferenced')
+          // 0 lists every unreferenced blob, whatever the put times (a process whose clock ran ahead included).
+          const putBefore = olderThanMs === 0 ? Number.MAX_SAFE_INTEGER : Date.now() - olderThanMs
+          return read(() => q.unreferenced.all(putBefore).map((row) => row.sha256))
+        },
+        delete: async (sha256, options) => deleteBlob(sha256, parseBlobAgeOptions(options, 'blobs.delete')),
       },
       checkpoints,
     },

@@ -22,6 +22,8 @@ export { defineSandboxSnapshotPersistence } from './stores.js'
 export type {
   SandboxArtifact,
   SandboxArtifactStore,
+  SandboxBlobAgeOptions,
+  SandboxBlobDeleteResult,
   SandboxBlobStore,
   SandboxCheckpoint,
   SandboxCheckpointAppendResult,

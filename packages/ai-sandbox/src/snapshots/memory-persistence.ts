@@ -12,6 +12,7 @@ import {
   assertBlobMatches,
   blobMissingForAppend,
   checkpointBlobs,
+  parseBlobAgeOptions,
   type SandboxArtifact,
   type SandboxCheckpoint,
   type SandboxCheckpointLease,
@@ -21,7 +22,7 @@ import {
 
 /** Options of {@link createInMemorySandboxPersistence}. */
 export interface InMemorySandboxPersistenceOptions {
-  /** The store's clock (epoch ms), for lease expiry. Default `Date.now`. */
+  /** The store's clock (epoch ms), for lease expiry, an artifact's `createdAt` and a blob's put time. Default `Date.now`. */
   now?: () => number
 }
 
@@ -29,7 +30,7 @@ export interface InMemorySandboxPersistenceOptions {
  * Every store portable snapshots need, in memory (one process; gone at
  * exit). The checkpoint store implements `forkFromCheckpoint`.
  *
- * @param options - `now`, the clock of lease expiry (default `Date.now`).
+ * @param options - `now`, the clock of lease expiry, artifact times and blob put times (default `Date.now`).
  * @returns `{ stores: { messages, artifacts, blobs, checkpoints } }`.
  * @example
  * ```ts
@@ -42,6 +43,8 @@ export function createInMemorySandboxPersistence(options: InMemorySandboxPersist
   const messages = new Map<string, ModelMessage[]>()
   const artifacts = new Map<string, Map<string, SandboxArtifact>>()
   const blobs = new Map<string, Uint8Array>()
+  /** When each blob was last put (epoch ms), for the grace period of `listUnreferenced` and `delete`. */
+  const putAt = new Map<string, number>()
   const checkpoints = new Map<string, SandboxCheckpoint[]>()
   const leases = new Map<string, SandboxCheckpointLease>()
   /** Fence per thread, kept after a release so a new holder always gets a higher one. */
@@ -59,6 +62,13 @@ export function createInMemorySandboxPersistence(options: InMemorySandboxPersist
     return count
   }
   const references = (sha256: string) => (checkpointRefs.get(sha256) ?? 0) + artifactRefs(sha256)
+  /** Store the bytes once; every put renews the put time (never backwards). */
+  const putBlob = (sha256: string, bytes: Uint8Array) => {
+    if (!blobs.has(sha256)) blobs.set(sha256, Uint8Array.from(bytes))
+    putAt.set(sha256, Math.max(putAt.get(sha256) ?? 0, now()))
+  }
+  /** True when the blob was put less than `olderThanMs` ago (never with 0, today's behaviour whatever the clock does). */
+  const recent = (sha256: string, olderThanMs: number) => olderThanMs > 0 && now() - (putAt.get(sha256) ?? 0) < olderThanMs
   const held = (lease: SandboxCheckpointLease) => {
     const current = leases.get(lease.threadId)
     return current !== undefined && current.token === lease.token && current.expiresAt > now()
@@ -136,7 +146,7 @@ export function createInMemorySandboxPersistence(options: InMemorySandboxPersist
         put: async (threadId, { name, mediaType, bytes }) => {
           assertArtifactName(name)
           const sha256 = createHash('sha256').update(bytes).digest('hex')
-          if (!blobs.has(sha256)) blobs.set(sha256, Uint8Array.from(bytes))
+          putBlob(sha256, bytes)
           const artifact: SandboxArtifact = { name, mediaType, size: bytes.length, sha256, createdAt: now() }
           let byName = artifacts.get(threadId)
           if (!byName) artifacts.set(threadId, (byName = new Map()))
@@ -148,18 +158,24 @@ export function createInMemorySandboxPersistence(options: InMemorySandboxPersist
       blobs: {
         put: async (sha256, bytes) => {
           assertBlobMatches(sha256, bytes)
-          if (!blobs.has(sha256)) blobs.set(sha256, Uint8Array.from(bytes))
+          putBlob(sha256, bytes)
         },
         get: async (sha256) => {
           const bytes = blobs.get(sha256)
           return bytes ? Uint8Array.from(bytes) : null
         },
         references: async (sha256) => references(sha256),
-        listUnreferenced: async () => [...blobs.keys()].filter((sha) => references(sha) === 0).sort(),
-        delete: async (sha256) => {
+        listUnreferenced: async (options) => {
+          const olderThanMs = parseBlobAgeOptions(options, 'blobs.listUnreferenced')
+          return [...blobs.keys()].filter((sha) => references(sha) === 0 && !recent(sha, olderThanMs)).sort()
+        },
+        delete: async (sha256, options) => {
+          const olderThanMs = parseBlobAgeOptions(options, 'blobs.delete')
           if (!blobs.has(sha256)) return 'missing'
           if (references(sha256) > 0) return 'referenced'
+          if (recent(sha256, olderThanMs)) return 'recent'
           blobs.delete(sha256)
+          putAt.delete(sha256)
           return 'deleted'
         },
       },

@@ -13,6 +13,7 @@ import type { ModelMessage } from '@tanstack/ai'
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import { SandboxConfigError } from '../contracts/errors.js'
+import { parseOptions } from '../contracts/validate.js'
 import { SandboxSnapshotError } from './errors.js'
 import type { SandboxSnapshotManifest } from './manifest.js'
 
@@ -111,18 +112,59 @@ export interface SandboxArtifactStore {
   list: (threadId: string) => Promise<SandboxArtifact[]>
 }
 
+/**
+ * The grace period of blob retention: how old, in ms, a blob's last `put` must
+ * be before `listUnreferenced` lists it or `delete` removes it.
+ */
+export interface SandboxBlobAgeOptions {
+  /**
+   * Only blobs whose last `put` is at least this many ms ago (the store's
+   * clock). A non-negative finite number; default 0: every unreferenced blob.
+   *
+   * Why: a capture puts its blobs first and appends the checkpoint naming
+   * them (which adds their references) only at the end, so until then they
+   * look unreferenced. A cleanup that deletes them in that window makes the
+   * append fail (`blob-missing`). Pick a value longer than your longest
+   * capture or `snapshots.save`, e.g. one hour (`3_600_000`).
+   */
+  olderThanMs?: number
+}
+
+/** What `blobs.delete` did: removed it, or kept it because something references it, because it was put less than `olderThanMs` ago, or because there is no such blob. */
+export type SandboxBlobDeleteResult = 'deleted' | 'referenced' | 'recent' | 'missing'
+
 /** Content-addressed bytes, kept until deleted by hand (there is no automatic collection; spec 000). */
 export interface SandboxBlobStore {
-  /** Store `bytes` under their SHA-256 (a blob already there is left as it is); bytes that hash to something else are refused (`SandboxSnapshotError` `blob-mismatch`), see `assertBlobMatches` in the internal entry. */
+  /**
+   * Store `bytes` under their SHA-256. A blob already there keeps its bytes
+   * but its put time is renewed (now), so a capture that reuses a stored blob
+   * restarts its grace period (see {@link SandboxBlobAgeOptions}). Bytes that
+   * hash to something else are refused (`SandboxSnapshotError`
+   * `blob-mismatch`), see `assertBlobMatches` in the internal entry.
+   */
   put: (sha256: string, bytes: Uint8Array) => Promise<void>
   /** The bytes, or `null` when there is no such blob. */
   get: (sha256: string) => Promise<Uint8Array | null>
   /** How many checkpoints and current artifacts name the blob (0 for an unreferenced or unknown one). */
   references: (sha256: string) => Promise<number>
-  /** Blobs no checkpoint or artifact names (what a failed capture or a replaced artifact leaves), for manual deletion. */
-  listUnreferenced: () => Promise<string[]>
-  /** Delete a blob nothing references: `referenced` (kept) when something does, `missing` when there is none. */
-  delete: (sha256: string) => Promise<'deleted' | 'referenced' | 'missing'>
+  /**
+   * Blobs no checkpoint or artifact names (what a failed capture or a
+   * replaced artifact leaves, but also the blobs of a capture still in
+   * flight), for manual deletion, sorted. With `olderThanMs`, only those put
+   * at least that many ms ago: pass the same grace to `delete`.
+   * @throws SandboxConfigError `blobs.listUnreferenced.olderThanMs` for a negative, non-finite or non-number age.
+   */
+  listUnreferenced: (options?: SandboxBlobAgeOptions) => Promise<string[]>
+  /**
+   * Delete a blob nothing references and, with `olderThanMs`, put at least
+   * that many ms ago. Answers `missing` when there is no such blob, else
+   * `referenced` (kept) when something references it, else `recent` (kept)
+   * when its last put is younger than `olderThanMs`, else `deleted`. The
+   * checks and the deletion are atomic, so a capture that puts the blob again
+   * between a listing and this call keeps it.
+   * @throws SandboxConfigError `blobs.delete.olderThanMs` for a negative, non-finite or non-number age.
+   */
+  delete: (sha256: string, options?: SandboxBlobAgeOptions) => Promise<SandboxBlobDeleteResult>
 }
 
 /** The checkpoint chain of each thread, its head and its writer lease. */
@@ -221,6 +263,24 @@ const ARTIFACT_NAME = /^(?!\/)(?!.*\/$)[^\0]{1,200}$/
  */
 export function assertArtifactName(name: unknown): asserts name is string {
   if (typeof name !== 'string' || !ARTIFACT_NAME.test(name)) throw new SandboxConfigError('artifacts.put.name', `Invalid option artifacts.put.name: ${JSON.stringify(name)}; use 1-200 characters with no NUL and no "/" at either end, e.g. "reports/summary.md".`)
+}
+
+const blobAgeOptionsSchema = z
+  .object({
+    olderThanMs: z.number('expected an age in ms as a finite number, e.g. 3600000 (one hour)').min(0, 'expected 0 ms or more, e.g. 3600000 (one hour)').optional(),
+  })
+  .strict()
+
+/**
+ * Check the options of `blobs.listUnreferenced` or `blobs.delete`, as every
+ * bundled store does, and give the grace period they ask for.
+ * @param options - What the caller passed (`undefined` for none).
+ * @param method - `blobs.listUnreferenced` or `blobs.delete`, the prefix of the field an error names.
+ * @returns `olderThanMs`, 0 when absent.
+ * @throws SandboxConfigError `<method>.olderThanMs` for a negative, non-finite or non-number age; `<method>.<key>` for an unknown key.
+ */
+export function parseBlobAgeOptions(options: unknown, method: 'blobs.listUnreferenced' | 'blobs.delete'): number {
+  return parseOptions(blobAgeOptionsSchema, options === undefined ? {} : options, method).olderThanMs ?? 0
 }
 
 /** The error of an `append` naming a blob that is not stored (nothing is written). */

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest'
 import type { ModelMessage } from '@tanstack/ai'
 import { hashSandboxSnapshotManifest, SANDBOX_SNAPSHOT_MANIFEST_VERSION, type SandboxSnapshotManifest } from '../snapshots/manifest.js'
 import { SandboxSnapshotError } from '../snapshots/errors.js'
+import { SandboxConfigError } from '../contracts/errors.js'
 import type { SandboxArtifact, SandboxCheckpointInput, SandboxCheckpointLease, SandboxSnapshotPersistence } from '../snapshots/stores.js'
 
 /** Options of {@link runSandboxCheckpointStoreConformance}. */
@@ -172,6 +173,66 @@ export async function checkBlobReferences(p: SandboxSnapshotPersistence): Promis
   expect(await p.stores.blobs.delete(sha(loose)), 'deleting a missing blob answers missing').toBe('missing')
 }
 
+const HOUR_MS = 3_600_000
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * The grace period of blob retention: `listUnreferenced` and `delete` with
+ * `olderThanMs` leave alone a blob put less than that many ms ago (a capture
+ * in flight), a re-put renews the put time, a reference is answered before
+ * the age, and a bad age is refused naming the field. The wait only makes
+ * ages logical (a blob put before it is at least that old); the one check
+ * that a blob is still young (just re-put) allows it 400 ms of store calls.
+ */
+export async function checkBlobGrace(p: SandboxSnapshotPersistence): Promise<void> {
+  const { blobs } = p.stores
+  const fresh = uniqueBytes('grace-fresh')
+  const renewed = uniqueBytes('grace-renewed')
+  await blobs.put(sha(fresh), fresh)
+  await blobs.put(sha(renewed), renewed)
+  expect(await blobs.listUnreferenced({ olderThanMs: HOUR_MS }), 'a blob put just now is not listed with a grace of one hour').not.toContain(sha(fresh))
+  expect(await blobs.listUnreferenced(), 'without olderThanMs every unreferenced blob is listed, however new').toContain(sha(fresh))
+  expect(await blobs.listUnreferenced({ olderThanMs: 0 }), 'olderThanMs 0 is the default').toContain(sha(fresh))
+  expect(await blobs.delete(sha(fresh), { olderThanMs: HOUR_MS }), 'a blob put less than olderThanMs ago is kept').toBe('recent')
+  expect(await blobs.get(sha(fresh)), 'and is still there').not.toBeNull()
+
+  const waitedMs = 500
+  await sleep(waitedMs)
+  const older = await blobs.listUnreferenced({ olderThanMs: 10 })
+  expect(older, 'once older than olderThanMs, an unreferenced blob is listed').toContain(sha(fresh))
+  expect(older, 'the same for the other blob put before the wait').toContain(sha(renewed))
+  await blobs.put(sha(renewed), renewed)
+  const graceMs = waitedMs - 100
+  const afterRenewal = await blobs.listUnreferenced({ olderThanMs: graceMs })
+  expect(afterRenewal, `a blob put ${waitedMs} ms ago is listed with olderThanMs ${graceMs}`).toContain(sha(fresh))
+  expect(afterRenewal, 'a put of a stored blob renews its put time, so it is not listed').not.toContain(sha(renewed))
+  expect(await blobs.delete(sha(renewed), { olderThanMs: graceMs }), 'nor deleted: a capture that reuses a blob keeps it').toBe('recent')
+  expect(Buffer.from((await blobs.get(sha(renewed)))!).equals(Buffer.from(renewed)), 'a re-put keeps the bytes').toBe(true)
+  expect(await blobs.delete(sha(fresh), { olderThanMs: 10 }), 'an unreferenced blob older than olderThanMs is deleted').toBe('deleted')
+  expect(await blobs.get(sha(fresh)), 'a deleted blob is gone').toBeNull()
+  expect(await blobs.delete(sha(fresh), { olderThanMs: HOUR_MS }), 'a missing blob answers missing, whatever the grace').toBe('missing')
+
+  const t = thread('grace')
+  const l = await lease(p, t)
+  const held = uniqueBytes('grace-held')
+  const checkpoint = await checkpointOver(p, t, [held])
+  expect((await p.stores.checkpoints.append({ lease: l, expectedHead: null, checkpoint })).ok).toBe(true)
+  expect(await blobs.delete(sha(held), { olderThanMs: HOUR_MS }), 'a referenced blob answers referenced, before recent').toBe('referenced')
+  expect(await blobs.delete(sha(held), { olderThanMs: 0 }), 'and referenced without a grace').toBe('referenced')
+
+  const refused = async (call: () => Promise<unknown>, field: string, what: string) => {
+    const error = await call().then(() => undefined, (thrown: unknown) => thrown)
+    expect(SandboxConfigError.isInstance(error) && error.field, `${what} is refused with SandboxConfigError naming ${field}`).toBe(field)
+  }
+  for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, '5']) {
+    const options = { olderThanMs: bad as number }
+    const shown = typeof bad === 'string' ? `'${bad}'` : String(bad)
+    await refused(() => blobs.listUnreferenced(options), 'blobs.listUnreferenced.olderThanMs', `listUnreferenced({ olderThanMs: ${shown} })`)
+    await refused(() => blobs.delete(sha(renewed), options), 'blobs.delete.olderThanMs', `delete(sha, { olderThanMs: ${shown} })`)
+  }
+  expect(await blobs.get(sha(renewed)), 'a refused delete deletes nothing').not.toBeNull()
+}
+
 /** Artifacts: put stores the blob and records the artifact; a put of the same name replaces it; the current ones hold their blobs. */
 export async function checkArtifacts(p: SandboxSnapshotPersistence): Promise<void> {
   const t = thread('artifacts')
@@ -249,6 +310,7 @@ export const CHECKPOINT_STORE_CHECKS = {
   'an expired lease can be taken, and its holder is fenced out': checkLeaseExpiry,
   'racing appends and racing acquisitions: exactly one wins': checkRaces,
   'blob references, and manual deletion of unreferenced blobs only': checkBlobReferences,
+  'blob grace period: olderThanMs keeps recent blobs from listing and deletion, and a re-put renews': checkBlobGrace,
   'artifacts: put, replace, list, and the blobs they hold': checkArtifacts,
   'messages: append-only with compare-and-set': checkMessages,
 } as const

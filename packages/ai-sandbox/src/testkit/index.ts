@@ -204,5 +204,5 @@ export { writeSnapshotFixture, readSandboxTree, expectedFixtureTree, maskSecretF
 export type { FixtureEntry, TreeLine } from './snapshots/fixture.js'
 
 // Checkpoint store kit (portable snapshots): messages, artifacts, blobs, the checkpoint chain, its lease and fork
-export { runSandboxCheckpointStoreConformance, CHECKPOINT_STORE_CHECKS, checkEmptyThread, checkAppendChain, checkAppendMissingBlob, checkLeaseFencing, checkLeaseExpiry, checkRaces, checkBlobReferences, checkArtifacts, checkMessages, checkFork } from './checkpoint-store-conformance.js'
+export { runSandboxCheckpointStoreConformance, CHECKPOINT_STORE_CHECKS, checkEmptyThread, checkAppendChain, checkAppendMissingBlob, checkLeaseFencing, checkLeaseExpiry, checkRaces, checkBlobReferences, checkBlobGrace, checkArtifacts, checkMessages, checkFork } from './checkpoint-store-conformance.js'
 export type { SandboxCheckpointStoreConformanceOptions } from './checkpoint-store-conformance.js'
