@@ -1,12 +1,13 @@
 /**
  * `restoreSandboxWorkspace`: write a portable snapshot into a sandbox's
  * workspace through the handle's process API only. Order: verify the
- * manifest, fetch and verify every blob, list the workspace, stage the
- * removals and a tar archive (built with modern-tar, moved in bounded parts
- * through `exec` stdin) in a private folder under `/tmp`, then one `exec`
- * removes, extracts and sets modes. Invariant: nothing is written into the
- * sandbox before the manifest and every blob verified, and nothing into the
- * workspace before the whole archive is staged.
+ * manifest, list the workspace, stage a tar archive (built with modern-tar,
+ * each blob fetched once and verified as it is packed) in a private folder
+ * under `/tmp` (raw bytes through one process's stdin where the provider
+ * has `writableStdin`, else base64 parts through `exec` stdin), then one
+ * `exec` removes, extracts and sets modes. Invariant: nothing is written
+ * into the workspace before the manifest and every blob verified and the
+ * whole archive staged; a failure before that removes the private folder.
  */
 import { createHash } from 'node:crypto'
 import { createTarPacker, type TarHeader } from 'modern-tar'
@@ -19,14 +20,11 @@ import { shellQuote } from '../shell/quote.js'
 import { verifySnapshotManifest, type SandboxSnapshotEntry, type SandboxSnapshotFileEntry, type SandboxSnapshotManifest } from './manifest.js'
 import { resolveSnapshotPolicy, type SandboxSnapshotPolicy } from './policy.js'
 import { planRestore, type RestorePlan } from './restore-plan.js'
-import { newScratch, putScratchFile, removeScratch, runScript, type SnapshotScratch } from './sandbox-io.js'
+import { newScratch, openScratchWriter, putScratchFile, removeScratch, runScript, type SnapshotScratch } from './sandbox-io.js'
 import { listSandboxTree } from './tree-listing.js'
 
 /** Archive bytes moved into the sandbox per `exec` (about 11 MB of base64 text). */
 const PART_BYTES = 8 * 1024 * 1024
-
-/** Verified blobs kept in memory between the check and the write; past this, a blob is fetched (and checked) again. */
-const VERIFIED_CACHE_BYTES = 32 * 1024 * 1024
 
 /** Options of {@link restoreSandboxWorkspace}. */
 export interface RestoreSandboxWorkspaceOptions {
@@ -34,7 +32,7 @@ export interface RestoreSandboxWorkspaceOptions {
   manifest: SandboxSnapshotManifest
   /** The `manifestSha256` stored with it. */
   manifestSha256: string
-  /** Fetch one blob by its SHA-256; `undefined` or `null` when the store does not have it. Called at most twice per blob. */
+  /** Fetch one blob by its SHA-256; `undefined` or `null` when the store does not have it. Called once per file entry the policy keeps, in manifest order. */
   getBlob: (sha256: string) => Promise<Uint8Array | undefined | null>
   /** The policy the snapshot was captured with; entries it drops are not written, and it bounds what is removed. Default `defaultSandboxSnapshotPolicy()`. */
   policy?: SandboxSnapshotPolicy
@@ -80,24 +78,27 @@ const optionsSchema = z
  * created with mode 0755 when missing and keep their mode when present.
  *
  * A manifest or blob that does not verify throws before anything is written
- * into the sandbox. A failure after that (the sandbox itself failing) may
- * leave the workspace half restored: discard that sandbox.
+ * into the workspace (blobs are checked while the archive is staged in the
+ * sandbox's `/tmp`; the staging folder is removed). A failure after that
+ * (the sandbox itself failing) may leave the workspace half restored:
+ * discard that sandbox.
  *
- * Runs, besides reading blobs: one `find` listing, one `exec` per 8 MiB of
- * archive past the first 8 MiB (the archive goes in through stdin, as
- * base64, to a private folder under `/tmp`), and one `exec` that takes the
- * last part, removes, extracts (`tar`) and sets modes. Needs `sh`, `find`,
+ * Runs, besides reading blobs: one `find` listing; then, where the provider
+ * has `writableStdin`, one `spawn` whose stdin takes the archive's raw bytes
+ * into a private folder under `/tmp`, or else one `exec` per 8 MiB of
+ * archive past the first 8 MiB (as base64 on stdin); and one `exec` that
+ * removes, extracts (`tar`) and sets modes. Needs `sh`, `cat`, `find`,
  * `xargs`, `tar`, `base64`, `head`, `tail` and `wc` (GNU or BusyBox).
- * Memory: the manifest, up to 32 MiB of verified blobs, one blob and one
- * 8 MiB part.
+ * Memory: the manifest, one blob, and the provider's stdin buffer (or one
+ * 8 MiB part).
  *
  * @param handle - A new sandbox (`process.exec` and `process.spawn` are used).
  * @param options - See {@link RestoreSandboxWorkspaceOptions}.
  * @returns Counts and the manifest paths the policy skipped.
  * @throws SandboxSnapshotError `invalid-manifest`, `manifest-hash-mismatch`,
  *   `unsafe-path`, `blob-missing` or `blob-mismatch` naming the entry (the
- *   sandbox is unchanged); `sandbox-failed`. SandboxConfigError for bad
- *   options. Whatever `getBlob` throws, unchanged (the sandbox is unchanged).
+ *   workspace is unchanged); `sandbox-failed`. SandboxConfigError for bad
+ *   options. Whatever `getBlob` throws, unchanged (the workspace is unchanged).
  * @example
  * ```ts
  * const fresh = await provider.create()
@@ -109,15 +110,10 @@ export async function restoreSandboxWorkspace(handle: SandboxHandle, options: Re
   const policy = resolveSnapshotPolicy(options.policy, 'restoreSandboxWorkspace.policy')
   const maxFileBytes = parsed.maxFileBytes ?? DEFAULT_SNAPSHOT_MAX_FILE_BYTES
   const manifest = verifySnapshotManifest(parsed.manifest, parsed.manifestSha256, maxFileBytes)
-  const blobs = new VerifiedBlobs(parsed.getBlob)
-  // Every kept file's blob, checked before the sandbox is touched.
-  const kept = manifest.entries.filter((entry) => policy.decide(entry.path, { type: entry.type }) === 'kept')
-  for (const entry of kept) if (entry.type === 'file') await blobs.check(entry)
-
   const scratch = newScratch(handle, 'restoreSandboxWorkspace', (text) => text)
   try {
     const plan = planRestore(manifest.entries, await listSandboxTree(scratch, { pruneNames: policy.pruneNames }), policy)
-    const archive = plan.entries.length + plan.createDirectories.length > 0 ? await stageArchive(scratch, plan, blobs) : { total: 0, last: Buffer.alloc(0) }
+    const archive = plan.entries.length + plan.createDirectories.length > 0 ? await stageArchive(scratch, plan, parsed.getBlob) : { total: 0, last: Buffer.alloc(0) }
     const directories = plan.entries.filter((entry) => entry.type === 'directory')
     // The removals, the modes script and the archive's last part travel on the stdin of the one exec that writes.
     const remove = plan.remove.length > 0 ? nulList(plan.remove) : Buffer.alloc(0)
@@ -184,17 +180,63 @@ function applyScript(remove: number, modes: number, archive: StagedArchive): str
     .join('\n')
 }
 
-/** The archive as staged: its size, and its last part, held back for the exec that writes. */
+/** The archive as staged: its size, and what of it is held back for the exec that writes (nothing when streamed through stdin). */
 interface StagedArchive {
   readonly total: number
   readonly last: Buffer
 }
 
+/** Where the archive's bytes go on their way to `$D/archive`. */
+interface ArchiveSink {
+  /** Take the next bytes (may hold them). */
+  write(bytes: Uint8Array): Promise<void>
+  /** All bytes written: finish staging and return what is held back. */
+  finish(): Promise<Buffer>
+  /** A failure elsewhere: stop (best effort). */
+  abort(): Promise<void>
+}
+
+/** Raw bytes through one spawned process's stdin (providers with `writableStdin`). */
+async function stdinSink(scratch: SnapshotScratch): Promise<ArchiveSink> {
+  const writer = await openScratchWriter(scratch, 'staging the archive', 'archive')
+  return {
+    write: (bytes) => writer.write(bytes),
+    finish: async () => {
+      await writer.close()
+      return Buffer.alloc(0)
+    },
+    abort: () => writer.abort(),
+  }
+}
+
+/** Base64 parts of {@link PART_BYTES} through `exec` stdin, all but the last (providers without `writableStdin`). */
+function partsSink(scratch: SnapshotScratch): ArchiveSink {
+  let part: Uint8Array[] = []
+  let held = 0
+  const take = () => {
+    const bytes = Buffer.concat(part, held)
+    part = []
+    held = 0
+    return bytes
+  }
+  return {
+    async write(bytes) {
+      part.push(bytes)
+      held += bytes.length
+      if (held >= PART_BYTES) await putScratchFile(scratch, 'archive', take(), true)
+    },
+    finish: async () => take(),
+    abort: async () => undefined,
+  }
+}
+
 /**
- * Build the archive (missing parent folders, then the entries) and append it
- * to `$D/archive` in parts of {@link PART_BYTES}, all but the last.
+ * Build the archive (missing parent folders, then the entries), fetching and
+ * checking each file's blob as it is packed, and stage it as `$D/archive`.
+ * A blob that does not verify stops the staging: the workspace has not been
+ * touched yet.
  */
-async function stageArchive(scratch: SnapshotScratch, plan: RestorePlan, blobs: VerifiedBlobs): Promise<StagedArchive> {
+async function stageArchive(scratch: SnapshotScratch, plan: RestorePlan, getBlob: RestoreSandboxWorkspaceOptions['getBlob']): Promise<StagedArchive> {
   const { readable, controller } = createTarPacker()
   const mtime = new Date()
   let producerError: unknown
@@ -207,85 +249,49 @@ async function stageArchive(scratch: SnapshotScratch, plan: RestorePlan, blobs: 
     for (const path of plan.createDirectories) await add({ name: `${path}/`, type: 'directory', mode: 0o755, mtime, size: 0 })
     for (const entry of plan.entries) {
       if (entry.type === 'directory') await add({ name: `${entry.path}/`, type: 'directory', mode: entry.mode, mtime, size: 0 })
-      else await add({ name: entry.path, type: 'file', mode: entry.mode, mtime, size: entry.size }, await blobs.take(entry))
+      else await add({ name: entry.path, type: 'file', mode: entry.mode, mtime, size: entry.size }, await verifiedBlob(getBlob, entry))
     }
     controller.finalize()
   })().catch((error: unknown) => {
     producerError = error
     controller.error(error)
   })
+  const capabilities = scratch.handle.capabilities
+  const sink = capabilities.writableStdin && capabilities.backgroundProcesses ? await stdinSink(scratch) : partsSink(scratch)
   let total = 0
-  let part: Uint8Array[] = []
-  let held = 0
-  const take = () => {
-    const bytes = Buffer.concat(part, held)
-    part = []
-    held = 0
-    return bytes
-  }
   const reader = readable.getReader()
   try {
     for (;;) {
       const { done, value } = await reader.read()
       if (done) break
-      part.push(value)
-      held += value.length
       total += value.length
-      if (held >= PART_BYTES) await putScratchFile(scratch, 'archive', take(), true)
+      await sink.write(value)
     }
+    await producing
+    if (producerError !== undefined) throw producerError
   } catch (error) {
     await reader.cancel(error).catch(() => undefined)
+    await sink.abort()
     throw producerError ?? error
   }
-  await producing
-  if (producerError !== undefined) throw producerError
-  return { total, last: take() }
+  return { total, last: await sink.finish() }
 }
 
-/**
- * Blobs fetched through `getBlob` and checked against their manifest entry
- * (present, size, SHA-256). Keeps up to {@link VERIFIED_CACHE_BYTES} of them
- * for the write; the rest is fetched and checked again when written.
- */
-class VerifiedBlobs {
-  readonly #cache = new Map<string, Buffer>()
-  readonly #checked = new Set<string>()
-  #cached = 0
-
-  constructor(private readonly getBlob: RestoreSandboxWorkspaceOptions['getBlob']) {}
-
-  /** Fetch and check the blob of `entry` (once per distinct blob and size). */
-  async check(entry: SandboxSnapshotFileEntry): Promise<void> {
-    const key = `${entry.sha256}:${entry.size}`
-    if (this.#checked.has(key)) return
-    const bytes = await this.#fetch(entry)
-    this.#checked.add(key)
-    if (this.#cached + bytes.length <= VERIFIED_CACHE_BYTES && !this.#cache.has(entry.sha256)) {
-      this.#cache.set(entry.sha256, bytes)
-      this.#cached += bytes.length
-    }
+/** The bytes of `entry`'s blob, fetched through `getBlob` and checked against the entry (present, size, SHA-256). */
+async function verifiedBlob(getBlob: RestoreSandboxWorkspaceOptions['getBlob'], entry: SandboxSnapshotFileEntry): Promise<Buffer> {
+  const found = await getBlob(entry.sha256)
+  if (found === undefined || found === null) {
+    throw new SandboxSnapshotError('blob-missing', `restoreSandboxWorkspace: the blob ${entry.sha256} of ${JSON.stringify(entry.path)} is not in the store; the workspace was not changed. Blob retention is manual: keep every blob a stored manifest names.`, { path: entry.path })
   }
-
-  /** The checked bytes of `entry`: from the cache, or fetched and checked again. */
-  async take(entry: SandboxSnapshotFileEntry): Promise<Buffer> {
-    return this.#cache.get(entry.sha256) ?? (await this.#fetch(entry))
+  if (!(found instanceof Uint8Array)) throw new SandboxSnapshotError('blob-mismatch', `restoreSandboxWorkspace: getBlob returned ${typeof found} for ${entry.sha256} (${JSON.stringify(entry.path)}), not bytes; the workspace was not changed.`, { path: entry.path })
+  const bytes = Buffer.from(found.buffer, found.byteOffset, found.byteLength)
+  const sha256 = createHash('sha256').update(bytes).digest('hex')
+  if (bytes.length !== entry.size || sha256 !== entry.sha256) {
+    throw new SandboxSnapshotError(
+      'blob-mismatch',
+      `restoreSandboxWorkspace: the blob for ${JSON.stringify(entry.path)} does not match its manifest entry (${bytes.length} bytes with SHA-256 ${sha256}, expected ${entry.size} bytes with ${entry.sha256}): the store returned changed or wrong bytes; the workspace was not changed.`,
+      { path: entry.path },
+    )
   }
-
-  async #fetch(entry: SandboxSnapshotFileEntry): Promise<Buffer> {
-    const found = await this.getBlob(entry.sha256)
-    if (found === undefined || found === null) {
-      throw new SandboxSnapshotError('blob-missing', `restoreSandboxWorkspace: the blob ${entry.sha256} of ${JSON.stringify(entry.path)} is not in the store; the sandbox was not changed. Blob retention is manual: keep every blob a stored manifest names.`, { path: entry.path })
-    }
-    if (!(found instanceof Uint8Array)) throw new SandboxSnapshotError('blob-mismatch', `restoreSandboxWorkspace: getBlob returned ${typeof found} for ${entry.sha256} (${JSON.stringify(entry.path)}), not bytes; the sandbox was not changed.`, { path: entry.path })
-    const bytes = Buffer.from(found.buffer, found.byteOffset, found.byteLength)
-    const sha256 = createHash('sha256').update(bytes).digest('hex')
-    if (bytes.length !== entry.size || sha256 !== entry.sha256) {
-      throw new SandboxSnapshotError(
-        'blob-mismatch',
-        `restoreSandboxWorkspace: the blob for ${JSON.stringify(entry.path)} does not match its manifest entry (${bytes.length} bytes with SHA-256 ${sha256}, expected ${entry.size} bytes with ${entry.sha256}): the store returned changed or wrong bytes; the sandbox was not changed.`,
-        { path: entry.path },
-      )
-    }
-    return bytes
+  return bytes
   }
-}

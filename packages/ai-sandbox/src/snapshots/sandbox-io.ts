@@ -1,8 +1,10 @@
 /**
  * How snapshots move bytes in and out of a sandbox through the handle's
  * process API alone, so every provider works the same way: a private folder
- * under the sandbox's `/tmp`, files put there through `exec` stdin (as base64,
- * since stdin is text and Cloudflare's spawn has no stdin at all), and byte
+ * under the sandbox's `/tmp`, files put there through a spawned process's
+ * stdin as raw bytes where the provider has `writableStdin`, otherwise
+ * through `exec` stdin (as base64, since that stdin is text and Cloudflare's
+ * spawn has no stdin at all), and byte
  * streams read back through `spawn` stdout as base64. Also the lazy load of
  * `modern-tar`. Invariant: every command runs with `LC_ALL=C`, and its output
  * is scrubbed of secrets before an error quotes it.
@@ -70,6 +72,50 @@ export async function runScript(scratch: SnapshotScratch, what: string, script: 
  */
 export async function putScratchFile(scratch: SnapshotScratch, name: string, bytes: Uint8Array, append = false): Promise<void> {
   await runScript(scratch, `writing ${name} to its private folder`, `umask 077 && mkdir -p "$D" && base64 -d ${append ? '>>' : '>'} "$D"/${shellQuote(name)}`, bytes)
+}
+
+/** A file in the private folder being written through one process's stdin ({@link openScratchWriter}). */
+export interface ScratchWriter {
+  /** Append raw bytes; resolves once the process's stdin took them (backpressure). */
+  write(bytes: Uint8Array): Promise<void>
+  /** End stdin and wait for the file to be complete. @throws SandboxSnapshotError `sandbox-failed` on a non-zero exit. */
+  close(): Promise<void>
+  /** Stop the writer after a failure elsewhere (best effort; the caller removes the folder). */
+  abort(): Promise<void>
+}
+
+/**
+ * Open `$D/<name>` for writing through the stdin of one `spawn`ed `cat`, so
+ * raw bytes stream in with backpressure and no base64 (only on a handle
+ * whose capabilities say `writableStdin`). Creates the private folder (mode
+ * 0700). stdout and stderr are read alongside, stderr kept for the error.
+ */
+export async function openScratchWriter(scratch: SnapshotScratch, what: string, name: string): Promise<ScratchWriter> {
+  scratch.created = true
+  const child = await scratch.handle.process.spawn(withDir(scratch, `umask 077 && mkdir -p "$D" && cat > "$D"/${shellQuote(name)}`), { env: { ...SNAPSHOT_ENV } })
+  let stderr = ''
+  const drained = Promise.all([
+    (async () => {
+      for await (const chunk of child.stderr) if (stderr.length < STDERR_KEEP_CHARS * 4) stderr += chunk
+    })(),
+    (async () => {
+      for await (const chunk of child.stdout) void chunk
+    })(),
+  ]).catch(() => undefined)
+  return {
+    write: (bytes) => child.stdin.write(bytes),
+    async close() {
+      await child.stdin.end()
+      await drained
+      const exit = await child.wait()
+      if (exit.exitCode !== 0) throw sandboxFailed(scratch, what, exit.exitCode, stderr)
+    },
+    async abort() {
+      await child.kill().catch(() => undefined)
+      await drained
+      await child.wait().catch(() => undefined)
+    },
+  }
 }
 
 /** Remove the private folder if a command may have made it; best effort, for a capture or restore that already failed (its own error is the one to report). */
