@@ -141,17 +141,41 @@ describe('capture', () => {
   })
 })
 
+/** The same handle, saying its spawned processes take no stdin (as Daytona and Cloudflare do): restore stages through exec parts. */
+function withoutStdin(handle: SandboxHandle): SandboxHandle {
+  return { ...handle, capabilities: { ...handle.capabilities, writableStdin: false } }
+}
+
 describe('restore', () => {
-  it('moves an archive larger than one part in several, byte for byte', async () => {
-    const { root, handle } = workspace()
-    execFileSync('/bin/sh', ['-c', 'mkdir -p data && head -c 9500000 /dev/urandom > data/big.bin && echo small > data/small.txt'], { cwd: root })
-    const store = sink()
-    const capture = await captureSandboxWorkspace(handle, { putBlob: store.putBlob })
-    const target = workspace()
-    await restoreSandboxWorkspace(target.handle, { ...capture, getBlob: store.getBlob })
-    expect(readFileSync(join(target.root, 'data/big.bin')).equals(readFileSync(join(root, 'data/big.bin')))).toBe(true)
-    expect(readFileSync(join(target.root, 'data/small.txt'), 'utf8')).toBe('small\n')
-  })
+  for (const [staging, adapt] of [
+    ['through one spawned process\'s stdin (writableStdin)', (handle: SandboxHandle) => handle],
+    ['in base64 parts through exec (no writableStdin)', withoutStdin],
+  ] as const) {
+    it(`stages an archive larger than one 8 MiB part ${staging}, byte for byte`, async () => {
+      const { root, handle } = workspace()
+      execFileSync('/bin/sh', ['-c', 'mkdir -p data && head -c 9500000 /dev/urandom > data/big.bin && echo small > data/small.txt'], { cwd: root })
+      const store = sink()
+      const capture = await captureSandboxWorkspace(handle, { putBlob: store.putBlob })
+      const target = workspace()
+      await restoreSandboxWorkspace(adapt(target.handle), { ...capture, getBlob: store.getBlob })
+      expect(readFileSync(join(target.root, 'data/big.bin')).equals(readFileSync(join(root, 'data/big.bin')))).toBe(true)
+      expect(readFileSync(join(target.root, 'data/small.txt'), 'utf8')).toBe('small\n')
+    })
+
+    it(`a blob that fails after staging began ${staging} leaves the workspace as it was and no staging folder`, async () => {
+      const source = workspace()
+      execFileSync('/bin/sh', ['-c', 'mkdir -p data && head -c 9500000 /dev/urandom > data/a.bin && echo last > data/z.txt'], { cwd: source.root })
+      const store = sink()
+      const capture = await captureSandboxWorkspace(source.handle, { putBlob: store.putBlob })
+      const last = capture.manifest.entries.find((entry) => entry.path === 'data/z.txt')!
+      const { root, handle } = workspace('echo stale > stale.txt')
+      const error = await rejection(restoreSandboxWorkspace(adapt(handle), { ...capture, getBlob: async (sha256) => (last.type === 'file' && sha256 === last.sha256 ? undefined : store.getBlob(sha256)) }))
+      expect(SandboxSnapshotError.isInstance(error) && [error.reason, error.path]).toEqual(['blob-missing', 'data/z.txt'])
+      expect(readFileSync(join(root, 'stale.txt'), 'utf8')).toBe('stale\n')
+      expect(existsSync(join(root, 'data')), 'nothing was extracted').toBe(false)
+      // afterEach checks the staging folder the commands named is gone.
+    })
+  }
 
   it('passes an error of getBlob through unchanged and changes nothing', async () => {
     const source = workspace('echo a > a.txt')
