@@ -14,7 +14,8 @@
 # (scripts/ci/node-versions.sh). The JSON report goes to <report.json>, and
 # each file's whole time to $TANSTACK_FILE_TIMES when set
 # (scripts/ci/file-times-reporter.mjs). TANSTACK_TEST_WORKERS sets the
-# workers, as for `pnpm test`.
+# workers, as for `pnpm test`; TANSTACK_TEST_LANE_SHARD=k/n runs this lane's
+# share of the packages' unit suites (vitest.config.ts).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 node_dir="$(cd "$(dirname "$1")" && pwd)"
