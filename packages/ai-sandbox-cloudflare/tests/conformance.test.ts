@@ -7,7 +7,7 @@
 // operation and go on for CONFORMANCE_FS_RACE_BUDGET_MS after those (CI and
 // default 10 calls and 0 ms; `pnpm soak` the kit's defaults, 30 calls and
 // 2 000 ms): the confinement they race is core's FS_SCRIPT, which the Docker
-// Debian and BusyBox suites race at the kit's defaults, and the stand-in runs
+// Debian suite races at the kit's defaults (BusyBox at 30 calls), and the stand-in runs
 // on Debian like the Docker Debian image. Each race runs a busy swapper loop
 // in the container.
 import { runSandboxProviderConformance } from '@tanstack/ai-sandbox/testkit'

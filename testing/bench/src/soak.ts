@@ -104,11 +104,15 @@ function suites(seed: number, reportDir: string): SuiteSoak[] {
       trials: 2 * (8 * chaosRepeat + chaosTrials),
       env: { CHAOS_CASES: 'all', CHAOS_REPEAT: String(chaosRepeat), CHAOS_TRIALS: String(chaosTrials), CHAOS_SEED: String(seed), CHAOS_LATENCY_FILE: join(reportDir, 'chaos-latency') },
     },
-    // The provider kit's fs races at the kit's defaults (CI runs these two suites at exactly 10 calls per operation).
-    ...(['daytona', 'cloudflare'] as const).map((provider) => ({
+    // The provider kit's fs races at the kit's defaults (CI runs the Daytona and Cloudflare suites at exactly 10 calls per operation, Docker BusyBox at exactly 30).
+    ...([
+      ['daytona', 'ai-sandbox-daytona', 'tests/conformance.test.ts'],
+      ['cloudflare', 'ai-sandbox-cloudflare', 'tests/conformance.test.ts'],
+      ['docker busybox', 'ai-sandbox-docker', 'tests/conformance.busybox.test.ts'],
+    ] as const).map(([provider, project, file]) => ({
       name: `${provider} provider conformance, fs races of at least ${raceCalls} calls per operation`,
-      project: `ai-sandbox-${provider}`,
-      file: 'tests/conformance.test.ts',
+      project,
+      file,
       trials: raceCalls,
       env: { CONFORMANCE_FS_RACE_CALLS: String(raceCalls), CONFORMANCE_FS_RACE_BUDGET_MS: String(envInt('CONFORMANCE_FS_RACE_BUDGET_MS', 2_000, { zero: true })) },
     })),
