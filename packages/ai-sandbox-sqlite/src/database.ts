@@ -58,7 +58,8 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (run_id, seq)
   ) WITHOUT ROWID;
   `,
-  // 2: portable snapshots (snapshot-stores.ts). Blobs keep a rowid (large values); checkpoint_refs counts the
+  // 2: portable snapshots (snapshot-stores.ts). Blobs keep a rowid (large values) and put their small columns first,
+  // so reading a count or a put time never walks a large value's overflow pages; checkpoint_refs counts the
   // checkpoints naming a blob, current artifacts are counted from snapshot_artifacts; put_at is the epoch ms
   // (Date.now()) of the blob's last put, the age listUnreferenced and delete compare with olderThanMs. A lease row
   // outlives its release (owner, token and expires_at NULL) so the thread's fence only grows.
@@ -71,9 +72,9 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE TABLE snapshot_blobs (
     sha256 TEXT NOT NULL PRIMARY KEY,
-    bytes BLOB NOT NULL,
     checkpoint_refs INTEGER NOT NULL DEFAULT 0,
-    put_at INTEGER NOT NULL DEFAULT 0
+    put_at INTEGER NOT NULL DEFAULT 0,
+    bytes BLOB NOT NULL
   );
   CREATE TABLE snapshot_artifacts (
     thread_id TEXT NOT NULL,
