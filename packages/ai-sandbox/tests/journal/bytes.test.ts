@@ -52,8 +52,13 @@ describe('decodeBase64Stream', () => {
     expect(yielded).toEqual([3, 3])
   })
 
-  it('throws TypeError on a character outside the alphabet', async () => {
+  it('throws TypeError on a character outside the alphabet, naming it, also beside line wrapping', async () => {
     await expect(decodeAll(['aGVs', 'b*8K'])).rejects.toThrow(TypeError)
+    await expect(decodeAll(['aGVs\n', 'bG8\n\u00e9K'])).rejects.toThrow('"é" is not a base64 character')
+  })
+
+  it('ignores any whitespace, not only the newlines of line wrapping', async () => {
+    expect((await decodeAll(['aGV s\r\n', '\tbG8K \n'])).toString('utf8')).toBe('hello\n')
   })
 
   it('fails loud on a frame cut mid-quantum instead of dropping bytes', async () => {
