@@ -4,8 +4,9 @@
  * without a major version. Today: the environment entries that let a
  * provider find a job's or a sandbox's processes, the lister over them, the
  * job-tree killer, the confined fs script the container providers run and
- * the `fs` built over it, the env rule and env-file text, and the checks,
- * stops and `wait`/`kill` of process calls.
+ * the `fs` built over it, the env rule and env-file text, the checks,
+ * stops and `wait`/`kill` of process calls, and the per-run model proxy
+ * (until the adapters use it, issue 36).
  */
 export { SANDBOX_ID_ENV, SANDBOX_JOB_ENV, TAGGED_PIDS_SH } from './shell/process-tags.js'
 export { GROUP_KILLER, JOB_SCAN_AWK } from './shell/group-killer.js'
@@ -21,3 +22,5 @@ export type { ExecStopper, ExecStopReason } from './contracts/process-calls.js'
 export { assertArtifactName, assertBlobMatches, blobMissingForAppend, checkpointBlobs, parseBlobAgeOptions } from './snapshots/stores.js'
 export { checkpointFromRow, checkpointToRow } from './snapshots/checkpoint-row.js'
 export type { CheckpointRow } from './snapshots/checkpoint-row.js'
+export { createModelProxy, ModelProxyError } from './credentials/index.js'
+export type { BudgetExceeded, ModelBudget, ModelPrice, ModelProxy, ModelProxyErrorReason, ModelProxyOptions, ModelUpstream, ModelUsage, ModelUsageTotals, ModelWire, TokenCounts } from './credentials/index.js'
