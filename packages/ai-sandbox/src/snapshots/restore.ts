@@ -237,6 +237,8 @@ function partsSink(scratch: SnapshotScratch): ArchiveSink {
  * touched yet.
  */
 async function stageArchive(scratch: SnapshotScratch, plan: RestorePlan, getBlob: RestoreSandboxWorkspaceOptions['getBlob']): Promise<StagedArchive> {
+  const capabilities = scratch.handle.capabilities
+  const sink = capabilities.writableStdin && capabilities.backgroundProcesses ? await stdinSink(scratch) : partsSink(scratch)
   const { readable, controller } = createTarPacker()
   const mtime = new Date()
   let producerError: unknown
@@ -256,8 +258,6 @@ async function stageArchive(scratch: SnapshotScratch, plan: RestorePlan, getBlob
     producerError = error
     controller.error(error)
   })
-  const capabilities = scratch.handle.capabilities
-  const sink = capabilities.writableStdin && capabilities.backgroundProcesses ? await stdinSink(scratch) : partsSink(scratch)
   let total = 0
   const reader = readable.getReader()
   try {

@@ -76,7 +76,7 @@ export async function putScratchFile(scratch: SnapshotScratch, name: string, byt
 
 /** A file in the private folder being written through one process's stdin ({@link openScratchWriter}). */
 export interface ScratchWriter {
-  /** Append raw bytes; resolves once the process's stdin took them (backpressure). */
+  /** Append raw bytes; resolves once the process's stdin took them (backpressure). @throws SandboxSnapshotError `sandbox-failed` with the process's stderr when it stopped reading because it failed. */
   write(bytes: Uint8Array): Promise<void>
   /** End stdin and wait for the file to be complete. @throws SandboxSnapshotError `sandbox-failed` on a non-zero exit. */
   close(): Promise<void>
@@ -103,7 +103,17 @@ export async function openScratchWriter(scratch: SnapshotScratch, what: string, 
     })(),
   ]).catch(() => undefined)
   return {
-    write: (bytes) => child.stdin.write(bytes),
+    async write(bytes) {
+      try {
+        await child.stdin.write(bytes)
+      } catch (error) {
+        // The process stopped reading (it failed: no space, no /tmp): its exit and stderr say why.
+        await drained
+        const exit = await child.wait().catch(() => undefined)
+        if (exit !== undefined && exit.exitCode !== 0) throw sandboxFailed(scratch, what, exit.exitCode, stderr, error)
+        throw error
+      }
+    },
     async close() {
       await child.stdin.end()
       await drained

@@ -177,6 +177,23 @@ describe('restore', () => {
     })
   }
 
+  it('a staging process that fails (a full /tmp) is sandbox-failed quoting its stderr, and the workspace is unchanged', async () => {
+    const source = workspace()
+    execFileSync('/bin/sh', ['-c', 'mkdir -p data && head -c 9500000 /dev/urandom > data/a.bin'], { cwd: source.root })
+    const store = sink()
+    const capture = await captureSandboxWorkspace(source.handle, { putBlob: store.putBlob })
+    const { root, handle } = workspace('echo stale > stale.txt')
+    const full: SandboxHandle = {
+      ...handle,
+      process: { ...handle.process, spawn: (command, options) => handle.process.spawn(command.includes('cat > "$D"/') ? `${command.split('; ')[0]}; echo 'cat: write error: No space left on device' >&2; exit 1` : command, options) },
+    }
+    const error = await rejection(restoreSandboxWorkspace(full, { ...capture, getBlob: store.getBlob }))
+    expect(SandboxSnapshotError.isInstance(error) && error.reason).toBe('sandbox-failed')
+    expect((error as Error).message).toContain('No space left on device')
+    expect(readFileSync(join(root, 'stale.txt'), 'utf8')).toBe('stale\n')
+    expect(existsSync(join(root, 'data'))).toBe(false)
+  })
+
   it('passes an error of getBlob through unchanged and changes nothing', async () => {
     const source = workspace('echo a > a.txt')
     const store = sink()
