@@ -8,6 +8,8 @@
  */
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
+import { afterAll, afterEach, beforeAll } from 'vitest'
+import { createModelProxy, type ModelProxy, type ModelProxyOptions } from '../../src/internal.js'
 
 /** One request aimock answered, as its journal keeps it (credential headers read `[REDACTED]`). */
 export interface JournaledRequest {
@@ -64,4 +66,36 @@ export async function startAimock(latency = 0): Promise<Aimock> {
   mock.addFixturesFromJSON(FIXTURES)
   const url = await mock.start()
   return { url, requests: () => mock.getRequests(), stop: () => mock.stop() }
+}
+
+/** What {@link useAimockProxies} gives a test file. */
+export interface AimockProxies {
+  /** The file's aimock (started before its first test). */
+  readonly aimock: Aimock
+  /** A proxy with the real key in front of `upstream.baseUrl` (default the file's aimock), closed after the test. */
+  proxy: (upstream: Partial<ModelProxyOptions['upstream']> & Pick<ModelProxyOptions['upstream'], 'wire'>, budget?: ModelProxyOptions['budget']) => Promise<ModelProxy>
+}
+
+/** One aimock for the calling file, and proxies in front of it that each test closes: the hooks are registered here. */
+export function useAimockProxies(): AimockProxies {
+  let aimock: Aimock | undefined
+  const open: ModelProxy[] = []
+  beforeAll(async () => {
+    aimock = await startAimock()
+  })
+  afterAll(() => aimock?.stop())
+  afterEach(async () => {
+    for (const proxy of open.splice(0)) await proxy.close()
+  })
+  return {
+    get aimock() {
+      if (!aimock) throw new Error('useAimockProxies: aimock starts in beforeAll; use it inside a test')
+      return aimock
+    },
+    async proxy(upstream, budget) {
+      const proxy = await createModelProxy({ upstream: { baseUrl: this.aimock.url, apiKey: REAL_KEY, ...upstream }, ...(budget === undefined ? {} : { budget }) })
+      open.push(proxy)
+      return proxy
+    },
+  }
 }

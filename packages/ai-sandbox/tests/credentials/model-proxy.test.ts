@@ -7,28 +7,15 @@
  * flight and frees the port.
  */
 import { createServer } from 'node:net'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createSecrets } from '../../src/index.js'
 import { createModelProxy, type ModelProxy, type ModelWire } from '../../src/internal.js'
-import { FIXTURE_USAGE, REAL_KEY, startAimock, type Aimock } from './aimock.js'
+import { FIXTURE_USAGE, REAL_KEY, startAimock, useAimockProxies } from './aimock.js'
 import { callModel, keyHeader, MODEL, WIRES, withoutRandomIds } from './wire-calls.js'
 
-let aimock: Aimock
-beforeAll(async () => {
-  aimock = await startAimock()
-})
-afterAll(() => aimock.stop())
+const env = useAimockProxies()
 
-const open: ModelProxy[] = []
-afterEach(async () => {
-  for (const proxy of open.splice(0)) await proxy.close()
-})
-
-async function proxyFor(wire: ModelWire, baseUrl = aimock.url): Promise<ModelProxy> {
-  const proxy = await createModelProxy({ upstream: { wire, baseUrl, apiKey: REAL_KEY } })
-  open.push(proxy)
-  return proxy
-}
+const proxyFor = (wire: ModelWire, baseUrl?: string): Promise<ModelProxy> => env.proxy(baseUrl === undefined ? { wire } : { wire, baseUrl })
 
 /** Everything the agent can see of a response: status, headers and body. */
 async function seen(response: Response): Promise<string> {
@@ -40,8 +27,8 @@ async function seen(response: Response): Promise<string> {
 describe.each(WIRES)('%s', (wire) => {
   it.each([false, true])('passes the answer through unchanged (stream: %s), with the real key upstream and the usage it reported', async (stream) => {
     const proxy = await proxyFor(wire)
-    const before = aimock.requests().length
-    const direct = await callModel(aimock.url, wire, { stream, headers: keyHeader(wire, REAL_KEY) })
+    const before = env.aimock.requests().length
+    const direct = await callModel(env.aimock.url, wire, { stream, headers: keyHeader(wire, REAL_KEY) })
     const proxied = await callModel(proxy.url, wire, { stream, headers: keyHeader(wire, proxy.token) })
 
     expect(proxied.status).toBe(200)
@@ -52,7 +39,7 @@ describe.each(WIRES)('%s', (wire) => {
     expect(withoutRandomIds(proxiedText)).toBe(withoutRandomIds(directText))
 
     // aimock answers 200 only to the real key; its journal shows the key in the wire's one header and no trace of the token.
-    const [, upstream] = aimock.requests().slice(before)
+    const [, upstream] = env.aimock.requests().slice(before)
     expect(upstream?.headers[wire === 'anthropic-messages' ? 'x-api-key' : 'authorization']).toBe('[REDACTED]')
     expect(upstream?.headers[wire === 'anthropic-messages' ? 'authorization' : 'x-api-key']).toBeUndefined()
     expect(JSON.stringify(upstream)).not.toContain(proxy.token)
@@ -69,7 +56,7 @@ describe.each(WIRES)('%s', (wire) => {
 
   it('answers 401 in the wire error format and forwards nothing, for a missing, wrong or misplaced token', async () => {
     const proxy = await proxyFor(wire)
-    const before = aimock.requests().length
+    const before = env.aimock.requests().length
     const attempts: Record<string, string>[] = [{}, keyHeader(wire, 'not-the-token'), keyHeader(wire, REAL_KEY), { authorization: `Basic ${proxy.token}` }, { authorization: `Bearer ${proxy.token}x` }]
     for (const headers of attempts) {
       const response = await callModel(proxy.url, wire, { headers })
@@ -78,25 +65,25 @@ describe.each(WIRES)('%s', (wire) => {
       if (wire === 'anthropic-messages') expect(body).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: expect.stringContaining('run token') } })
       else expect(body).toMatchObject({ error: { type: 'invalid_request_error', code: 'invalid_api_key', message: expect.stringContaining('run token') } })
     }
-    expect(aimock.requests().length).toBe(before)
+    expect(env.aimock.requests().length).toBe(before)
     expect(proxy.usage().requests).toBe(0)
   })
 
   it('refuses the token after revoke(), forwarding nothing more', async () => {
     const proxy = await proxyFor(wire)
     expect((await callModel(proxy.url, wire, { headers: keyHeader(wire, proxy.token) })).status).toBe(200)
-    const before = aimock.requests().length
+    const before = env.aimock.requests().length
     proxy.revoke()
     proxy.revoke()
     expect((await callModel(proxy.url, wire, { headers: keyHeader(wire, proxy.token) })).status).toBe(401)
     expect((await callModel(proxy.url, wire, { stream: true, headers: keyHeader(wire, proxy.token) })).status).toBe(401)
-    expect(aimock.requests().length).toBe(before)
+    expect(env.aimock.requests().length).toBe(before)
   })
 
   it("passes the upstream's own error status and body through, without the real key", async () => {
     const proxy = await proxyFor(wire)
     // No fixture answers this message: aimock says 404 in its error format.
-    const direct = await callModel(aimock.url, wire, { text: 'nothing matches this', headers: keyHeader(wire, REAL_KEY) })
+    const direct = await callModel(env.aimock.url, wire, { text: 'nothing matches this', headers: keyHeader(wire, REAL_KEY) })
     const proxied = await callModel(proxy.url, wire, { text: 'nothing matches this', headers: keyHeader(wire, proxy.token) })
     expect(proxied.status).toBe(404)
     expect(proxied.status).toBe(direct.status)
@@ -122,15 +109,14 @@ it('takes the token in the other wire style too: Bearer for Anthropic, x-api-key
   const chat = await proxyFor('openai-chat')
   expect((await callModel(chat.url, 'openai-chat', { headers: { 'x-api-key': chat.token } })).status).toBe(200)
   // Whichever header carried the token, the upstream got the real key in its own header only.
-  const [fromAnthropic, fromChat] = aimock.requests().slice(-2)
+  const [fromAnthropic, fromChat] = env.aimock.requests().slice(-2)
   expect(Object.keys(fromAnthropic?.headers ?? {})).not.toContain('authorization')
   expect(Object.keys(fromChat?.headers ?? {})).not.toContain('x-api-key')
 })
 
 it('resolves the key from a SecretRef and keeps it out of everything the agent sees', async () => {
   const secrets = createSecrets({ MODEL_KEY: REAL_KEY })
-  const proxy = await createModelProxy({ upstream: { wire: 'openai-responses', baseUrl: `${aimock.url}/`, apiKey: secrets.MODEL_KEY } })
-  open.push(proxy)
+  const proxy = await env.proxy({ wire: 'openai-responses', baseUrl: `${env.aimock.url}/`, apiKey: secrets.MODEL_KEY })
   const answers = [await callModel(proxy.url, 'openai-responses', { stream: true, headers: keyHeader('openai-responses', proxy.token) }), await callModel(proxy.url, 'openai-responses', { headers: {} })]
   expect(answers.map((response) => response.status)).toEqual([200, 401])
   for (const response of answers) expect(await seen(response)).not.toContain(REAL_KEY)
